@@ -34,7 +34,9 @@ def merge_masks(*masks):
     return merged
 
 
-def attention_mask(query_mask=None, value_mask=None, causal=False, q_len=None, v_len=None):
+def attention_mask(
+    query_mask=None, value_mask=None, causal=False, q_len=None, v_len=None
+):
     """Builds the (B, Tq, Tv) boolean mask of allowed query->key pairs.
 
     Args:
@@ -48,9 +50,13 @@ def attention_mask(query_mask=None, value_mask=None, causal=False, q_len=None, v
     """
     parts = []
     if value_mask is not None:
-        parts.append(ops.expand_dims(ops.cast(value_mask, "bool"), axis=-2))  # (B, 1, Tv)
+        parts.append(
+            ops.expand_dims(ops.cast(value_mask, "bool"), axis=-2)
+        )  # (B, 1, Tv)
     if query_mask is not None:
-        parts.append(ops.expand_dims(ops.cast(query_mask, "bool"), axis=-1))  # (B, Tq, 1)
+        parts.append(
+            ops.expand_dims(ops.cast(query_mask, "bool"), axis=-1)
+        )  # (B, Tq, 1)
     if causal:
         if q_len is None or v_len is None:
             raise ValueError(
