@@ -1,0 +1,333 @@
+"""BahdanauAttention: additive attention with its own query/key projections."""
+
+import keras
+from keras import ops
+
+from zoo.layers import probability as probability_lib
+from zoo.layers.masking import masked_softmax
+from zoo.layers.scores import concat_score, project
+
+
+def unpack_attention_inputs(inputs, layer_name):
+    """`[query, value]` or `[query, value, key]` -> `(query, value, key)`."""
+    if (
+        not isinstance(inputs, (list, tuple))
+        or len(inputs) not in (2, 3)
+        or any(x is None or isinstance(x, int) for x in inputs)
+    ):
+        raise ValueError(
+            f"{layer_name} must be called on a list [query, value] or "
+            f"[query, value, key]. Received: inputs={inputs!r}"
+        )
+    query, value = inputs[0], inputs[1]
+    key = inputs[2] if len(inputs) == 3 else value
+    return query, value, key
+
+
+def unpack_attention_mask(mask, layer_name):
+    """`None` or `[query_mask, value_mask(, key_mask)]` -> `(query_mask, value_mask)`."""
+    if mask is None:
+        return None, None
+    if not isinstance(mask, (list, tuple)) or len(mask) not in (2, 3):
+        raise ValueError(
+            f"{layer_name} expects mask=[query_mask, value_mask] (either may be "
+            f"None). Received: mask={mask!r}"
+        )
+    return mask[0], mask[1]
+
+
+def apply_attention(weights, value, query_mask=None):
+    """Zeroes padded query rows of `weights` and returns `(weights @ value, weights)`."""
+    if query_mask is not None:
+        keep = ops.expand_dims(ops.cast(query_mask, weights.dtype), axis=-1)
+        weights = weights * keep  # (B, Tq, Tv)
+    return ops.matmul(weights, value), weights  # (B, Tq, dv)
+
+
+def attention_output_spec(layer, inputs, return_attention_scores):
+    """Symbolic outputs: context `(..., dv)` and optionally weights `(..., Tv)`."""
+    query, value, _ = unpack_attention_inputs(inputs, layer.__class__.__name__)
+    context = keras.KerasTensor(
+        (*query.shape[:-1], value.shape[-1]), dtype=layer.compute_dtype
+    )
+    if not return_attention_scores:
+        return context
+    weights = keras.KerasTensor(
+        (*query.shape[:-1], value.shape[-2]), dtype=layer.compute_dtype
+    )
+    return context, weights
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class BahdanauAttention(keras.layers.Layer):
+    """Additive (Bahdanau) attention with learned query and key projections.
+
+    For a query `s_t` (the decoder state) and keys `h_s` (the encoder states) the score
+    is `e_ts = v^T tanh(W_q s_t + W_k h_s (+ b))`; the weights are
+    `a_t = softmax_s(e_t)` over the unpadded keys and the context is
+    `c_t = sum_s a_ts value_s`. Unlike `keras.layers.AdditiveAttention`, which expects
+    already projected inputs, this layer owns `W_q`, `W_k` and `v`.
+
+    With `normalize=True` the scoring vector is weight-normalised,
+    `v = g * v / ||v||` with a learned scalar `g` (initialised to `sqrt(1 / units)`),
+    and a learned bias `b` is added inside the `tanh` (the "normed_bahdanau" variant of
+    TensorFlow NMT / TF-addons).
+
+    Decoders project the keys once per source sequence and attend once per step:
+
+    ```python
+    keys = layer.project_keys(encoder_outputs)             # (B, Tv, units), once
+    context, weights = layer.attend(state, keys, encoder_outputs, value_mask=mask)
+    ```
+
+    `call()` goes through exactly these two methods. The layer must be built (by a
+    first call, or `layer.build([query_shape, value_shape])`) before `project_keys`.
+
+    Masking: a padded key (value mask False) gets exactly zero weight; a query whose
+    keys are all padded gets all-zero weights and a zero context; padded query rows
+    (query mask False) get zero weights and a zero context. The query mask is passed on
+    as the output mask.
+
+    Args:
+        units: size of the projected space (the `tanh` layer).
+        normalize: weight-normalise `v` and add the score bias (see above).
+        probability: `"softmax"`, `"hardmax"` or `"gumbel"` (see
+            `zoo.layers.probability`).
+        use_bias: add a learned bias to the key projection.
+        kernel_initializer: initializer of `W_q`, `W_k` and `v`.
+        bias_initializer: initializer of the biases.
+        seed: seed of the Gumbel noise (`probability="gumbel"`).
+        **kwargs: base `keras.layers.Layer` arguments (`name`, `dtype`, ...).
+
+    Call arguments:
+        inputs: `[query, value]` or `[query, value, key]`; query `(B, Tq, dq)` or a
+            single step `(B, dq)`, value `(B, Tv, dv)`, key `(B, Tv, dk)` (defaults to
+            value).
+        mask: `[query_mask, value_mask]`, boolean `(B, Tq)` (or `(B,)`) and `(B, Tv)`;
+            either may be `None`.
+        return_attention_scores: also return the attention weights.
+        training: Python bool (matters for `"hardmax"`/`"gumbel"`).
+
+    Returns:
+        The context `(B, Tq, dv)` (or `(B, dv)` for a single-step query) and, with
+        `return_attention_scores=True`, the weights `(B, Tq, Tv)` (or `(B, Tv)`).
+
+    Example:
+
+    >>> layer = BahdanauAttention(units=8)
+    >>> query = np.random.rand(2, 3, 4).astype("float32")
+    >>> value = np.random.rand(2, 5, 6).astype("float32")
+    >>> context, weights = layer([query, value], return_attention_scores=True)
+    >>> tuple(context.shape), tuple(weights.shape)
+    ((2, 3, 6), (2, 3, 5))
+
+    Reference:
+        Bahdanau, Cho and Bengio, "Neural Machine Translation by Jointly Learning to
+        Align and Translate", ICLR 2015 (appendix A.1.2).
+        Salimans and Kingma, "Weight Normalization: A Simple Reparameterization to
+        Accelerate Training of Deep Neural Networks", NeurIPS 2016 (`normalize`).
+
+    Departures from the paper: the paper scores the previous decoder state `s_{t-1}`;
+    which state is passed as the query is the decoder's choice. The paper has no key
+    bias; `use_bias=False` is the default.
+    """
+
+    def __init__(
+        self,
+        units,
+        normalize=False,
+        probability="softmax",
+        use_bias=False,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        seed=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
+            raise ValueError(
+                f"units must be a positive integer. Received: units={units!r}"
+            )
+        self.units = units
+        self.normalize = bool(normalize)
+        self.probability = probability_lib.validate(probability)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.seed = seed
+        self.seed_generator = (
+            keras.random.SeedGenerator(seed) if probability == "gumbel" else None
+        )
+        self.supports_masking = True
+
+    def build(self, input_shape):
+        query_shape, value_shape, key_shape = unpack_attention_inputs(
+            input_shape, self.__class__.__name__
+        )
+        query_dim, key_dim = query_shape[-1], key_shape[-1]
+        if query_dim is None or key_dim is None:
+            raise ValueError(
+                "BahdanauAttention needs known query and key depths. "
+                f"Received: input_shape={input_shape!r}"
+            )
+        self.query_kernel = self.add_weight(
+            name="query_kernel",
+            shape=(query_dim, self.units),
+            initializer=self.kernel_initializer,
+        )
+        self.key_kernel = self.add_weight(
+            name="key_kernel",
+            shape=(key_dim, self.units),
+            initializer=self.kernel_initializer,
+        )
+        self.key_bias = (
+            self.add_weight(
+                name="key_bias", shape=(self.units,), initializer=self.bias_initializer
+            )
+            if self.use_bias
+            else None
+        )
+        self.attention_v = self.add_weight(
+            name="attention_v", shape=(self.units,), initializer=self.kernel_initializer
+        )
+        if self.normalize:
+            self.attention_g = self.add_weight(
+                name="attention_g",
+                shape=(),
+                initializer=keras.initializers.Constant((1.0 / self.units) ** 0.5),
+            )
+            self.attention_b = self.add_weight(
+                name="attention_b",
+                shape=(self.units,),
+                initializer=self.bias_initializer,
+            )
+        else:
+            self.attention_g = self.attention_b = None
+
+    def _weight(self, variable):
+        return ops.cast(variable, self.compute_dtype)
+
+    def _check_built(self, method):
+        if not self.built:
+            raise ValueError(
+                f"{self.name}: call build([query_shape, value_shape]) or call the "
+                f"layer once before {method}(). Received: built={self.built!r}"
+            )
+
+    def project_keys(self, key):
+        """Projects the keys once per sequence: `W_k key (+ b)`, `(B, Tv, units)`."""
+        self._check_built("project_keys")
+        key = ops.cast(key, self.compute_dtype)
+        keys = project(key, self._weight(self.key_kernel))  # (B, Tv, units)
+        bias = None
+        if self.key_bias is not None:
+            bias = self._weight(self.key_bias)
+        if self.attention_b is not None:
+            b = self._weight(self.attention_b)
+            bias = b if bias is None else bias + b
+        if bias is not None:
+            keys = keys + bias
+        return keys
+
+    def scoring_vector(self):
+        """`v`, or `g * v / ||v||` when `normalize=True`."""
+        v = self._weight(self.attention_v)
+        if self.normalize:
+            norm = ops.sqrt(ops.maximum(ops.sum(ops.square(v)), 1e-12))
+            v = self._weight(self.attention_g) * v / norm
+        return v
+
+    def attend(
+        self, query, keys, value, value_mask=None, training=None, query_mask=None
+    ):
+        """Attends with precomputed `keys = project_keys(key)`.
+
+        Args:
+            query: `(B, dq)` (one decoder step) or `(B, Tq, dq)`.
+            keys: `(B, Tv, units)` from `project_keys`.
+            value: `(B, Tv, dv)`.
+            value_mask: `(B, Tv)` boolean or `None`.
+            training: Python bool.
+            query_mask: `(B,)` / `(B, Tq)` boolean or `None`.
+
+        Returns:
+            `(context, weights)`: `(B, dv)` and `(B, Tv)` for a single-step query,
+            `(B, Tq, dv)` and `(B, Tq, Tv)` otherwise.
+        """
+        self._check_built("attend")
+        single_step = len(query.shape) == 2
+        query = ops.cast(query, self.compute_dtype)
+        value = ops.cast(value, self.compute_dtype)
+        if single_step:
+            query = ops.expand_dims(query, axis=1)  # (B, 1, dq)
+            if query_mask is not None:
+                query_mask = ops.expand_dims(query_mask, axis=1)
+        processed = project(query, self._weight(self.query_kernel))  # (B, Tq, units)
+        scores = concat_score(processed, keys, self.scoring_vector())  # (B, Tq, Tv)
+        mask = None
+        if value_mask is not None:
+            mask = ops.expand_dims(ops.cast(value_mask, "bool"), axis=-2)  # (B, 1, Tv)
+        if self.probability == "softmax":
+            weights = masked_softmax(scores, mask)
+        else:
+            weights = probability_lib.attention_probabilities(
+                scores,
+                mask,
+                self.probability,
+                training=training,
+                seed_generator=self.seed_generator,
+            )
+        context, weights = apply_attention(weights, value, query_mask)
+        if single_step:
+            context = ops.squeeze(context, axis=1)
+            weights = ops.squeeze(weights, axis=1)
+        return context, weights
+
+    def call(self, inputs, mask=None, training=None, return_attention_scores=False):
+        query, value, key = unpack_attention_inputs(inputs, self.__class__.__name__)
+        query_mask, value_mask = unpack_attention_mask(mask, self.__class__.__name__)
+        keys = self.project_keys(key)
+        context, weights = self.attend(
+            query,
+            keys,
+            value,
+            value_mask=value_mask,
+            training=training,
+            query_mask=query_mask,
+        )
+        if return_attention_scores:
+            return context, weights
+        return context
+
+    def compute_mask(self, inputs, mask=None):
+        if mask is None or mask[0] is None:
+            return None
+        return ops.convert_to_tensor(mask[0])
+
+    def compute_output_shape(self, input_shape):
+        query_shape, value_shape, _ = unpack_attention_inputs(
+            input_shape, self.__class__.__name__
+        )
+        return (*query_shape[:-1], value_shape[-1])
+
+    def compute_output_spec(
+        self, inputs, mask=None, training=None, return_attention_scores=False
+    ):
+        return attention_output_spec(self, inputs, return_attention_scores)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "units": self.units,
+                "normalize": self.normalize,
+                "probability": self.probability,
+                "use_bias": self.use_bias,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer
+                ),
+                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+                "seed": self.seed,
+            }
+        )
+        return config

@@ -1,0 +1,429 @@
+"""LuongAttention: global and local (monotonic / predictive) multiplicative attention."""
+
+import keras
+from keras import ops
+
+from zoo.layers import probability as probability_lib
+from zoo.layers import scores as scores_lib
+from zoo.layers.bahdanau_attention import (
+    apply_attention,
+    attention_output_spec,
+    unpack_attention_inputs,
+    unpack_attention_mask,
+)
+from zoo.layers.masking import masked_softmax, merge_masks
+
+LUONG_SCORES = ("dot", "general", "concat", "location")
+WINDOWS = (None, "local-m", "local-p")
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class LuongAttention(keras.layers.Layer):
+    """Luong attention: global, or local with a window around an aligned position.
+
+    Scores between a query `h_t` (the decoder state) and the source states `h_s`
+    (`score=`):
+
+    - `"dot"`: `h_t . h_s` (needs `dq == dk`);
+    - `"general"`: `h_t^T W_a h_s`;
+    - `"concat"`: `v_a^T tanh(W_a [h_t; h_s])`, computed as
+      `v_a^T tanh(W_q h_t + W_k h_s)` with hidden size `units`;
+    - `"location"`: `a_t = W_a h_t`, from the query only; `W_a` has one row per source
+      position, so the maximum source length is taken from the value shape at build
+      time (it must be known) and shorter sources use its first `Tv` scores.
+
+    `scale=True` multiplies the scores by a learned scalar (initialised to 1), as
+    `keras.layers.Attention(use_scale=True)` does.
+
+    Global attention (`window=None`) normalises over all unpadded source positions.
+    Local attention (`window="local-m"` or `"local-p"`) attends only to the positions
+    `s` with `abs(s - p_t) <= D` (`D = window_size`), and multiplies the weights by the
+    Gaussian factor `exp(-(s - p_t)^2 / (2 sigma^2))`, `sigma = D / 2`:
+
+    - `"local-m"` (monotonic): `p_t = t`, the position of the query (in `attend`, the
+      decoder step given as `position`, plus the row index for multi-row queries);
+    - `"local-p"` (predictive): `p_t = S * sigmoid(v_p^T tanh(W_p h_t))` with `S` the
+      source length, the actual unpadded length when a value mask is given.
+
+    As in the paper the weights are not renormalised after the Gaussian factor (they
+    sum to at most 1), and `p_t` receives gradients through the Gaussian factor only.
+
+    `project_keys` / `attend` let a decoder project the source once per sequence
+    (`general`: `W_a^T h_s`; `concat`: `W_k h_s`) and score each step against it;
+    `call()` goes through the same two methods.
+
+    Masking: a padded key (value mask False) or a key outside the local window gets
+    exactly zero weight; a query with no allowed key gets all-zero weights and a zero
+    context; padded query rows get zero weights and a zero context. The query mask is
+    passed on as the output mask.
+
+    Args:
+        score: `"dot"`, `"general"`, `"concat"` or `"location"`.
+        units: hidden size of `"concat"` and of the `"local-p"` position network
+            (default: the query depth). Not used otherwise.
+        scale: learn a scalar that multiplies the scores.
+        window: `None` (global), `"local-m"` or `"local-p"`.
+        window_size: the half-width `D` of the local window (positive int).
+        window_gaussian: multiply local weights by the Gaussian factor (default True;
+            the paper applies it in `"local-p"` only, set False for a paper-exact
+            `"local-m"`).
+        probability: `"softmax"`, `"hardmax"` or `"gumbel"` (see
+            `zoo.layers.probability`). With a local window the hard variants select the
+            argmax of `score + log(Gaussian factor)`, i.e. the position whose soft
+            weight would be largest, and give it weight 1.
+        kernel_initializer: initializer of the weight matrices and vectors.
+        seed: seed of the Gumbel noise (`probability="gumbel"`).
+        **kwargs: base `keras.layers.Layer` arguments.
+
+    Call arguments:
+        inputs: `[query, value]` or `[query, value, key]`; query `(B, Tq, dq)` or a
+            single step `(B, dq)`, value `(B, Tv, dv)`, key `(B, Tv, dk)` (defaults to
+            value).
+        mask: `[query_mask, value_mask]`; either may be `None`.
+        return_attention_scores: also return the attention weights.
+        training: Python bool (matters for `"hardmax"`/`"gumbel"`).
+
+    Returns:
+        The context `(B, Tq, dv)` (or `(B, dv)`) and, with
+        `return_attention_scores=True`, the weights `(B, Tq, Tv)` (or `(B, Tv)`).
+
+    Example:
+
+    >>> layer = LuongAttention(score="general", window="local-p", window_size=2)
+    >>> query = np.random.rand(2, 3, 4).astype("float32")
+    >>> value = np.random.rand(2, 7, 6).astype("float32")
+    >>> tuple(layer([query, value]).shape)
+    (2, 3, 6)
+
+    Reference:
+        Luong, Pham and Manning, "Effective Approaches to Attention-based Neural
+        Machine Translation", EMNLP 2015 (sections 3.1 and 3.2).
+
+    Departures from the paper: the layer returns the context `c_t` only; the
+    attentional state `tanh(W_c [c_t; h_t])` and input feeding belong to the decoder.
+    Positions are 0-based (`p_t = t` for the first query row is 0). The Gaussian factor
+    is applied to `"local-m"` too unless `window_gaussian=False`.
+    """
+
+    def __init__(
+        self,
+        score="dot",
+        units=None,
+        scale=False,
+        window=None,
+        window_size=10,
+        window_gaussian=True,
+        probability="softmax",
+        kernel_initializer="glorot_uniform",
+        seed=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if score not in LUONG_SCORES:
+            raise ValueError(
+                f"LuongAttention score must be one of {list(LUONG_SCORES)}. "
+                f"Received: score={score!r}"
+            )
+        if window not in WINDOWS:
+            raise ValueError(
+                f"window must be one of {list(WINDOWS)}. Received: window={window!r}"
+            )
+        if (
+            not isinstance(window_size, int)
+            or isinstance(window_size, bool)
+            or window_size <= 0
+        ):
+            raise ValueError(
+                "window_size must be a positive integer. "
+                f"Received: window_size={window_size!r}"
+            )
+        if units is not None and (
+            not isinstance(units, int) or isinstance(units, bool) or units <= 0
+        ):
+            raise ValueError(
+                f"units must be a positive integer or None. Received: units={units!r}"
+            )
+        if units is not None and score != "concat" and window != "local-p":
+            raise ValueError(
+                "units is used only by score='concat' and window='local-p'. "
+                f"Received: units={units!r}, score={score!r}, window={window!r}"
+            )
+        self.score = score
+        self.units = units
+        self.scale = bool(scale)
+        self.window = window
+        self.window_size = window_size
+        self.window_gaussian = bool(window_gaussian)
+        self.probability = probability_lib.validate(probability)
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.seed = seed
+        self.seed_generator = (
+            keras.random.SeedGenerator(seed) if probability == "gumbel" else None
+        )
+        self.supports_masking = True
+
+    def build(self, input_shape):
+        query_shape, value_shape, key_shape = unpack_attention_inputs(
+            input_shape, self.__class__.__name__
+        )
+        query_dim, key_dim = query_shape[-1], key_shape[-1]
+        if query_dim is None or key_dim is None:
+            raise ValueError(
+                "LuongAttention needs known query and key depths. "
+                f"Received: input_shape={input_shape!r}"
+            )
+        hidden = self.units or query_dim
+        init = self.kernel_initializer
+        self.kernel = self.query_kernel = self.key_kernel = self.attention_v = None
+        self.scale_weight = self.position_kernel = self.position_v = None
+        self.max_length = None
+        if self.score == "dot" and query_dim != key_dim:
+            raise ValueError(
+                "score='dot' needs query and key of the same depth; use "
+                "score='general' otherwise. "
+                f"Received: query depth {query_dim!r}, key depth {key_dim!r}"
+            )
+        if self.score == "general":
+            # Stored as (dk, dq) so that project_keys(k) = k @ kernel = (W_a^T k).
+            self.kernel = self.add_weight(
+                name="kernel", shape=(key_dim, query_dim), initializer=init
+            )
+        elif self.score == "concat":
+            self.query_kernel = self.add_weight(
+                name="query_kernel", shape=(query_dim, hidden), initializer=init
+            )
+            self.key_kernel = self.add_weight(
+                name="key_kernel", shape=(key_dim, hidden), initializer=init
+            )
+            self.attention_v = self.add_weight(
+                name="attention_v", shape=(hidden,), initializer=init
+            )
+        elif self.score == "location":
+            max_length = value_shape[-2] if len(value_shape) >= 2 else None
+            if max_length is None:
+                raise ValueError(
+                    "score='location' needs a fixed maximum source length: give the "
+                    "value a static length (e.g. keras.Input(shape=(max_len, d))). "
+                    f"Received: value shape {tuple(value_shape)!r}"
+                )
+            self.max_length = int(max_length)
+            self.kernel = self.add_weight(
+                name="kernel", shape=(query_dim, self.max_length), initializer=init
+            )
+        if self.scale:
+            self.scale_weight = self.add_weight(
+                name="scale", shape=(), initializer="ones"
+            )
+        if self.window == "local-p":
+            self.position_kernel = self.add_weight(
+                name="position_kernel", shape=(query_dim, hidden), initializer=init
+            )
+            self.position_v = self.add_weight(
+                name="position_v", shape=(hidden,), initializer=init
+            )
+
+    def _weight(self, variable):
+        return ops.cast(variable, self.compute_dtype)
+
+    def _check_built(self, method):
+        if not self.built:
+            raise ValueError(
+                f"{self.name}: call build([query_shape, value_shape]) or call the "
+                f"layer once before {method}(). Received: built={self.built!r}"
+            )
+
+    def project_keys(self, key):
+        """Projects the keys once per sequence (`general`: `(B, Tv, dq)`; `concat`:
+        `(B, Tv, units)`; `dot` and `location`: the keys unchanged)."""
+        self._check_built("project_keys")
+        key = ops.cast(key, self.compute_dtype)
+        if self.score == "general":
+            return scores_lib.project(key, self._weight(self.kernel))
+        if self.score == "concat":
+            return scores_lib.project(key, self._weight(self.key_kernel))
+        return key
+
+    def _scores(self, query, keys, source_length):
+        if self.score in ("dot", "general"):
+            scores = scores_lib.dot_score(query, keys)
+        elif self.score == "concat":
+            processed = scores_lib.project(query, self._weight(self.query_kernel))
+            scores = scores_lib.concat_score(
+                processed, keys, self._weight(self.attention_v)
+            )
+        else:
+            static = source_length if isinstance(source_length, int) else None
+            if static is not None and static > self.max_length:
+                raise ValueError(
+                    "score='location' was built for sources of at most "
+                    f"{self.max_length} positions. Received: source length {static!r}"
+                )
+            scores = scores_lib.location_score(
+                query, self._weight(self.kernel), length=source_length
+            )
+        if self.scale_weight is not None:
+            scores = scores * self._weight(self.scale_weight)
+        return scores  # (B, Tq, Tv)
+
+    def aligned_position(self, query, value_mask=None, source_length=None, position=0):
+        """`p_t` of the local window, `(B or 1, Tq, 1)` floats.
+
+        `local-m`: `position + t` for query row `t`; `local-p`:
+        `S * sigmoid(v_p^T tanh(W_p h_t))`.
+        """
+        dtype = self.compute_dtype
+        if self.window == "local-m":
+            rows = ops.cast(ops.arange(ops.shape(query)[1]), dtype)  # (Tq,)
+            start = ops.cast(ops.convert_to_tensor(position), dtype)
+            start = ops.reshape(start, (-1, 1))  # (B or 1, 1)
+            return ops.expand_dims(start + rows, axis=-1)  # (B or 1, Tq, 1)
+        hidden = ops.tanh(scores_lib.project(query, self._weight(self.position_kernel)))
+        gate = ops.sigmoid(
+            ops.sum(hidden * self._weight(self.position_v), axis=-1, keepdims=True)
+        )  # (B, Tq, 1)
+        if value_mask is not None:
+            length = ops.sum(ops.cast(value_mask, dtype), axis=-1)  # (B,)
+            length = ops.reshape(length, (-1, 1, 1))
+        else:
+            length = ops.cast(source_length, dtype)
+        return length * gate
+
+    def _window(self, p, source_length):
+        """Window mask `(.., Tq, Tv)` and log Gaussian factor around `p`."""
+        dtype = self.compute_dtype
+        positions = ops.cast(ops.arange(source_length), dtype)  # (Tv,)
+        distance = ops.abs(positions - p)  # (B or 1, Tq, Tv)
+        half_width = float(self.window_size)
+        inside = distance <= ops.cast(half_width, dtype)
+        if not self.window_gaussian:
+            return inside, None
+        # Clamp outside the window (masked anyway) so float16 never overflows.
+        distance = ops.minimum(distance, ops.cast(half_width + 1.0, dtype))
+        sigma = half_width / 2.0
+        log_gauss = -ops.square(distance) / ops.cast(2.0 * sigma * sigma, dtype)
+        return inside, log_gauss
+
+    def attend(
+        self,
+        query,
+        keys,
+        value,
+        value_mask=None,
+        position=None,
+        training=None,
+        query_mask=None,
+    ):
+        """Attends with precomputed `keys = project_keys(key)`.
+
+        Args:
+            query: `(B, dq)` (one decoder step) or `(B, Tq, dq)`.
+            keys: the output of `project_keys`.
+            value: `(B, Tv, dv)`.
+            value_mask: `(B, Tv)` boolean or `None`.
+            position: for `window="local-m"`: the decoder step `t` of the (first)
+                query row, an int or a `(B,)` tensor. Required for single-step queries
+                with `local-m`; defaults to 0 for multi-row queries.
+            training: Python bool.
+            query_mask: `(B,)` / `(B, Tq)` boolean or `None`.
+
+        Returns:
+            `(context, weights)`: `(B, dv)` and `(B, Tv)` for a single-step query,
+            `(B, Tq, dv)` and `(B, Tq, Tv)` otherwise.
+        """
+        self._check_built("attend")
+        single_step = len(query.shape) == 2
+        if self.window == "local-m" and position is None:
+            if single_step:
+                raise ValueError(
+                    "window='local-m' needs the decoder step for a single-step query: "
+                    f"pass attend(..., position=t). Received: position={position!r}"
+                )
+            position = 0
+        query = ops.cast(query, self.compute_dtype)
+        value = ops.cast(value, self.compute_dtype)
+        if single_step:
+            query = ops.expand_dims(query, axis=1)  # (B, 1, dq)
+            if query_mask is not None:
+                query_mask = ops.expand_dims(query_mask, axis=1)
+        source_length = value.shape[-2]
+        if source_length is None:
+            source_length = ops.shape(value)[-2]
+        scores = self._scores(query, keys, source_length)  # (B, Tq, Tv)
+        mask = None
+        if value_mask is not None:
+            mask = ops.expand_dims(ops.cast(value_mask, "bool"), axis=-2)  # (B, 1, Tv)
+        log_gauss = None
+        if self.window is not None:
+            p = self.aligned_position(query, value_mask, source_length, position)
+            inside, log_gauss = self._window(p, source_length)
+            mask = merge_masks(mask, inside)
+        if self.probability == "softmax":
+            weights = masked_softmax(scores, mask)
+            if log_gauss is not None:
+                weights = weights * ops.exp(log_gauss)
+        else:
+            if log_gauss is not None:
+                scores = scores + log_gauss
+            weights = probability_lib.attention_probabilities(
+                scores,
+                mask,
+                self.probability,
+                training=training,
+                seed_generator=self.seed_generator,
+            )
+        context, weights = apply_attention(weights, value, query_mask)
+        if single_step:
+            context = ops.squeeze(context, axis=1)
+            weights = ops.squeeze(weights, axis=1)
+        return context, weights
+
+    def call(self, inputs, mask=None, training=None, return_attention_scores=False):
+        query, value, key = unpack_attention_inputs(inputs, self.__class__.__name__)
+        query_mask, value_mask = unpack_attention_mask(mask, self.__class__.__name__)
+        keys = self.project_keys(key)
+        context, weights = self.attend(
+            query,
+            keys,
+            value,
+            value_mask=value_mask,
+            training=training,
+            query_mask=query_mask,
+        )
+        if return_attention_scores:
+            return context, weights
+        return context
+
+    def compute_mask(self, inputs, mask=None):
+        if mask is None or mask[0] is None:
+            return None
+        return ops.convert_to_tensor(mask[0])
+
+    def compute_output_shape(self, input_shape):
+        query_shape, value_shape, _ = unpack_attention_inputs(
+            input_shape, self.__class__.__name__
+        )
+        return (*query_shape[:-1], value_shape[-1])
+
+    def compute_output_spec(
+        self, inputs, mask=None, training=None, return_attention_scores=False
+    ):
+        return attention_output_spec(self, inputs, return_attention_scores)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "score": self.score,
+                "units": self.units,
+                "scale": self.scale,
+                "window": self.window,
+                "window_size": self.window_size,
+                "window_gaussian": self.window_gaussian,
+                "probability": self.probability,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer
+                ),
+                "seed": self.seed,
+            }
+        )
+        return config

@@ -1,0 +1,284 @@
+"""SelfAttention: multi-head scaled dot-product intra-attention over one sequence."""
+
+import math
+
+import keras
+from keras import ops
+
+from zoo.layers.masking import attention_mask, masked_softmax
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class SelfAttention(keras.layers.Layer):
+    """Multi-head scaled dot-product self-attention (intra-attention).
+
+    Each head `h` projects the sequence to queries `Q_h = x W^Q_h`, keys
+    `K_h = x W^K_h` and values `V_h = x W^V_h`, attends with
+    `softmax(Q_h K_h^T / sqrt(key_dim)) V_h`, and the heads are concatenated and
+    projected back by `W^O`. With `causal=True` position `i` attends only to positions
+    `j <= i` (a decoder's self-attention).
+
+    The weights are laid out as in `keras.layers.MultiHeadAttention` (query/key/value
+    kernels `(D, heads, key_dim)`, output kernel `(heads, value_dim, output_dim)`), so
+    weights can be copied between the two; the outputs then agree (see the tests).
+
+    Masking: `mask` is the padding mask `(B, T)` of the sequence (or
+    `[query_mask, value_mask]` for `[query, value]` inputs); Keras masks (from
+    `Embedding(mask_zero=True)`) are picked up automatically. A padded key gets exactly
+    zero weight in every head; a padded query row gets all-zero weights and a zero
+    output (no output bias), and the query mask is passed on as the output mask.
+
+    Args:
+        num_heads: number of attention heads.
+        key_dim: size of each head's queries and keys.
+        value_dim: size of each head's values (default `key_dim`).
+        causal: mask future positions.
+        dropout: dropout rate on the attention weights (training only).
+        use_bias: biases in the four projections.
+        output_dim: size of the output (default: the query depth `D`).
+        kernel_initializer: initializer of the projection kernels.
+        bias_initializer: initializer of the biases.
+        seed: seed of the dropout.
+        **kwargs: base `keras.layers.Layer` arguments.
+
+    Call arguments:
+        inputs: `x` `(B, T, D)`, `[x]`, or `[query, value]` (`(B, Tq, D)`,
+            `(B, Tv, Dv)`; keys are computed from the value).
+        mask: `(B, T)` padding mask, or `[query_mask, value_mask]`; `None` entries
+            allowed.
+        return_attention_scores: also return the weights `(B, heads, Tq, Tv)`.
+        training: Python bool (dropout).
+
+    Returns:
+        `(B, Tq, output_dim)`, and the weights `(B, heads, Tq, Tv)` when
+        `return_attention_scores=True`.
+
+    Example:
+
+    >>> layer = SelfAttention(num_heads=2, key_dim=4, causal=True)
+    >>> x = np.random.rand(3, 5, 8).astype("float32")
+    >>> tuple(layer(x).shape)
+    (3, 5, 8)
+
+    Reference:
+        Vaswani et al., "Attention Is All You Need", NeurIPS 2017 (section 3.2).
+        Cheng, Dong and Lapata, "Long Short-Term Memory-Networks for Machine
+        Reading", EMNLP 2016 (intra-attention).
+
+    Departures from the paper: padded query rows output zeros instead of the output
+    bias, so padding never leaks into later layers.
+    """
+
+    def __init__(
+        self,
+        num_heads,
+        key_dim,
+        value_dim=None,
+        causal=False,
+        dropout=0.0,
+        use_bias=True,
+        output_dim=None,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        seed=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        for name, value in (("num_heads", num_heads), ("key_dim", key_dim)):
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(
+                    f"{name} must be a positive integer. Received: {name}={value!r}"
+                )
+        for name, value in (("value_dim", value_dim), ("output_dim", output_dim)):
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool) or value <= 0
+            ):
+                raise ValueError(
+                    f"{name} must be a positive integer or None. "
+                    f"Received: {name}={value!r}"
+                )
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(
+                f"dropout must be in [0, 1). Received: dropout={dropout!r}"
+            )
+        self.num_heads = num_heads
+        self.key_dim = key_dim
+        self.value_dim = value_dim
+        self.causal = bool(causal)
+        self.dropout = float(dropout)
+        self.use_bias = bool(use_bias)
+        self.output_dim = output_dim
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.seed = seed
+        self.dropout_layer = keras.layers.Dropout(rate=self.dropout, seed=seed)
+        self.supports_masking = True
+
+    @property
+    def _value_dim(self):
+        return self.value_dim or self.key_dim
+
+    def _split(self, inputs):
+        if isinstance(inputs, (list, tuple)):
+            if len(inputs) == 1:
+                return inputs[0], inputs[0]
+            if len(inputs) == 2:
+                return inputs[0], inputs[1]
+            raise ValueError(
+                "SelfAttention takes x, [x] or [query, value]. "
+                f"Received: {len(inputs)} inputs"
+            )
+        return inputs, inputs
+
+    def _split_mask(self, inputs, mask):
+        if mask is None:
+            return None, None
+        if isinstance(mask, (list, tuple)):
+            if len(mask) == 1:
+                return mask[0], mask[0]
+            if len(mask) == 2:
+                return mask[0], mask[1]
+            raise ValueError(
+                "SelfAttention mask must be (B, T) or [query_mask, value_mask]. "
+                f"Received: mask={mask!r}"
+            )
+        if isinstance(inputs, (list, tuple)) and len(inputs) == 2:
+            raise ValueError(
+                "For [query, value] inputs pass mask=[query_mask, value_mask]. "
+                f"Received: mask={mask!r}"
+            )
+        return mask, mask
+
+    def build(self, input_shape):
+        if isinstance(input_shape, (list, tuple)) and isinstance(
+            input_shape[0], (list, tuple)
+        ):
+            query_shape = input_shape[0]
+            value_shape = input_shape[1] if len(input_shape) > 1 else input_shape[0]
+        else:
+            query_shape = value_shape = input_shape
+        dim, value_in = query_shape[-1], value_shape[-1]
+        if dim is None or value_in is None:
+            raise ValueError(
+                "SelfAttention needs a known feature depth. "
+                f"Received: input_shape={input_shape!r}"
+            )
+        heads, kd, vd = self.num_heads, self.key_dim, self._value_dim
+        out = self.output_dim or dim
+        init, binit = self.kernel_initializer, self.bias_initializer
+
+        def kernel(name, shape):
+            return self.add_weight(name=name, shape=shape, initializer=init)
+
+        def bias(name, shape):
+            if not self.use_bias:
+                return None
+            return self.add_weight(name=name, shape=shape, initializer=binit)
+
+        self.query_kernel = kernel("query_kernel", (dim, heads, kd))
+        self.query_bias = bias("query_bias", (heads, kd))
+        self.key_kernel = kernel("key_kernel", (value_in, heads, kd))
+        self.key_bias = bias("key_bias", (heads, kd))
+        self.value_kernel = kernel("value_kernel", (value_in, heads, vd))
+        self.value_bias = bias("value_bias", (heads, vd))
+        self.output_kernel = kernel("output_kernel", (heads, vd, out))
+        self.output_bias = bias("output_bias", (out,))
+
+    def _project(self, x, kernel, bias):
+        y = ops.einsum("btd,dhk->bthk", x, ops.cast(kernel, self.compute_dtype))
+        if bias is not None:
+            y = y + ops.cast(bias, self.compute_dtype)
+        return y  # (B, T, heads, k)
+
+    def call(self, inputs, mask=None, training=None, return_attention_scores=False):
+        query_in, value_in = self._split(inputs)
+        query_mask, value_mask = self._split_mask(inputs, mask)
+        q = self._project(query_in, self.query_kernel, self.query_bias)
+        k = self._project(value_in, self.key_kernel, self.key_bias)
+        v = self._project(value_in, self.value_kernel, self.value_bias)
+        q = q * ops.cast(1.0 / math.sqrt(self.key_dim), q.dtype)
+        scores = ops.einsum("bthk,bshk->bhts", q, k)  # (B, heads, Tq, Tv)
+        mask = attention_mask(
+            query_mask,
+            value_mask,
+            causal=self.causal,
+            q_len=ops.shape(q)[1],
+            v_len=ops.shape(k)[1],
+        )  # (B, Tq, Tv) or None
+        if mask is not None:
+            mask = ops.expand_dims(mask, axis=1)  # (B, 1, Tq, Tv)
+        weights = masked_softmax(scores, mask)  # (B, heads, Tq, Tv)
+        dropped = weights
+        if self.dropout > 0.0:
+            dropped = self.dropout_layer(weights, training=training)
+        context = ops.einsum("bhts,bshv->bthv", dropped, v)  # (B, Tq, heads, vd)
+        output = ops.einsum(
+            "bthv,hvo->bto", context, ops.cast(self.output_kernel, self.compute_dtype)
+        )
+        if self.output_bias is not None:
+            output = output + ops.cast(self.output_bias, self.compute_dtype)
+        if query_mask is not None:
+            keep = ops.expand_dims(ops.cast(query_mask, output.dtype), axis=-1)
+            output = output * keep  # padded query rows -> 0
+        if return_attention_scores:
+            return output, weights
+        return output
+
+    def compute_mask(self, inputs, mask=None):
+        query_mask, _ = self._split_mask(inputs, mask)
+        if query_mask is None:
+            return None
+        return ops.convert_to_tensor(query_mask)
+
+    def _shapes(self, input_shape):
+        if isinstance(input_shape, (list, tuple)) and isinstance(
+            input_shape[0], (list, tuple)
+        ):
+            query_shape = tuple(input_shape[0])
+            value_shape = tuple(input_shape[1] if len(input_shape) > 1 else query_shape)
+        else:
+            query_shape = value_shape = tuple(input_shape)
+        return query_shape, value_shape
+
+    def compute_output_shape(self, input_shape):
+        query_shape, _ = self._shapes(input_shape)
+        return (*query_shape[:-1], self.output_dim or query_shape[-1])
+
+    def compute_output_spec(
+        self, inputs, mask=None, training=None, return_attention_scores=False
+    ):
+        if isinstance(inputs, (list, tuple)):
+            shapes = [tuple(x.shape) for x in inputs]
+        else:
+            shapes = tuple(inputs.shape)
+        query_shape, value_shape = self._shapes(shapes)
+        output = keras.KerasTensor(
+            self.compute_output_shape(shapes), dtype=self.compute_dtype
+        )
+        if not return_attention_scores:
+            return output
+        weights = keras.KerasTensor(
+            (query_shape[0], self.num_heads, query_shape[1], value_shape[1]),
+            dtype=self.compute_dtype,
+        )
+        return output, weights
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_heads": self.num_heads,
+                "key_dim": self.key_dim,
+                "value_dim": self.value_dim,
+                "causal": self.causal,
+                "dropout": self.dropout,
+                "use_bias": self.use_bias,
+                "output_dim": self.output_dim,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer
+                ),
+                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+                "seed": self.seed,
+            }
+        )
+        return config
