@@ -1,0 +1,222 @@
+"""The main job: train every recipe on its demo data, export, verify, deploy.
+
+```
+python -m recipes [--export-dir saved_models] [--recipes MODULE ...] [--timeout S]
+```
+
+Each recipe module's `main(argv)` runs in a child process on its built-in demo
+corpus (no `--data`) with `--export-dir`, `--run-dir runs/<name>` and
+`--report-dir reports/<name>`, and returns `{"model", "metric", "value", "export"}`.
+Every export is then verified with `python -m zoo.export.verify` in a fresh process,
+the deployment files are regenerated for everything under the export folder
+(`python -m zoo.export.deploy`), and a summary table is printed. A recipe whose module
+does not exist yet is reported as "not available". The exit status is 1 when a recipe
+or a verification failed.
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+RECIPES = [
+    "recipes.han_classification",
+    "recipes.self_attentive_embedding",
+    "recipes.memn2n_babi",
+    "recipes.translation",
+]
+
+_CHILD = """
+import json, sys
+from importlib import import_module
+result = import_module(sys.argv[1]).main(json.loads(sys.argv[2]))
+with open(sys.argv[3], "w") as f:
+    json.dump(result, f, default=str)
+"""
+
+
+def _available(module):
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def _last_error(stderr):
+    """The last exception line of a traceback (or the last line of output)."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    for line in reversed(lines):
+        if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b", line):
+            return line[:300]
+    return lines[-1][:300] if lines else "no output"
+
+
+def run_recipe(module, export_dir, timeout):
+    """Runs `module.main(argv)` in a child process; returns a result row."""
+    name = module.rsplit(".", 1)[-1]
+    row = {
+        "recipe": name,
+        "model": name,
+        "metric": "",
+        "value": None,
+        "export": None,
+        "status": "ok",
+        "verification": "-",
+        "seconds": 0.0,
+        "error": "",
+    }
+    if not _available(module):
+        row.update(status="not available", verification="-")
+        return row
+    argv = [
+        "--export-dir",
+        export_dir,
+        "--run-dir",
+        os.path.join("runs", name),
+        "--report-dir",
+        os.path.join("reports", name),
+    ]
+    env = {**os.environ, "KERAS_BACKEND": "tensorflow"}
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "result.json")
+        print(f"[recipes] {name}: training on demo data", flush=True)
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-c", _CHILD, module, json.dumps(argv), out],
+                env=env,
+                timeout=timeout,
+                stdout=sys.stdout,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        except subprocess.TimeoutExpired:
+            row.update(status="failed", error=f"timed out after {timeout} s")
+            return row
+        finally:
+            row["seconds"] = round(time.perf_counter() - start, 1)
+        if proc.returncode != 0 or not os.path.exists(out):
+            sys.stderr.write(proc.stderr[-4000:])
+            row.update(
+                status="failed",
+                error=f"exit {proc.returncode}: {_last_error(proc.stderr)}",
+            )
+            return row
+        with open(out) as f:
+            result = json.load(f)
+    if not isinstance(result, dict):
+        row.update(status="failed", error=f"main() returned {type(result).__name__}")
+        return row
+    row.update(
+        model=result.get("model", name),
+        metric=result.get("metric", ""),
+        value=result.get("value"),
+        export=result.get("export"),
+    )
+    return row
+
+
+def verify_row(row, timeout):
+    from zoo.export.verify import verify_in_fresh_process
+
+    if row["status"] != "ok":
+        return row
+    if not row["export"]:
+        row["verification"] = "no export"
+        return row
+    print(f"[recipes] {row['recipe']}: verifying {row['export']}", flush=True)
+    report = verify_in_fresh_process(row["export"], timeout=timeout)
+    if report["ok"]:
+        row["verification"] = "ok"
+    else:
+        row["verification"] = "FAILED"
+        row["error"] = "; ".join(report["errors"])[:500]
+    return row
+
+
+def format_table(rows):
+    header = ["model", "metric (demo data)", "export", "verification", "status", "time"]
+    lines = [header]
+    for r in rows:
+        metric = (
+            f"{r['metric']} = {r['value']:.4f}"
+            if isinstance(r["value"], (int, float))
+            else (r["metric"] or "-")
+        )
+        lines.append(
+            [
+                r["model"],
+                metric,
+                r["export"] or "-",
+                r["verification"],
+                r["status"],
+                f"{r['seconds']:.0f} s",
+            ]
+        )
+    widths = [max(len(str(line[i])) for line in lines) for i in range(len(header))]
+    out = []
+    for i, line in enumerate(lines):
+        out.append(
+            " | ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=False))
+        )
+        if i == 0:
+            out.append("-+-".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m recipes",
+        description="Train every recipe on its demo data, export, verify, deploy.",
+    )
+    parser.add_argument("--export-dir", default="saved_models")
+    parser.add_argument(
+        "--recipes",
+        nargs="+",
+        default=RECIPES,
+        metavar="MODULE",
+        help="recipe modules to run (default: all)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=int,
+        default=1800,
+        help="seconds allowed to each recipe and each verification",
+    )
+    args = parser.parse_args(argv)
+    os.makedirs(args.export_dir, exist_ok=True)
+
+    rows = []
+    for module in args.recipes:
+        row = run_recipe(module, args.export_dir, args.timeout)
+        rows.append(verify_row(row, args.timeout))
+
+    from zoo.export.deploy import write_deployment
+
+    deployment = write_deployment(args.export_dir)
+    print()
+    print(format_table(rows))
+    print()
+    print(
+        f"deployment files for {', '.join(deployment['models']) or 'no models'} "
+        f"({deployment['image']}): {os.path.join(args.export_dir, 'serve.sh')}"
+    )
+    failed = [
+        r for r in rows if r["status"] == "failed" or r["verification"] == "FAILED"
+    ]
+    for r in failed:
+        print(f"FAILED {r['recipe']}: {r['error']}", file=sys.stderr)
+    missing = [r["recipe"] for r in rows if r["status"] == "not available"]
+    if missing:
+        print(f"not available yet: {', '.join(missing)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

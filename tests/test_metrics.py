@@ -1,0 +1,53 @@
+import numpy as np
+import pytest
+
+from zoo.metrics import classification_report, corpus_bleu, format_report
+
+
+def test_classification_report_hand_computed():
+    report = classification_report(
+        ["pos", "pos", "neg", "neg", "neg"],
+        ["pos", "neg", "neg", "neg", "pos"],
+        labels=["neg", "pos"],
+    )
+    assert report["accuracy"] == pytest.approx(0.6)
+    assert report["confusion_matrix"] == [[2, 1], [1, 1]]
+    assert report["per_class"]["neg"]["precision"] == pytest.approx(2 / 3)
+    assert report["per_class"]["pos"]["recall"] == pytest.approx(0.5)
+    assert report["per_class"]["pos"]["f1"] == pytest.approx(0.5)
+    assert report["macro_f1"] == pytest.approx((2 / 3 + 0.5) / 2)
+    text = format_report(report)
+    assert "accuracy" in text and "0.6000" in text and "confusion matrix" in text
+
+
+def test_classification_report_indices_and_never_predicted_class():
+    report = classification_report(
+        np.array([0, 1, 2]), [0, 0, 0], labels=["a", "b", "c"]
+    )
+    assert report["per_class"]["b"] == {
+        "precision": 0.0,
+        "recall": 0.0,
+        "f1": 0.0,
+        "support": 1,
+    }
+    assert report["per_class"]["a"]["precision"] == pytest.approx(1 / 3)
+
+
+def test_classification_report_errors():
+    with pytest.raises(ValueError, match="'zzz'"):
+        classification_report(["zzz"], ["a"], labels=["a"])
+    with pytest.raises(ValueError, match="len\\(y_pred\\)=2"):
+        classification_report(["a"], ["a", "a"], labels=["a"])
+
+
+def test_corpus_bleu_perfect_and_signature():
+    score, signature = corpus_bleu(
+        ["the cat sat on the mat ."], ["the cat sat on the mat ."]
+    )
+    assert score == pytest.approx(100.0)
+    assert "tok:13a" in signature and "case:mixed" in signature
+    low, sig = corpus_bleu(["The Cat"], [["the cat"]], lowercase=True)
+    assert "case:lc" in sig
+    assert low == pytest.approx(corpus_bleu(["the cat"], ["the cat"])[0])
+    with pytest.raises(ValueError, match="stream of 2"):
+        corpus_bleu(["a"], [["a", "b"]])

@@ -1,0 +1,222 @@
+import argparse
+import csv
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from zoo import training
+from zoo.training import TrainingConfig, add_training_args, bucket_by_length
+
+SCRIPT = os.path.join(os.path.dirname(__file__), "tiny_training.py")
+
+
+def _run(args, env=None, timeout=180):
+    return subprocess.run(
+        [sys.executable, SCRIPT, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def _epochs_seen(out):
+    with open(str(out) + ".epochs") as f:
+        return [int(line) for line in f]
+
+
+def test_flags_and_config():
+    parser = argparse.ArgumentParser()
+    add_training_args(parser, epochs=7, batch_size=8, learning_rate=0.1)
+    args = parser.parse_args(["--run-dir", "r", "--distribute", "mirrored"])
+    cfg = TrainingConfig.from_args(args)
+    assert (cfg.epochs, cfg.batch_size, cfg.learning_rate) == (7, 8, 0.1)
+    assert (cfg.run_dir, cfg.distribute, cfg.seed, cfg.patience) == (
+        "r",
+        "mirrored",
+        1234,
+        3,
+    )
+    with pytest.raises(ValueError, match="distribute='gpu'"):
+        TrainingConfig(distribute="gpu")
+    with pytest.raises(ValueError, match="epochs=0"):
+        TrainingConfig(epochs=0)
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (None, "needs the TF_CONFIG"),
+        ("{not json", "not valid JSON"),
+        ('{"cluster": {"worker": ["a:1"]}}', "needs 'task'"),
+        (
+            '{"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 3}}',
+            "out of range",
+        ),
+    ],
+)
+def test_multi_worker_needs_valid_tf_config(monkeypatch, value, message):
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    if value is not None:
+        monkeypatch.setenv("TF_CONFIG", value)
+    with pytest.raises(ValueError, match=message):
+        training.get_strategy("multi-worker")
+
+
+def test_fit_writes_checkpoint_log_and_restores_best(tmp_path):
+    x = np.random.default_rng(0).normal(size=(32, 3)).astype("float32")
+    y = x.sum(axis=1, keepdims=True)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(8)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.SGD(0.1), "mse")
+    cfg = TrainingConfig(epochs=3, run_dir=str(tmp_path / "run"), verbose=0)
+    history = training.fit(model, ds, ds, cfg)
+    assert history.epoch == [0, 1, 2]
+    assert history.history["val_loss"][-1] < history.history["val_loss"][0]
+    rows = list(csv.DictReader(open(tmp_path / "run" / "log.csv")))
+    assert [int(r["epoch"]) for r in rows] == [0, 1, 2]
+    best = keras.saving.load_model(tmp_path / "run" / "best.keras")
+    np.testing.assert_allclose(
+        best.predict(x, verbose=0), model.predict(x, verbose=0), atol=1e-6
+    )
+    assert not (tmp_path / "run" / "backup").exists()
+    has_tensorboard = importlib.util.find_spec("tensorboard") is not None
+    assert (tmp_path / "run" / "tensorboard").is_dir() == has_tensorboard
+
+
+def test_nan_loss_raises_clear_error(tmp_path):
+    x = np.ones((16, 3), "float32")
+    x[5, 0] = np.inf
+    ds = tf.data.Dataset.from_tensor_slices((x, np.ones((16, 1), "float32"))).batch(8)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.SGD(0.1), "mse")
+    cfg = TrainingConfig(epochs=2, run_dir=str(tmp_path / "run"), verbose=0)
+    with pytest.raises(training.NonFiniteLossError, match="at epoch 1, batch 1"):
+        training.fit(model, ds, ds, cfg)
+
+
+@pytest.mark.slow
+def test_killed_mirrored_run_resumes_from_current_epoch(tmp_path):
+    """Killed in epoch 2 and started again with the same command, a MirroredStrategy
+    run on 2 logical CPU devices continues at epoch 2 and completes."""
+    out = tmp_path / "out.json"
+    cmd = [
+        out,
+        "--run-dir",
+        tmp_path / "run",
+        "--kill-epoch",
+        2,
+        "--patience",
+        0,
+        "--distribute",
+        "mirrored",
+        "--logical-cpus",
+        2,
+    ]
+    first = _run(cmd)
+    assert first.returncode == 3, first.stderr[-2000:]
+    assert _epochs_seen(out) == [0, 1, 2]
+    assert (tmp_path / "run" / "backup").is_dir()
+    second = _run(cmd)  # the same command again
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert _epochs_seen(out) == [0, 1, 2, 2, 3, 4]
+    result = json.load(open(out))
+    assert result["replicas"] == 2
+    assert result["epochs"] == [2, 3, 4]
+    rows = list(csv.DictReader(open(tmp_path / "run" / "log.csv")))
+    assert [int(r["epoch"]) for r in rows] == [0, 1, 2, 3, 4]
+    losses = [float(r["loss"]) for r in rows]
+    assert losses[2] < losses[0]  # resumed weights, not a fresh start
+    assert losses[4] < losses[2]
+    assert not (tmp_path / "run" / "backup").exists()
+    assert (tmp_path / "run" / "best.keras").exists()
+
+
+def test_get_strategy_names():
+    assert training.get_strategy("none") is tf.distribute.get_strategy()
+    mirrored = training.get_strategy("mirrored")
+    assert isinstance(mirrored, tf.distribute.MirroredStrategy)
+    assert mirrored.num_replicas_in_sync == len(tf.config.list_logical_devices("CPU"))
+    with pytest.raises(ValueError, match="distribute='tpu'"):
+        training.get_strategy("tpu")
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_multi_worker_two_local_processes(tmp_path):
+    ports = [_free_port(), _free_port()]
+    cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
+    procs = []
+    for index in range(2):
+        env = {
+            **os.environ,
+            "TF_CONFIG": json.dumps(
+                {"cluster": cluster, "task": {"type": "worker", "index": index}}
+            ),
+        }
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    SCRIPT,
+                    str(tmp_path / f"out{index}.json"),
+                    "--run-dir",
+                    str(tmp_path / "run"),
+                    "--distribute",
+                    "multi-worker",
+                    "--epochs",
+                    "2",
+                    "--patience",
+                    "0",
+                ],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+    try:
+        results = [p.communicate(timeout=150) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    for p, (_, err) in zip(procs, results, strict=False):
+        assert p.returncode == 0, err[-3000:]
+    data = [json.load(open(tmp_path / f"out{i}.json")) for i in range(2)]
+    assert [d["replicas"] for d in data] == [2, 2]
+    np.testing.assert_allclose(data[0]["weights"], data[1]["weights"], rtol=1e-5)
+    assert (tmp_path / "run" / "log.csv").exists()
+    assert (tmp_path / "run" / "worker-1" / "log.csv").exists()
+
+
+def test_bucket_by_length_groups_similar_lengths():
+    lengths = [1, 9, 2, 8, 3, 7, 1, 9]
+    ds = tf.data.Dataset.from_generator(
+        lambda: ([1] * n for n in lengths),
+        output_signature=tf.TensorSpec([None], tf.int32),
+    )
+    batches = list(bucket_by_length(ds, lambda x: tf.shape(x)[0], [5], batch_size=2))
+    widths = sorted(b.shape[1] for b in batches)
+    assert sum(b.shape[0] for b in batches) == 8
+    assert all(b.shape[0] <= 2 for b in batches)
+    for b in batches:
+        row_lengths = (b.numpy() > 0).sum(axis=1)
+        assert (row_lengths < 5).all() or (row_lengths >= 5).all()
+    assert widths[0] <= 3
+    with pytest.raises(ValueError, match="boundaries=\\[5, 3\\]"):
+        bucket_by_length(ds, len, [5, 3], 2)

@@ -1,0 +1,27 @@
+"""SavedModel export in TF Serving's layout, warm-up requests, manifest, verification.
+
+Public API (imported lazily, so `python -m zoo.export.verify` starts with TensorFlow and
+tensorflow-text only):
+
+- `ServingModule`: base `tf.Module` of a model's serving signatures.
+- `export_model(module, name, signatures, ...)`: writes `saved_models/NAME/VERSION/`.
+- `latest_version(model_dir)`, `load_manifest(version_dir)`.
+"""
+
+_EXPORTS = {
+    "ServingModule": "zoo.export.serving_module",
+    "export_model": "zoo.export.export",
+    "latest_version": "zoo.export.export",
+    "resolve_version_dir": "zoo.export.export",
+    "load_manifest": "zoo.export.manifest",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'zoo.export' has no attribute {name!r}")

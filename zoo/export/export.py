@@ -1,0 +1,265 @@
+"""`export_model`: a SavedModel in TF Serving's layout, written atomically.
+
+Layout (see saved_models/README.md):
+
+```
+saved_models/NAME/VERSION/            saved_model.pb, variables/, assets/ (vocabularies)
+saved_models/NAME/VERSION/assets.extra/manifest.json
+saved_models/NAME/VERSION/assets.extra/tf_serving_warmup_requests
+saved_models/NAME/VERSION.keras       the Keras model, for reuse in Keras apps
+```
+
+VERSION is the next integer. Everything is written to a hidden temporary folder beside
+the target (`NAME/.tmp-export-*`, which TF Serving ignores) and then renamed into
+place with `os.rename`, which is atomic and fails when the target exists: a
+concurrent exporter that won the same number makes this one take the next. If the
+export fails midway, the temporary files are removed and nothing is left behind.
+"""
+
+import os
+import re
+import shutil
+import tempfile
+
+import tensorflow as tf
+
+from zoo.export import manifest as manifest_lib
+from zoo.export import warmup as warmup_lib
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def list_versions(model_dir):
+    """Sorted integer versions present in `model_dir` (missing folder: [])."""
+    try:
+        names = os.listdir(model_dir)
+    except FileNotFoundError:
+        return []
+    return sorted(
+        int(n)
+        for n in names
+        if n.isdigit() and os.path.isdir(os.path.join(model_dir, n))
+    )
+
+
+def latest_version(model_dir):
+    """The highest integer version in `model_dir`, or None."""
+    versions = list_versions(model_dir)
+    return versions[-1] if versions else None
+
+
+def resolve_version_dir(path):
+    """`saved_models/NAME/VERSION` as given, or the latest version of `saved_models/NAME`.
+
+    Raises:
+        FileNotFoundError: when the folder does not exist or holds no version.
+    """
+    path = os.path.normpath(os.fspath(path))
+    if not os.path.isdir(path):
+        raise FileNotFoundError(f"{path}: no such export folder.")
+    if os.path.basename(path).isdigit() and os.path.exists(
+        os.path.join(path, "saved_model.pb")
+    ):
+        return path
+    version = latest_version(path)
+    if version is None:
+        raise FileNotFoundError(
+            f"{path}: holds no SavedModel version folder (1/, 2/, ...)."
+        )
+    return os.path.join(path, str(version))
+
+
+def _concrete(name, fn):
+    if isinstance(fn, tf.types.experimental.ConcreteFunction):
+        return fn
+    if isinstance(fn, tf.types.experimental.GenericFunction):
+        if fn.input_signature is None:
+            raise ValueError(
+                f"Signature {name!r} must be a tf.function with an input_signature "
+                f"(or a concrete function). Received: {fn!r} without input_signature"
+            )
+        return fn.get_concrete_function()  # tracing errors propagate unchanged
+    raise ValueError(
+        f"Signature {name!r} must be a tf.function or a concrete function. "
+        f"Received: {fn!r}"
+    )
+
+
+def _check_outputs(name, concrete):
+    outputs = concrete.structured_outputs
+    if not isinstance(outputs, dict) or not outputs:
+        raise ValueError(
+            f"Signature {name!r} must return a non-empty dict of named outputs. "
+            f"Received: {type(outputs).__name__}"
+        )
+
+
+def _input_dtypes(concrete):
+    args, kwargs = concrete.structured_input_signature
+    specs = tf.nest.flatten((args, kwargs))
+    return {spec.name: spec.dtype for spec in specs}
+
+
+def export_model(
+    module,
+    name,
+    signatures,
+    base_dir="saved_models",
+    keras_model=None,
+    warmup=None,
+    keras_check=None,
+    metadata=None,
+):
+    """Exports a `ServingModule` as `base_dir/name/VERSION/` (next integer version).
+
+    Args:
+        module: a `tf.Module` (normally a `zoo.export.ServingModule`) that tracks the
+            Keras model and the preprocessing resources.
+        name: the model name, `[A-Za-z0-9][A-Za-z0-9_.-]*`.
+        signatures: `{signature_name: tf.function with input_signature}`; must hold
+            `"serving_default"`. Each function returns a dict of named outputs.
+            Input names come from the `tf.TensorSpec` names.
+        base_dir: the export root (TF Serving's model base path parent).
+        keras_model: optional `keras.Model`, also saved as `base_dir/name/VERSION.keras`.
+        warmup: optional `{signature: {input_name: [values]}}`, real example
+            inputs (one batch per signature) written as TF Serving warm-up requests.
+            The first entry of `keras_check`'s signature feeds the Keras check.
+        keras_check: optional `{"signature": str, "outputs": {serving_output:
+            keras_output_name_or_index}, "atol": float, "modules": [str]}` telling the
+            verifier to run the `preprocess` signature, feed its outputs to the Keras
+            model and compare with the serving signature's outputs. Use
+            `{"skipped": "reason"}` when no direct comparison exists (e.g. beam search).
+        metadata: optional dict with `"recipe"`, `"data"`, `"metrics"` and any other
+            JSON-serialisable entries for the manifest.
+
+    Returns:
+        The path of the new version folder (str).
+
+    Raises:
+        ValueError: for a bad name, a missing `serving_default`, signatures without
+            input signatures or dict outputs, bad warm-up inputs or `keras_check`.
+    """
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise ValueError(
+            f"`name` must match {_NAME_RE.pattern}. Received: name={name!r}"
+        )
+    if not isinstance(signatures, dict) or "serving_default" not in signatures:
+        raise ValueError(
+            "`signatures` must be a dict holding 'serving_default'. "
+            f"Received: signatures={sorted(signatures) if isinstance(signatures, dict) else signatures!r}"
+        )
+    concrete = {k: _concrete(k, fn) for k, fn in signatures.items()}
+    for k, fn in concrete.items():
+        _check_outputs(k, fn)
+    input_specs = {k: _input_dtypes(fn) for k, fn in concrete.items()}
+    keras_check = _check_keras_check(keras_check, concrete, warmup, keras_model)
+    logs = warmup_lib.build_requests(name, warmup or {}, input_specs)
+
+    model_dir = os.path.join(os.fspath(base_dir), name)
+    os.makedirs(model_dir, exist_ok=True)
+    tmp_dir = tempfile.mkdtemp(prefix=".tmp-export-", dir=model_dir)
+    tmp_keras = tmp_dir + ".keras" if keras_model is not None else None
+    try:
+        _track_variables(module, concrete.values())
+        tf.saved_model.save(module, tmp_dir, signatures=concrete)
+        if logs:
+            warmup_lib.write_warmup(
+                os.path.join(tmp_dir, manifest_lib.WARMUP_PATH), logs
+            )
+        manifest = manifest_lib.build_manifest(
+            name,
+            manifest_lib.read_signatures(tmp_dir),
+            metadata=metadata,
+            keras_check=keras_check,
+            warmup=warmup,
+            keras_file="../<VERSION>.keras" if keras_model is not None else None,
+        )
+        manifest_lib.write_manifest(tmp_dir, manifest)
+        if keras_model is not None:
+            keras_model.save(tmp_keras)
+        version_dir = _rename_to_next_version(tmp_dir, model_dir)
+        if tmp_keras is not None:
+            os.rename(tmp_keras, version_dir + ".keras")
+    except BaseException:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+        if tmp_keras is not None and os.path.exists(tmp_keras):
+            os.remove(tmp_keras)
+        raise
+    return version_dir
+
+
+def _track_variables(module, concrete_functions):
+    if hasattr(module, "track_variables_of"):
+        return module.track_variables_of(concrete_functions)
+    # A plain tf.Module: track the variables the same way.
+    seen, variables = set(), []
+    for fn in concrete_functions:
+        for v in list(fn.trainable_variables) + list(fn.variables):
+            if id(v) not in seen:
+                seen.add(id(v))
+                variables.append(v)
+    module._serving_variables = variables
+    return variables
+
+
+def _rename_to_next_version(tmp_dir, model_dir):
+    version = (latest_version(model_dir) or 0) + 1
+    for _ in range(1000):
+        target = os.path.join(model_dir, str(version))
+        # Also skip a number whose .keras file exists (a half-removed version).
+        if not os.path.exists(target) and not os.path.exists(target + ".keras"):
+            try:
+                os.rename(tmp_dir, target)
+                return target
+            except OSError:
+                pass  # another exporter took this number first
+        version += 1
+    raise RuntimeError(f"{model_dir}: could not find a free version number.")
+
+
+def _check_keras_check(keras_check, concrete, warmup, keras_model):
+    if keras_check is None:
+        return {"skipped": "no keras_check given to export_model"}
+    if not isinstance(keras_check, dict):
+        raise ValueError(
+            f"`keras_check` must be a dict. Received: keras_check={keras_check!r}"
+        )
+    if "skipped" in keras_check:
+        return {"skipped": str(keras_check["skipped"])}
+    signature = keras_check.get("signature", "serving_default")
+    outputs = keras_check.get("outputs")
+    if signature not in concrete:
+        raise ValueError(
+            f"`keras_check` names an unknown signature. Received: signature={signature!r}"
+        )
+    if "preprocess" not in concrete:
+        raise ValueError(
+            "`keras_check` needs a 'preprocess' signature whose outputs are the Keras "
+            f"model's inputs. Received signatures: {sorted(concrete)!r}"
+        )
+    if keras_model is None:
+        raise ValueError("`keras_check` needs `keras_model` (saved as VERSION.keras).")
+    if not isinstance(outputs, dict) or not outputs:
+        raise ValueError(
+            "`keras_check['outputs']` must map serving outputs to Keras outputs. "
+            f"Received: outputs={outputs!r}"
+        )
+    served = concrete[signature].structured_outputs
+    unknown = sorted(set(outputs) - set(served))
+    if unknown:
+        raise ValueError(
+            f"`keras_check['outputs']` names outputs that {signature!r} does not "
+            f"return. Received: {unknown!r}; outputs: {sorted(served)!r}"
+        )
+    if not warmup or signature not in warmup:
+        raise ValueError(
+            f"`keras_check` needs warm-up inputs for {signature!r} (the verifier "
+            "compares on them)."
+        )
+    return {
+        "signature": signature,
+        "outputs": dict(outputs),
+        "atol": float(keras_check.get("atol", 1e-4)),
+        "rtol": float(keras_check.get("rtol", 1e-3)),
+        "modules": list(keras_check.get("modules", [])),
+    }

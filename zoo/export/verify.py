@@ -1,0 +1,421 @@
+"""Verify an export the way TF Serving loads it.
+
+```
+python -m zoo.export.verify saved_models/NAME[/VERSION] [--json-out report.json]
+```
+
+Checks, in this order (the first two with only TensorFlow and tensorflow-text
+imported, as TF Serving links nothing else):
+
+1. load the `serve` MetaGraph with TensorFlow's SavedModel loader in a
+   `tf.compat.v1.Session` (variables restored, asset-initialised tables), as TF
+   Serving's session bundle does;
+2. every op in the graph and in its function library is registered by TensorFlow
+   plus tensorflow-text (any other op is listed);
+3. every warm-up request is replayed through the SignatureDef tensor names; outputs
+   must have the declared dtypes and ranks and be finite;
+4. the `keras_check` of the manifest: the `preprocess` signature's outputs are fed to
+   the `.keras` model beside the version folder (loaded with
+   `keras.saving.load_model` after importing the zoo's layers and models) and the
+   result must match the serving signature (allclose);
+5. the signatures are printed.
+
+Exit status 0 when everything passed, 1 with a clear message otherwise.
+`verify_export(path)` returns the same report as a dict;
+`verify_in_fresh_process(path)` runs the command in a new Python process.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+
+def _resolve(path):
+    from zoo.export.export import resolve_version_dir
+
+    return resolve_version_dir(path)
+
+
+def _registered(op_name):
+    from tensorflow.python.framework import op_def_registry
+
+    return op_def_registry.get(op_name) is not None
+
+
+def _graph_ops(graph_def):
+    functions = {f.signature.name for f in graph_def.library.function}
+    ops = {node.op for node in graph_def.node}
+    for function in graph_def.library.function:
+        ops.update(node.op for node in function.node_def)
+    return ops - functions
+
+
+def _declared_dtype(info):
+    import tensorflow as tf
+
+    return tf.dtypes.as_dtype(info.dtype)
+
+
+def _shape_ok(value_shape, declared):
+    if declared.unknown_rank:
+        return True
+    dims = [d.size for d in declared.dim]
+    if len(value_shape) != len(dims):
+        return False
+    return all(d < 0 or d == v for d, v in zip(dims, value_shape, strict=False))
+
+
+def _check_outputs(signature, fetched, sig_def, errors, where):
+    import numpy as np
+
+    for key, value in fetched.items():
+        info = sig_def.outputs[key]
+        dtype = _declared_dtype(info)
+        value = np.asarray(value)
+        if dtype.is_floating or dtype.is_complex:
+            if value.dtype != dtype.as_numpy_dtype:
+                errors.append(
+                    f"{where}: output {key!r} has dtype {value.dtype}, declared {dtype.name}"
+                )
+            if not np.all(np.isfinite(value)):
+                errors.append(f"{where}: output {key!r} of {signature!r} is not finite")
+        elif dtype == "string" and value.dtype != object:
+            errors.append(f"{where}: output {key!r} is not a string tensor")
+        if not _shape_ok(value.shape, info.tensor_shape):
+            errors.append(
+                f"{where}: output {key!r} has shape {list(value.shape)}, declared "
+                f"{[d.size for d in info.tensor_shape.dim]}"
+            )
+
+
+def _run_signature(sess, sig_def, inputs):
+    feed = {}
+    for key, value in inputs.items():
+        if key not in sig_def.inputs:
+            raise ValueError(
+                f"input {key!r} is not an input of the signature "
+                f"(inputs: {sorted(sig_def.inputs)})"
+            )
+        feed[sig_def.inputs[key].name] = value
+    missing = sorted(set(sig_def.inputs) - set(inputs))
+    if missing:
+        raise ValueError(f"missing inputs {missing}")
+    fetches = {key: info.name for key, info in sig_def.outputs.items()}
+    return sess.run(fetches, feed_dict=feed)
+
+
+def _format_signatures(signatures):
+    lines = []
+    for name, sig in signatures.items():
+        lines.append(f"signature {name!r} ({sig['method_name']}):")
+        for kind in ("inputs", "outputs"):
+            for key, info in sig[kind].items():
+                lines.append(f"  {kind[:-1]:6s} {key}: {info['dtype']} {info['shape']}")
+    return "\n".join(lines)
+
+
+def verify_export(path, print_fn=None):
+    """Verifies one export; see the module docstring for the checks.
+
+    Args:
+        path: `saved_models/NAME/VERSION` or `saved_models/NAME` (latest version).
+        print_fn: optional function receiving progress lines.
+
+    Returns:
+        A dict: `{"path", "ok", "errors", "signatures", "ops": {"count",
+        "unregistered"}, "warmup": {"requests", "replayed", "seconds"},
+        "keras_check": {...}, "load_seconds"}`.
+    """
+    say = print_fn or (lambda line: None)
+    report = {"path": os.fspath(path), "ok": False, "errors": []}
+    errors = report["errors"]
+    try:
+        version_dir = _resolve(path)
+    except FileNotFoundError as e:
+        errors.append(str(e))
+        return report
+    report["path"] = version_dir
+    import numpy as np
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (registers the tensorflow-text ops)
+
+    from zoo.export import manifest as manifest_lib
+    from zoo.export import warmup as warmup_lib
+
+    tf.get_logger().setLevel("ERROR")  # the v1 loader's deprecation notice
+    try:
+        manifest = manifest_lib.load_manifest(version_dir)
+    except (FileNotFoundError, ValueError) as e:
+        errors.append(str(e))
+        manifest = {}
+    report["name"] = manifest.get("name")
+
+    # 1. Load as TF Serving does.
+    graph = tf.Graph()
+    sess = tf.compat.v1.Session(graph=graph)
+    start = time.perf_counter()
+    try:
+        meta_graph = tf.compat.v1.saved_model.loader.load(sess, ["serve"], version_dir)
+    except Exception as e:  # noqa: BLE001 - any loader failure is a verification failure
+        errors.append(f"{version_dir}: the SavedModel loader failed: {e}")
+        sess.close()
+        return report
+    report["load_seconds"] = round(time.perf_counter() - start, 3)
+    signature_defs = {
+        k: v for k, v in meta_graph.signature_def.items() if not k.startswith("__")
+    }
+    report["signatures"] = manifest_lib.read_signatures(version_dir)
+    if "serving_default" not in signature_defs:
+        errors.append(f"{version_dir}: no 'serving_default' signature.")
+    say(f"loaded {version_dir} in {report['load_seconds']} s")
+
+    # 2. Ops registered by TensorFlow + tensorflow-text only.
+    ops = _graph_ops(meta_graph.graph_def)
+    unregistered = sorted(op for op in ops if not _registered(op))
+    report["ops"] = {"count": len(ops), "unregistered": unregistered}
+    if unregistered:
+        errors.append(
+            "ops not registered by TensorFlow or tensorflow-text (TF Serving cannot run "
+            f"them): {', '.join(unregistered)}"
+        )
+    say(f"{len(ops)} op types, {len(unregistered)} not registered")
+
+    # 3. Warm-up replay.
+    warmup_path = os.path.join(version_dir, manifest_lib.WARMUP_PATH)
+    warm = {"requests": 0, "replayed": 0, "seconds": 0.0}
+    report["warmup"] = warm
+    first_inputs = {}
+    if not os.path.exists(warmup_path):
+        errors.append(f"{warmup_path}: no warm-up file.")
+    else:
+        start = time.perf_counter()
+        for i, (signature, inputs) in enumerate(warmup_lib.read_warmup(warmup_path)):
+            warm["requests"] += 1
+            first_inputs.setdefault(signature, inputs)
+            where = f"warm-up request {i} ({signature})"
+            if signature not in signature_defs:
+                errors.append(f"{where}: unknown signature")
+                continue
+            try:
+                fetched = _run_signature(sess, signature_defs[signature], inputs)
+            except Exception as e:  # noqa: BLE001
+                errors.append(f"{where}: failed: {e}")
+                continue
+            _check_outputs(signature, fetched, signature_defs[signature], errors, where)
+            warm["replayed"] += 1
+        warm["seconds"] = round(time.perf_counter() - start, 3)
+        if warm["requests"] == 0:
+            errors.append(f"{warmup_path}: holds no requests.")
+    say(f"replayed {warm['replayed']}/{warm['requests']} warm-up requests")
+
+    # 4. Keras check.
+    check = manifest.get("keras_check") or {"skipped": "no keras_check in the manifest"}
+    if "skipped" in check:
+        report["keras_check"] = {"skipped": check["skipped"]}
+    else:
+        report["keras_check"] = _keras_check(
+            sess, signature_defs, check, first_inputs, version_dir, errors, np
+        )
+    say(f"keras check: {report['keras_check']}")
+    sess.close()
+    report["ok"] = not errors
+    return report
+
+
+def _keras_check(sess, signature_defs, check, first_inputs, version_dir, errors, np):
+    signature = check["signature"]
+    inputs = first_inputs.get(signature)
+    if inputs is None:
+        errors.append(f"keras check: no warm-up request for {signature!r}")
+        return {"ok": False}
+    if "preprocess" not in signature_defs:
+        errors.append("keras check: the export has no 'preprocess' signature")
+        return {"ok": False}
+    pre_def = signature_defs["preprocess"]
+    try:
+        features = _run_signature(
+            sess, pre_def, {k: v for k, v in inputs.items() if k in pre_def.inputs}
+        )
+        served = _run_signature(sess, signature_defs[signature], inputs)
+    except Exception as e:  # noqa: BLE001
+        errors.append(f"keras check: running the signatures failed: {e}")
+        return {"ok": False}
+    keras_path = version_dir + ".keras"
+    if not os.path.exists(keras_path):
+        errors.append(f"keras check: {keras_path} is missing")
+        return {"ok": False}
+    try:
+        model = _load_keras_model(keras_path, check.get("modules", []))
+        outputs = _call_keras(model, features)
+    except Exception as e:  # noqa: BLE001
+        errors.append(f"keras check: loading or running {keras_path} failed: {e}")
+        return {"ok": False}
+    result = {"ok": True, "compared": {}}
+    for served_name, keras_name in check["outputs"].items():
+        try:
+            expected = _pick_output(model, outputs, keras_name)
+        except (KeyError, IndexError) as e:
+            errors.append(f"keras check: no Keras output {keras_name!r} ({e})")
+            result["ok"] = False
+            continue
+        got = np.asarray(served[served_name])
+        if got.shape != expected.shape:
+            errors.append(
+                f"keras check: {served_name!r} has shape {got.shape} in the export and "
+                f"{expected.shape} in Keras"
+            )
+            result["ok"] = False
+            continue
+        diff = float(np.max(np.abs(got - expected))) if got.size else 0.0
+        close = bool(np.allclose(got, expected, atol=check["atol"], rtol=check["rtol"]))
+        result["compared"][served_name] = {"max_abs_diff": diff, "ok": close}
+        if not close:
+            errors.append(
+                f"keras check: {served_name!r} differs from the Keras model "
+                f"(max |diff| = {diff:.3g})"
+            )
+            result["ok"] = False
+    return result
+
+
+def _load_keras_model(path, modules):
+    import importlib
+    import pkgutil
+
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    import keras
+
+    import zoo
+
+    for package in ("zoo.layers", "zoo.models"):
+        try:
+            pkg = importlib.import_module(package)
+        except ImportError:
+            continue
+        for info in pkgutil.iter_modules(pkg.__path__, package + "."):
+            try:
+                importlib.import_module(info.name)
+            except Exception:  # noqa: BLE001 - load_model names what is missing
+                continue
+    for module in modules:
+        importlib.import_module(module)
+    del zoo
+    return keras.saving.load_model(path)
+
+
+def _call_keras(model, features):
+    import numpy as np
+
+    names = [t.name.split(":")[0] for t in model.inputs]
+    if len(names) == 1 and len(features) == 1:
+        args = next(iter(features.values()))
+    else:
+        missing = sorted(set(names) - set(features))
+        if missing:
+            raise KeyError(
+                f"preprocess outputs {sorted(features)} do not provide the Keras "
+                f"inputs {missing}"
+            )
+        args = {k: features[k] for k in names}
+    outputs = model(args, training=False)
+    if isinstance(outputs, dict):
+        return {k: np.asarray(v) for k, v in outputs.items()}
+    if isinstance(outputs, (list, tuple)):
+        return [np.asarray(v) for v in outputs]
+    return [np.asarray(outputs)]
+
+
+def _pick_output(model, outputs, key):
+    if isinstance(outputs, dict):
+        if isinstance(key, int):
+            key = list(outputs)[key]
+        return outputs[key]
+    if isinstance(key, int):
+        return outputs[key]
+    names = list(getattr(model, "output_names", None) or [])
+    if key in names:
+        return outputs[names.index(key)]
+    if len(outputs) == 1:
+        return outputs[0]
+    raise KeyError(key)
+
+
+def verify_in_fresh_process(path, timeout=600):
+    """Runs `python -m zoo.export.verify PATH --json-out ...` in a new process.
+
+    Returns:
+        The report dict (with `"returncode"` and the `"output"` tail added).
+    """
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "report.json")
+        env = {**os.environ, "KERAS_BACKEND": "tensorflow"}
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        try:
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "zoo.export.verify",
+                    os.fspath(path),
+                    "--json-out",
+                    out,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env=env,
+            )
+        except subprocess.TimeoutExpired:
+            return {
+                "path": os.fspath(path),
+                "ok": False,
+                "errors": [f"verification timed out after {timeout} s"],
+                "returncode": None,
+                "output": "",
+            }
+        if os.path.exists(out):
+            with open(out) as f:
+                report = json.load(f)
+        else:
+            report = {
+                "path": os.fspath(path),
+                "ok": False,
+                "errors": ["the verifier crashed before writing its report"],
+            }
+        report["returncode"] = proc.returncode
+        report["output"] = (proc.stdout + proc.stderr)[-4000:]
+        if proc.returncode != 0:
+            report["ok"] = False
+        return report
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m zoo.export.verify",
+        description="Verify a SavedModel export the way TF Serving loads it.",
+    )
+    parser.add_argument("path", help="saved_models/NAME[/VERSION] (latest if omitted)")
+    parser.add_argument("--json-out", help="also write the report as JSON here")
+    args = parser.parse_args(argv)
+    report = verify_export(args.path, print_fn=print)
+    if report.get("signatures"):
+        print(_format_signatures(report["signatures"]))
+    if args.json_out:
+        with open(args.json_out, "w") as f:
+            json.dump(report, f, indent=2, default=str)
+    if report["ok"]:
+        print(f"OK: {report['path']} verified")
+        return 0
+    print(f"FAILED: {report['path']}", file=sys.stderr)
+    for error in report["errors"]:
+        print(f"  - {error}", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

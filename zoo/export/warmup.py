@@ -1,0 +1,89 @@
+"""TF Serving warm-up requests: `VERSION/assets.extra/tf_serving_warmup_requests`.
+
+TF Serving replays this TFRecord of `PredictionLog` protos when it loads a version
+(`--enable_model_warmup`, on by default), so the first user request does not pay for
+graph initialisation. The requests are built from real example inputs.
+"""
+
+import os
+
+import numpy as np
+import tensorflow as tf
+from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
+
+MAX_WARMUP_RECORDS = 1000  # TF Serving reads at most this many.
+
+
+def _as_array(values, dtype):
+    if dtype == tf.string:
+        items = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in values]
+        return np.array(items, dtype=object)
+    return np.asarray(values, dtype=dtype.as_numpy_dtype)
+
+
+def build_requests(model_name, warmup, input_specs):
+    """Builds `PredictionLog` protos, one request per signature with a batch of inputs.
+
+    Args:
+        model_name: the served model name (the `NAME` of `saved_models/NAME`).
+        warmup: `{signature: {input_name: [values of one batch]}}`.
+        input_specs: `{signature: {input_name: tf.DType}}` from the signatures.
+
+    Returns:
+        list of `prediction_log_pb2.PredictionLog`.
+    """
+    logs = []
+    for signature, inputs in warmup.items():
+        if signature not in input_specs:
+            raise ValueError(
+                f"Warm-up names an unknown signature. Received: {signature!r}; "
+                f"signatures: {sorted(input_specs)!r}"
+            )
+        expected = input_specs[signature]
+        if set(inputs) != set(expected):
+            raise ValueError(
+                f"Warm-up inputs of {signature!r} must be exactly {sorted(expected)!r}. "
+                f"Received: {sorted(inputs)!r}"
+            )
+        sizes = {len(v) for v in inputs.values()}
+        if len(sizes) != 1 or 0 in sizes:
+            raise ValueError(
+                f"Warm-up inputs of {signature!r} must be non-empty batches of one size. "
+                f"Received sizes: {sorted(sizes)!r}"
+            )
+        request = predict_pb2.PredictRequest(
+            model_spec=model_pb2.ModelSpec(name=model_name, signature_name=signature)
+        )
+        for input_name, values in inputs.items():
+            array = _as_array(values, expected[input_name])
+            request.inputs[input_name].CopyFrom(tf.make_tensor_proto(array))
+        logs.append(
+            prediction_log_pb2.PredictionLog(
+                predict_log=prediction_log_pb2.PredictLog(request=request)
+            )
+        )
+    if len(logs) > MAX_WARMUP_RECORDS:
+        raise ValueError(
+            f"TF Serving reads at most {MAX_WARMUP_RECORDS} warm-up records. "
+            f"Received: {len(logs)}"
+        )
+    return logs
+
+
+def write_warmup(path, logs):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with tf.io.TFRecordWriter(path) as writer:
+        for log in logs:
+            writer.write(log.SerializeToString())
+    return path
+
+
+def read_warmup(path):
+    """Yields `(signature_name, {input_name: np.ndarray})` for each warm-up record."""
+    for record in tf.data.TFRecordDataset(path).as_numpy_iterator():
+        log = prediction_log_pb2.PredictionLog.FromString(record)
+        request = log.predict_log.request
+        yield (
+            request.model_spec.signature_name or "serving_default",
+            {k: tf.make_ndarray(v) for k, v in request.inputs.items()},
+        )

@@ -1,0 +1,153 @@
+"""Evaluation metrics shared by the recipes: classification reports and corpus BLEU.
+
+`classification_report` works on plain Python/NumPy labels; `corpus_bleu` computes
+BLEU the standard way with sacrebleu on detokenized text and returns the signature
+string sacrebleu prints, so numbers are comparable across papers and runs.
+"""
+
+import numpy as np
+
+
+def classification_report(y_true, y_pred, labels):
+    """Accuracy, per-class precision/recall/F1 and the confusion matrix.
+
+    Args:
+        y_true: sequence of true labels (values from `labels`, or int indices into
+            `labels`).
+        y_pred: sequence of predicted labels, same convention and length.
+        labels: sequence of the class names, in the order used for the matrix.
+
+    Returns:
+        A dict: `{"accuracy": float, "macro_f1": float, "support": int,
+        "labels": [str], "per_class": {label: {"precision", "recall", "f1",
+        "support"}}, "confusion_matrix": [[int]]}` where
+        `confusion_matrix[i][j]` counts examples of class i predicted as class j.
+        A class that is never predicted (or never present) gets precision (or
+        recall) 0.0, never NaN.
+    """
+    labels = [str(label) for label in labels]
+    if len(labels) == 0:
+        raise ValueError(f"`labels` must not be empty. Received: labels={labels!r}")
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"`labels` must be unique. Received: labels={labels!r}")
+    y_true, y_pred = list(y_true), list(y_pred)
+    if len(y_true) != len(y_pred):
+        raise ValueError(
+            "`y_true` and `y_pred` must have the same length. "
+            f"Received: len(y_true)={len(y_true)}, len(y_pred)={len(y_pred)}"
+        )
+    index = {label: i for i, label in enumerate(labels)}
+
+    def _to_index(values, name):
+        out = []
+        for v in values:
+            if isinstance(v, (bytes, np.bytes_)):
+                v = v.decode("utf-8")
+            if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+                i = int(v)
+                if not 0 <= i < len(labels):
+                    raise ValueError(
+                        f"Label index out of range in `{name}`. Received: {v!r} "
+                        f"with {len(labels)} labels"
+                    )
+            else:
+                if str(v) not in index:
+                    raise ValueError(
+                        f"Unknown label in `{name}`. Received: {v!r}; "
+                        f"known labels: {labels!r}"
+                    )
+                i = index[str(v)]
+            out.append(i)
+        return np.asarray(out, dtype=np.int64)
+
+    t, p = _to_index(y_true, "y_true"), _to_index(y_pred, "y_pred")
+    n = len(labels)
+    matrix = np.zeros((n, n), dtype=np.int64)
+    np.add.at(matrix, (t, p), 1)
+    per_class = {}
+    for i, label in enumerate(labels):
+        tp = int(matrix[i, i])
+        predicted = int(matrix[:, i].sum())
+        actual = int(matrix[i, :].sum())
+        precision = tp / predicted if predicted else 0.0
+        recall = tp / actual if actual else 0.0
+        f1 = (
+            2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        )
+        per_class[label] = {
+            "precision": precision,
+            "recall": recall,
+            "f1": f1,
+            "support": actual,
+        }
+    total = int(matrix.sum())
+    return {
+        "accuracy": float(np.trace(matrix) / total) if total else 0.0,
+        "macro_f1": float(np.mean([c["f1"] for c in per_class.values()])),
+        "support": total,
+        "labels": labels,
+        "per_class": per_class,
+        "confusion_matrix": matrix.tolist(),
+    }
+
+
+def format_report(report):
+    """Formats a `classification_report` dict as a plain-text table.
+
+    Returns:
+        str: per-class precision/recall/F1/support, accuracy, macro F1 and the
+        confusion matrix (rows = true class, columns = predicted class).
+    """
+    labels = report["labels"]
+    width = max(12, *(len(label) for label in labels))
+    lines = [f"{'class':<{width}}  precision  recall     f1  support"]
+    for label in labels:
+        c = report["per_class"][label]
+        lines.append(
+            f"{label:<{width}}  {c['precision']:9.4f}  {c['recall']:6.4f}  "
+            f"{c['f1']:5.4f}  {c['support']:7d}"
+        )
+    lines.append("")
+    lines.append(
+        f"{'accuracy':<{width}}  {report['accuracy']:.4f}  (n={report['support']})"
+    )
+    lines.append(f"{'macro F1':<{width}}  {report['macro_f1']:.4f}")
+    lines.append("")
+    lines.append("confusion matrix (rows: true, columns: predicted)")
+    cell = max(6, *(len(label) for label in labels))
+    lines.append(" " * width + "  " + " ".join(f"{label:>{cell}}" for label in labels))
+    for label, row in zip(labels, report["confusion_matrix"], strict=False):
+        lines.append(f"{label:<{width}}  " + " ".join(f"{v:>{cell}d}" for v in row))
+    return "\n".join(lines)
+
+
+def corpus_bleu(hypotheses, references, lowercase=False, tokenize="13a"):
+    """Corpus BLEU with sacrebleu on detokenized text.
+
+    Args:
+        hypotheses: list of str, one system output per segment.
+        references: list of str (one reference per segment) or list of lists of str
+            (several reference streams, each as long as `hypotheses`).
+        lowercase: bool, case-insensitive BLEU.
+        tokenize: sacrebleu tokenizer name ("13a", "intl", "none", ...).
+
+    Returns:
+        `(score, signature)`: the BLEU score (0-100, float) and sacrebleu's signature
+        string, e.g. `"nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.5.1"`.
+    """
+    import sacrebleu
+
+    hypotheses = [str(h) for h in hypotheses]
+    if references and isinstance(references[0], str):
+        streams = [list(references)]
+    else:
+        streams = [list(r) for r in references]
+    for s in streams:
+        if len(s) != len(hypotheses):
+            raise ValueError(
+                "Each reference stream must have one entry per hypothesis. "
+                f"Received: {len(hypotheses)} hypotheses and a stream of {len(s)}"
+            )
+    bleu = sacrebleu.metrics.BLEU(lowercase=lowercase, tokenize=tokenize)
+    result = bleu.corpus_score(hypotheses, streams)
+    return float(result.score), str(bleu.get_signature())

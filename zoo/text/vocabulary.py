@@ -1,0 +1,267 @@
+"""Word vocabularies: built and stored in Python, looked up inside the graph.
+
+`Vocabulary` is the Python side: it counts tokens, keeps the most frequent ones and
+reads/writes a plain text file with one token per line (line number = id). Ids 0 and 1
+are reserved for `"[PAD]"` and `"[UNK]"`.
+
+`VocabularyLookup` is the graph side: a `tf.Module` that maps string tokens to int64
+ids with a `tf.lookup.StaticHashTable` initialised from the same file. The file is a
+`tf.saved_model.Asset`, so a SavedModel that tracks the lookup copies it into its
+`assets/` folder and the reloaded table reads it from there (TF Serving included).
+"""
+
+import collections
+import os
+
+import tensorflow as tf
+
+PAD = "[PAD]"
+UNK = "[UNK]"
+PAD_ID = 0
+UNK_ID = 1
+RESERVED = (PAD, UNK)
+
+
+class Vocabulary:
+    """An ordered token list with reserved `"[PAD]"` (id 0) and `"[UNK]"` (id 1).
+
+    Args:
+        tokens: sequence of str, the full vocabulary in id order; it must start with
+            `"[PAD]"`, `"[UNK]"` and hold no duplicates, no empty tokens and no line
+            breaks.
+
+    Example:
+
+    >>> vocab = Vocabulary.build([["a", "b", "a"], ["c", "a"]], min_count=1)
+    >>> vocab.tokens
+    ['[PAD]', '[UNK]', 'a', 'b', 'c']
+    >>> vocab.encode(["a", "zzz"])
+    [2, 1]
+    """
+
+    def __init__(self, tokens):
+        tokens = list(tokens)
+        if tokens[:2] != list(RESERVED):
+            raise ValueError(
+                f"A vocabulary must start with {list(RESERVED)!r}. "
+                f"Received: tokens[:2]={tokens[:2]!r}"
+            )
+        seen = {}
+        for i, token in enumerate(tokens):
+            _check_token(token, where=f"tokens[{i}]")
+            if token in seen:
+                raise ValueError(
+                    f"Duplicate token {token!r} at ids {seen[token]} and {i}."
+                )
+            seen[token] = i
+        self._tokens = tokens
+        self._ids = seen
+
+    @classmethod
+    def build(cls, token_lists, max_size=None, min_count=1):
+        """Builds a vocabulary from token lists, most frequent first.
+
+        Ties are broken alphabetically, so the result does not depend on input order.
+        Empty tokens and the reserved tokens are skipped.
+
+        Args:
+            token_lists: iterable of iterables of tokens (`str` or UTF-8 `bytes`, as
+                `tf.RaggedTensor.to_list()` returns them).
+            max_size: int or None, the largest vocabulary size, reserved tokens
+                included.
+            min_count: int, tokens seen fewer times are left out (they map to UNK).
+
+        Returns:
+            A `Vocabulary`.
+        """
+        if max_size is not None and (not isinstance(max_size, int) or max_size < 2):
+            raise ValueError(
+                "`max_size` must be None or an int >= 2 (room for [PAD] and [UNK]). "
+                f"Received: max_size={max_size!r}"
+            )
+        if not isinstance(min_count, int) or min_count < 1:
+            raise ValueError(
+                f"`min_count` must be a positive int. Received: min_count={min_count!r}"
+            )
+        counts = collections.Counter()
+        for tokens in token_lists:
+            for token in tokens:
+                if isinstance(token, bytes):
+                    token = token.decode("utf-8", errors="replace")
+                if token and token not in RESERVED:
+                    counts[token] += 1
+        ranked = sorted(
+            (t for t, c in counts.items() if c >= min_count),
+            key=lambda t: (-counts[t], t),
+        )
+        if max_size is not None:
+            ranked = ranked[: max_size - len(RESERVED)]
+        ranked = [t for t in ranked if "\n" not in t and "\r" not in t]
+        return cls(list(RESERVED) + ranked)
+
+    @classmethod
+    def load(cls, path):
+        """Reads a vocabulary file (UTF-8, one token per line, line i = id i).
+
+        Raises:
+            ValueError: naming the file and line of an invalid entry.
+        """
+        path = os.fspath(path)
+        with open(path, "rb") as f:
+            data = f.read()
+        lines = data.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        if not lines:
+            raise ValueError(f"{path}: the vocabulary file is empty.")
+        tokens, seen = [], {}
+        for lineno, raw in enumerate(lines, start=1):
+            try:
+                token = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{path}:{lineno}: invalid UTF-8 ({e}).") from None
+            if lineno <= len(RESERVED) and token != RESERVED[lineno - 1]:
+                raise ValueError(
+                    f"{path}:{lineno}: expected the reserved token "
+                    f"{RESERVED[lineno - 1]!r}. Received: {token!r}"
+                )
+            try:
+                _check_token(token, where="token")
+            except ValueError as e:
+                raise ValueError(f"{path}:{lineno}: {e}") from None
+            if token in seen:
+                raise ValueError(
+                    f"{path}:{lineno}: duplicate token {token!r} "
+                    f"(first on line {seen[token]})."
+                )
+            seen[token] = lineno
+            tokens.append(token)
+        return cls(tokens)
+
+    def save(self, path):
+        """Writes the vocabulary, one token per line, UTF-8, "\\n" line ends."""
+        path = os.fspath(path)
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            for token in self._tokens:
+                f.write(token + "\n")
+        return path
+
+    @property
+    def tokens(self):
+        """The tokens in id order (a copy)."""
+        return list(self._tokens)
+
+    def __len__(self):
+        return len(self._tokens)
+
+    def __contains__(self, token):
+        return token in self._ids
+
+    def __eq__(self, other):
+        return isinstance(other, Vocabulary) and self._tokens == other._tokens
+
+    def __repr__(self):
+        return f"Vocabulary(size={len(self)})"
+
+    def token_to_id(self, token):
+        """The id of `token`, `UNK_ID` when unknown, `PAD_ID` for ""."""
+        if token == "":
+            return PAD_ID
+        return self._ids.get(token, UNK_ID)
+
+    def id_to_token(self, index):
+        """The token of `index`; out-of-range ids give `"[UNK]"`."""
+        return self._tokens[index] if 0 <= index < len(self._tokens) else UNK
+
+    def encode(self, tokens):
+        """Maps a list of tokens to a list of ids."""
+        return [self.token_to_id(t) for t in tokens]
+
+    def decode(self, ids):
+        """Maps a list of ids to a list of tokens."""
+        return [self.id_to_token(int(i)) for i in ids]
+
+
+def _check_token(token, where):
+    if not isinstance(token, str):
+        raise ValueError(f"Tokens must be str. Received: {where}={token!r}")
+    if token == "":
+        raise ValueError(f"Tokens must not be empty. Received: {where}={token!r}")
+    if "\n" in token or "\r" in token:
+        raise ValueError(
+            f"Tokens must not contain line breaks. Received: {where}={token!r}"
+        )
+
+
+class VocabularyLookup(tf.Module):
+    """In-graph token -> id lookup (and id -> token) backed by a vocabulary file.
+
+    The file (as written by `Vocabulary.save`) is tracked as a
+    `tf.saved_model.Asset`: exporting a module that holds this lookup copies the file
+    into the SavedModel's `assets/` folder, and the reloaded tables read it from there.
+
+    Args:
+        vocab_file: path of a vocabulary file (one token per line, line i = id i,
+            starting with `"[PAD]"` and `"[UNK]"`).
+        name: optional module name.
+
+    Call arguments:
+        tokens: string `tf.Tensor` (any shape) or `tf.RaggedTensor` of strings.
+
+    Returns:
+        int64 ids of the same shape: unknown tokens give 1 (`[UNK]`), the empty
+        string gives 0 (`[PAD]`), so padding with "" maps to padding ids.
+
+    Example:
+
+    >>> lookup = VocabularyLookup("vocab.txt")
+    >>> lookup(tf.constant([["good", ""], ["zzz", "film"]]))  # -> [[5, 0], [1, 9]]
+    """
+
+    def __init__(self, vocab_file, name=None):
+        super().__init__(name=name)
+        vocab_file = os.fspath(vocab_file)
+        # Fail early, with file and line, rather than inside the table initializer.
+        self._size = len(Vocabulary.load(vocab_file))
+        self.vocab_file = tf.saved_model.Asset(vocab_file)
+        self.table = tf.lookup.StaticHashTable(
+            tf.lookup.TextFileInitializer(
+                self.vocab_file,
+                key_dtype=tf.string,
+                key_index=tf.lookup.TextFileIndex.WHOLE_LINE,
+                value_dtype=tf.int64,
+                value_index=tf.lookup.TextFileIndex.LINE_NUMBER,
+            ),
+            default_value=UNK_ID,
+        )
+        self.inverse_table = tf.lookup.StaticHashTable(
+            tf.lookup.TextFileInitializer(
+                self.vocab_file,
+                key_dtype=tf.int64,
+                key_index=tf.lookup.TextFileIndex.LINE_NUMBER,
+                value_dtype=tf.string,
+                value_index=tf.lookup.TextFileIndex.WHOLE_LINE,
+            ),
+            default_value=UNK,
+        )
+
+    @property
+    def size(self):
+        """Number of entries, reserved tokens included (a Python int)."""
+        return self._size
+
+    def __call__(self, tokens):
+        if isinstance(tokens, tf.RaggedTensor):
+            return tokens.with_flat_values(self(tokens.flat_values))
+        tokens = tf.convert_to_tensor(tokens, dtype=tf.string)
+        ids = self.table.lookup(tokens)
+        return tf.where(tf.equal(tokens, ""), tf.constant(PAD_ID, tf.int64), ids)
+
+    def inverse(self, ids):
+        """Maps int ids (any shape, dense or ragged) back to tokens (`"[UNK]"` when
+        out of range)."""
+        if isinstance(ids, tf.RaggedTensor):
+            return ids.with_flat_values(self.inverse(ids.flat_values))
+        ids = tf.cast(tf.convert_to_tensor(ids), tf.int64)
+        return self.inverse_table.lookup(ids)

@@ -1,0 +1,501 @@
+"""Training shared by every recipe: flags, seeds, distribution, callbacks, resumption.
+
+A recipe uses it like this:
+
+```python
+parser = argparse.ArgumentParser()
+add_training_args(parser, epochs=10, batch_size=32, learning_rate=1e-3)
+cfg = TrainingConfig.from_args(parser.parse_args(argv))
+set_seed(cfg.seed)
+strategy = get_strategy(cfg.distribute)
+with strategy.scope():
+    model = build_model(...)
+    model.compile(...)
+history = fit(model, train_ds, val_ds, cfg)
+```
+
+`fit` adds, under `cfg.run_dir`:
+
+- `backup/`: `keras.callbacks.BackupAndRestore` state, written at every epoch end. A
+  run that is killed and started again with the same command resumes at the first
+  epoch that had not completed, so at most the current epoch is lost. The backup is
+  removed when training finishes.
+- `best.keras`: the best model so far (`ModelCheckpoint(save_best_only=True)` on
+  `cfg.monitor`); after a resume its "best so far" is read back from the CSV log.
+- `log.csv`: one row per epoch (a resumed run appends to it, a fresh run restarts it).
+- `tensorboard/`: TensorBoard logs (when the `tensorboard` package is installed;
+  TensorFlow 2.21 no longer installs it).
+- early stopping on `cfg.monitor` with `patience` and `restore_best_weights=True`.
+- a NaN guard: a non-finite loss stops training with `NonFiniteLossError`, and the
+  backup of the last completed epoch is kept.
+
+Distribution uses TensorFlow's own engine: `--distribute mirrored` builds a
+`tf.distribute.MirroredStrategy` over all local GPUs (or all logical CPU devices when
+there is no GPU); `--distribute multi-worker` builds a
+`tf.distribute.MultiWorkerMirroredStrategy` from the `TF_CONFIG` environment variable
+(create it at program start, before other TensorFlow work). With several workers,
+worker 0 (the chief) writes to `run_dir`, every other worker to
+`run_dir/worker-<index>`, so their checkpoints never collide.
+"""
+
+import csv
+import dataclasses
+import importlib.util
+import json
+import math
+import os
+
+import keras
+import tensorflow as tf
+
+DISTRIBUTE_CHOICES = ("none", "mirrored", "multi-worker")
+
+
+class NonFiniteLossError(RuntimeError):
+    """Raised by `fit` when the training loss becomes NaN or infinite."""
+
+
+@dataclasses.dataclass
+class TrainingConfig:
+    """Options of `fit` (filled from the flags of `add_training_args`).
+
+    Attributes:
+        epochs: number of epochs.
+        batch_size: global batch size (split across replicas when distributed).
+        learning_rate: optimizer learning rate (read by the recipe's `compile`).
+        seed: seed of Python, NumPy, TensorFlow and Keras.
+        run_dir: folder for backup, best checkpoint, CSV and TensorBoard logs.
+        patience: early-stopping patience in epochs (0 disables early stopping).
+        distribute: "none", "mirrored" or "multi-worker".
+        monitor: quantity for the best checkpoint and early stopping.
+        mode: "auto", "min" or "max" for `monitor`.
+        verbose: Keras progress-bar mode ("auto", 0, 1 or 2).
+        tensorboard: whether to write TensorBoard logs.
+    """
+
+    epochs: int = 10
+    batch_size: int = 32
+    learning_rate: float = 1e-3
+    seed: int = 1234
+    run_dir: str = "runs/default"
+    patience: int = 3
+    distribute: str = "none"
+    monitor: str = "val_loss"
+    mode: str = "auto"
+    verbose: object = "auto"
+    tensorboard: bool = True
+
+    def __post_init__(self):
+        if self.distribute not in DISTRIBUTE_CHOICES:
+            raise ValueError(
+                f"`distribute` must be one of {DISTRIBUTE_CHOICES}. "
+                f"Received: distribute={self.distribute!r}"
+            )
+        for name in ("epochs", "batch_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(
+                    f"`{name}` must be a positive int. Received: {name}={value!r}"
+                )
+        if not isinstance(self.patience, int) or self.patience < 0:
+            raise ValueError(
+                f"`patience` must be an int >= 0. Received: patience={self.patience!r}"
+            )
+        if not (self.learning_rate > 0 and math.isfinite(self.learning_rate)):
+            raise ValueError(
+                "`learning_rate` must be a positive number. "
+                f"Received: learning_rate={self.learning_rate!r}"
+            )
+
+    @classmethod
+    def from_args(cls, args, **overrides):
+        """Builds a config from an `argparse.Namespace` made by `add_training_args`.
+
+        Fields absent from `args` keep their defaults; `overrides` win over both.
+        """
+        values = {}
+        for field in dataclasses.fields(cls):
+            if hasattr(args, field.name):
+                values[field.name] = getattr(args, field.name)
+        values.update(overrides)
+        return cls(**values)
+
+
+def add_training_args(
+    parser, epochs=10, batch_size=32, learning_rate=1e-3, run_dir=None
+):
+    """Adds the common training flags to an `argparse.ArgumentParser`.
+
+    Flags: `--epochs --batch-size --learning-rate --seed --run-dir --patience
+    --distribute none|mirrored|multi-worker`. The defaults are the arguments.
+
+    Returns:
+        The argument group holding the flags.
+    """
+    group = parser.add_argument_group("training")
+    group.add_argument("--epochs", type=int, default=epochs, help="training epochs")
+    group.add_argument(
+        "--batch-size", type=int, default=batch_size, help="global batch size"
+    )
+    group.add_argument(
+        "--learning-rate", type=float, default=learning_rate, help="learning rate"
+    )
+    group.add_argument("--seed", type=int, default=1234, help="random seed")
+    group.add_argument(
+        "--run-dir",
+        default=run_dir or TrainingConfig.run_dir,
+        help="checkpoints, backup (resumption) and logs go here",
+    )
+    group.add_argument(
+        "--patience",
+        type=int,
+        default=TrainingConfig.patience,
+        help="early-stopping patience in epochs (0 disables it)",
+    )
+    group.add_argument(
+        "--distribute",
+        choices=DISTRIBUTE_CHOICES,
+        default="none",
+        help="none, mirrored (local devices) or multi-worker (needs TF_CONFIG)",
+    )
+    return group
+
+
+def set_seed(seed):
+    """Seeds Python's `random`, NumPy, TensorFlow and Keras (`keras.utils.set_random_seed`)."""
+    if not isinstance(seed, int):
+        raise ValueError(f"`seed` must be an int. Received: seed={seed!r}")
+    keras.utils.set_random_seed(seed)
+
+
+def parse_tf_config(value=None):
+    """Parses and checks `TF_CONFIG` (from the environment when `value` is None).
+
+    Returns:
+        The parsed dict: `{"cluster": {"worker": [...], ...}, "task": {"type": ...,
+        "index": ...}}`.
+
+    Raises:
+        ValueError: when it is missing or malformed, saying what is wrong.
+    """
+    if value is None:
+        value = os.environ.get("TF_CONFIG")
+    example = (
+        '{"cluster": {"worker": ["host1:12345", "host2:12345"]}, '
+        '"task": {"type": "worker", "index": 0}}'
+    )
+    if not value:
+        raise ValueError(
+            "--distribute multi-worker needs the TF_CONFIG environment variable, e.g. "
+            f"TF_CONFIG='{example}'. Received: TF_CONFIG={value!r}"
+        )
+    try:
+        config = json.loads(value)
+    except json.JSONDecodeError as e:
+        raise ValueError(
+            f"TF_CONFIG is not valid JSON ({e}). Received: TF_CONFIG={value!r}"
+        ) from None
+    cluster = config.get("cluster") if isinstance(config, dict) else None
+    task = config.get("task") if isinstance(config, dict) else None
+    if not isinstance(cluster, dict) or not cluster:
+        raise ValueError(
+            f"TF_CONFIG needs a non-empty 'cluster' dict. Received: TF_CONFIG={value!r}"
+        )
+    for role, addresses in cluster.items():
+        if not isinstance(addresses, list) or not all(
+            isinstance(a, str) and ":" in a for a in addresses
+        ):
+            raise ValueError(
+                f"TF_CONFIG cluster[{role!r}] must be a list of 'host:port' strings. "
+                f"Received: {addresses!r}"
+            )
+    if not isinstance(task, dict) or "type" not in task or "index" not in task:
+        raise ValueError(
+            "TF_CONFIG needs 'task': {'type': ..., 'index': ...}. "
+            f"Received: TF_CONFIG={value!r}"
+        )
+    role, index = task["type"], task["index"]
+    if role not in cluster or not isinstance(index, int):
+        raise ValueError(
+            f"TF_CONFIG task {task!r} does not name a role of the cluster "
+            f"{sorted(cluster)!r} with an int index."
+        )
+    if not 0 <= index < len(cluster[role]):
+        raise ValueError(
+            f"TF_CONFIG task index {index} is out of range for "
+            f"{len(cluster[role])} {role!r} addresses."
+        )
+    return config
+
+
+def get_strategy(distribute="none"):
+    """Returns the `tf.distribute.Strategy` named by `distribute`.
+
+    Args:
+        distribute: "none" (the default strategy: one device), "mirrored" (all local
+            GPUs, or all logical CPU devices when there is no GPU) or "multi-worker"
+            (`MultiWorkerMirroredStrategy` from `TF_CONFIG`; create it before any
+            other TensorFlow work in the process).
+
+    Raises:
+        ValueError: for an unknown name, or a missing/invalid `TF_CONFIG`.
+    """
+    if distribute == "none":
+        return tf.distribute.get_strategy()
+    if distribute == "mirrored":
+        gpus = tf.config.list_logical_devices("GPU")
+        devices = gpus or tf.config.list_logical_devices("CPU")
+        return tf.distribute.MirroredStrategy(devices=[d.name for d in devices])
+    if distribute == "multi-worker":
+        parse_tf_config()
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    raise ValueError(
+        f"`distribute` must be one of {DISTRIBUTE_CHOICES}. "
+        f"Received: distribute={distribute!r}"
+    )
+
+
+def _is_multi_worker(strategy):
+    return (
+        isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
+        and strategy.extended._in_multi_worker_mode()
+    )
+
+
+def worker_run_dir(run_dir, strategy=None):
+    """The folder this process writes to: `run_dir` on the chief (or without
+    multi-worker training), `run_dir/worker-<index>` on the other workers."""
+    strategy = strategy or tf.distribute.get_strategy()
+    if not _is_multi_worker(strategy):
+        return run_dir
+    resolver = strategy.cluster_resolver
+    if resolver.task_type in ("chief", None) or (
+        resolver.task_type == "worker"
+        and resolver.task_id == 0
+        and "chief" not in resolver.cluster_spec().as_dict()
+    ):
+        return run_dir
+    return os.path.join(run_dir, f"{resolver.task_type}-{resolver.task_id}")
+
+
+class _NaNGuard(keras.callbacks.Callback):
+    """Raises `NonFiniteLossError` on a NaN/inf loss, keeping the backup."""
+
+    def __init__(self, backup_dir):
+        super().__init__()
+        self.backup_dir = backup_dir
+        self.epoch = 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not math.isfinite(float(loss)):
+            raise NonFiniteLossError(
+                f"The training loss became {float(loss)} at epoch {self.epoch + 1}, "
+                f"batch {batch + 1}. Lower the learning rate or check the inputs; the "
+                f"weights of the last completed epoch are kept in {self.backup_dir} "
+                "and the same command resumes from there."
+            )
+
+
+def _best_so_far(csv_path, monitor, mode):
+    """Best `monitor` value in an existing CSV log (for resumed runs), or None."""
+    if not os.path.exists(csv_path):
+        return None
+    values = []
+    with open(csv_path, newline="") as f:
+        for row in csv.DictReader(f):
+            try:
+                values.append(float(row[monitor]))
+            except (KeyError, TypeError, ValueError):
+                continue
+    values = [v for v in values if math.isfinite(v)]
+    if not values:
+        return None
+    maximize = mode == "max" or (mode == "auto" and "acc" in monitor)
+    return max(values) if maximize else min(values)
+
+
+def _build_for_multi_worker(model, strategy, train_ds):
+    """Works around Keras 3 failing to start `fit` under MultiWorkerMirroredStrategy.
+
+    Keras' `_maybe_symbolic_build` averages the first distributed batch with
+    `strategy.reduce`, which MultiWorkerMirroredStrategy rejects for nested batches
+    (keras-team/keras#20585). The model is built here from one local batch, the same
+    thing `_maybe_symbolic_build` does afterwards, and that step is skipped.
+    """
+    if getattr(model, "_zoo_multi_worker_built", False):
+        return
+    batch = next(iter(train_ds))
+    with strategy.scope():
+        model._symbolic_build(data_batch=batch)
+    model._maybe_symbolic_build = lambda iterator=None, data_batch=None: None
+    model._zoo_multi_worker_built = True
+    _patch_multi_worker_reduce()
+
+
+def _patch_multi_worker_reduce():
+    """Works around Keras 3 reducing per-replica scalar logs over `axis=0`.
+
+    Under MultiWorkerMirroredStrategy Keras' `reduce_per_replica` calls
+    `strategy.reduce("MEAN", v, axis=0)` on scalar metric values, which fails
+    ("Invalid reduction dimension 0 for input with 0 dimensions"). Scalars are averaged
+    over replicas instead (`axis=None`); every other case is left to Keras.
+    """
+    from keras.src.backend.tensorflow import trainer as tf_trainer
+
+    original = tf_trainer.reduce_per_replica
+    if getattr(original, "_zoo_patched", False):
+        return
+
+    def reduce_per_replica(values, strategy, reduction):
+        if reduction in (
+            "auto",
+            "mean",
+        ) and tf_trainer._collective_all_reduce_multi_worker(strategy):
+
+            def _reduce(v):
+                if not tf_trainer._is_per_replica_instance(v):
+                    return v
+                if v.values[0].shape.rank == 0:
+                    return strategy.reduce("MEAN", v, axis=None)
+                return strategy.reduce("MEAN", v, axis=0)
+
+            return tf_trainer.tree.map_structure(_reduce, values)
+        return original(values, strategy, reduction)
+
+    reduce_per_replica._zoo_patched = True
+    tf_trainer.reduce_per_replica = reduce_per_replica
+
+
+def fit(model, train_ds, val_ds, cfg, callbacks=None, **fit_kwargs):
+    """Fits a compiled model with resumption, checkpoints, logs and early stopping.
+
+    Args:
+        model: a compiled, built `keras.Model` (built so a backup can be restored
+            into it; Functional models always are).
+        train_ds: training `tf.data.Dataset` of batches (shuffled by the caller).
+        val_ds: validation dataset, or None (then `cfg.monitor` falls back to
+            `"loss"`).
+        cfg: a `TrainingConfig`.
+        callbacks: extra Keras callbacks, run before the built-in ones.
+        **fit_kwargs: passed to `model.fit` (e.g. `steps_per_epoch`).
+
+    Returns:
+        The `keras.callbacks.History` of this run (epochs completed before a resume
+        are in `log.csv`, not in the history).
+
+    Raises:
+        NonFiniteLossError: when the loss becomes NaN or infinite.
+    """
+    strategy = (
+        model.distribute_strategy if hasattr(model, "distribute_strategy") else None
+    )
+    run_dir = worker_run_dir(cfg.run_dir, strategy)
+    os.makedirs(run_dir, exist_ok=True)
+    monitor = cfg.monitor if val_ds is not None else cfg.monitor.removeprefix("val_")
+    backup_dir = os.path.join(run_dir, "backup")
+    csv_path = os.path.join(run_dir, "log.csv")
+
+    if strategy is not None and _is_multi_worker(strategy):
+        options = tf.data.Options()
+        options.experimental_distribute.auto_shard_policy = (
+            tf.data.experimental.AutoShardPolicy.DATA
+        )
+        train_ds = train_ds.with_options(options)
+        if val_ds is not None:
+            val_ds = val_ds.with_options(options)
+        _build_for_multi_worker(model, strategy, train_ds)
+
+    checkpoint = keras.callbacks.ModelCheckpoint(
+        os.path.join(run_dir, "best.keras"),
+        monitor=monitor,
+        mode=cfg.mode,
+        save_best_only=True,
+    )
+    # A backup means this run resumes a killed one: continue its CSV log and its
+    # "best so far". Otherwise it is a fresh run: start both afresh.
+    resuming = os.path.exists(os.path.join(backup_dir, "training_metadata.json"))
+    best = _best_so_far(csv_path, monitor, cfg.mode) if resuming else None
+    if best is not None:
+        checkpoint.best = best
+    all_callbacks = list(callbacks or [])
+    all_callbacks += [
+        keras.callbacks.BackupAndRestore(backup_dir, double_checkpoint=True),
+        _NaNGuard(backup_dir),
+        checkpoint,
+        keras.callbacks.CSVLogger(csv_path, append=resuming),
+    ]
+    if cfg.tensorboard and importlib.util.find_spec("tensorboard") is not None:
+        all_callbacks.append(
+            keras.callbacks.TensorBoard(os.path.join(run_dir, "tensorboard"))
+        )
+    if cfg.patience > 0:
+        all_callbacks.append(
+            keras.callbacks.EarlyStopping(
+                monitor=monitor,
+                mode=cfg.mode,
+                patience=cfg.patience,
+                restore_best_weights=True,
+            )
+        )
+    fit_kwargs.setdefault("verbose", cfg.verbose)
+    return model.fit(
+        train_ds,
+        validation_data=val_ds,
+        epochs=cfg.epochs,
+        callbacks=all_callbacks,
+        **fit_kwargs,
+    )
+
+
+def bucket_by_length(
+    ds,
+    length_fn,
+    boundaries,
+    batch_size,
+    padded_shapes=None,
+    padding_values=None,
+    drop_remainder=False,
+):
+    """Batches examples of similar length together (less compute spent on padding).
+
+    A thin wrapper over `tf.data.Dataset.bucket_by_sequence_length` with one batch
+    size for every bucket.
+
+    Args:
+        ds: unbatched `tf.data.Dataset`.
+        length_fn: function of one element returning its length (scalar int32).
+        boundaries: increasing list of ints; bucket i holds lengths in
+            `[boundaries[i-1], boundaries[i])`.
+        batch_size: examples per batch.
+        padded_shapes: optional padded shapes (default: pad every dimension to the
+            longest element of the batch).
+        padding_values: optional padding values (default 0 / "").
+        drop_remainder: drop the last smaller batch of each bucket.
+
+    Returns:
+        A batched `tf.data.Dataset`.
+    """
+    boundaries = list(boundaries)
+    if any(b <= a for a, b in zip(boundaries, boundaries[1:], strict=False)) or any(
+        not isinstance(b, int) or b < 1 for b in boundaries
+    ):
+        raise ValueError(
+            "`boundaries` must be strictly increasing positive ints. "
+            f"Received: boundaries={boundaries!r}"
+        )
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(
+            f"`batch_size` must be a positive int. Received: batch_size={batch_size!r}"
+        )
+    return ds.bucket_by_sequence_length(
+        element_length_func=length_fn,
+        bucket_boundaries=boundaries,
+        bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
+        padded_shapes=padded_shapes,
+        padding_values=padding_values,
+        drop_remainder=drop_remainder,
+    )
