@@ -1,0 +1,564 @@
+"""Structured self-attentive sentence embedding: classify, embed, export, reuse.
+
+Task: sentence classification (SST-5, SST-2, any CSV/TSV of labelled texts) with a
+sentence embedding that is a matrix, one row per attention hop, each row a weighting of
+the words; delivered as a classifier, as an `embed` signature for TF Serving and as a
+`.keras` encoder that other Keras programs load and fine-tune.
+Paper: Lin et al., 2017, "A Structured Self-Attentive Sentence Embedding" (ICLR).
+Model: `zoo.models.self_attentive_encoder.SelfAttentiveClassifier` (word embeddings ->
+BiLSTM -> `StructuredSelfAttention` with penalty `||A A^T - I||_F^2` -> flatten -> ReLU
+MLP -> softmax).
+Metric: test accuracy (plus per-class precision/recall/F1, confusion matrix, and the
+mean `||A A^T - I||_F` of the test sentences).
+
+Commands:
+
+    python -m recipes.self_attentive_embedding              # generated demo, < 1 min
+    python -m recipes.self_attentive_embedding --data ../shared/data/sst --task sst5
+    python -m recipes.self_attentive_embedding --data ../shared/data/sst --task sst2
+        # SST-2 trains on the phrase-level set by default (--no-phrases: sentences)
+    python -m recipes.self_attentive_embedding --data ../shared/data/yelp_10k/yelp.csv \\
+        --task csv --label-column stars
+    ... --embeddings glove.840B.300d.txt   # optional pretrained word vectors
+
+Real data uses the paper's sizes (BiLSTM 300 per direction, d_a 350, r 30, MLP 3000,
+penalty 1.0) unless `--lstm-units --attention-units --num-hops --hidden-units
+--embedding-dim --penalty` say otherwise; the demo uses a small model (r = 4) and,
+unless given, 2 epochs at learning rate 5e-3 with batches of 16.
+
+Outputs: `runs/self_attentive_embedding/` (`vocab.txt`, checkpoints, logs, and
+`encoder.keras`, the trained encoder alone),
+`reports/self_attentive_embedding/` (`metrics.json`, `metrics.txt`,
+`attention_<i>.png`: per-hop attention over the words of sample test sentences, rows =
+hops, columns = words) and `saved_models/sentence_embedder/VERSION/` with
+
+- `serving_default(text: string [None])` -> `probabilities` float [None, C], `label`
+  string [None];
+- `embed(text)` -> `embedding` float [None, r, 2u], `attention` float [None, r, T],
+  `tokens` string [None, T] (the words the attention columns refer to, "" where
+  padded);
+- `preprocess(text)` -> `token_ids` int32 [None, T], the Keras model's input;
+
+plus `saved_models/sentence_embedder/VERSION.keras` (the classifier) and
+`saved_models/sentence_embedder/VERSION.encoder.keras`: the trained
+`SelfAttentiveEncoder` alone, token ids (B, T) -> {"embedding", "attention"}, which
+`keras.saving.load_model` reads after `import zoo.models.self_attentive_encoder` (no
+custom_objects), with the vocabulary file beside it
+(`VERSION.encoder.vocab.txt`, also in the export's `assets/`) and
+`zoo.models.self_attentive_encoder.SentencePreprocessor` to turn text into ids.
+
+Preprocessing runs in the graph (`SentencePreprocessor`): normalisation, word
+tokenisation, the first `--max-length` (default 128) tokens kept (longer texts are
+truncated, never rejected; inputs over 64 KiB are cut first), vocabulary lookup. `T`
+is the longest (truncated) text of the request, at least 1; an empty or
+whitespace-only text gets all-zero attention and embedding and the classifier's
+output for the zero embedding, never NaN.
+"""
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import sys
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from zoo.data.sentences import (
+    demo_corpus,
+    load_sst,
+    read_csv,
+    read_tsv,
+    split_data,
+)
+from zoo.layers.structured_self_attention import orthogonality_penalty
+from zoo.metrics import classification_report, format_report
+from zoo.models.self_attentive_encoder import (
+    MAX_LENGTH,
+    SelfAttentiveClassifier,
+    SelfAttentiveEncoder,
+    SentencePreprocessor,
+    tokenize_sentences,
+)
+from zoo.text.vocabulary import Vocabulary
+from zoo.training import TrainingConfig, add_training_args, fit, get_strategy, set_seed
+from zoo.viz import attention_heatmap
+
+NAME = "self_attentive_embedding"
+EXPORT_NAME = "sentence_embedder"
+TASKS = ("sst5", "sst2", "csv", "tsv")
+
+# (paper sizes for real data, small sizes for the demo)
+SIZES = {
+    "embedding_dim": (300, 32),
+    "lstm_units": (300, 32),
+    "attention_units": (350, 32),
+    "num_hops": (30, 4),
+    "hidden_units": (3000, 64),
+}
+
+
+@dataclasses.dataclass
+class Config:
+    """Recipe options (the command-line flags)."""
+
+    data: str = None
+    task: str = "sst5"
+    phrases: bool = None
+    text_column: str = "text"
+    label_column: str = "label"
+    embeddings: str = None
+    export_dir: str = "saved_models"
+    report_dir: str = f"reports/{NAME}"
+    no_export: bool = False
+    max_length: int = MAX_LENGTH
+    vocab_size: int = 30000
+    min_count: int = 1
+    embedding_dim: int = 300
+    lstm_units: int = 300
+    attention_units: int = 350
+    num_hops: int = 30
+    penalty: float = 1.0
+    hidden_units: int = 3000
+    dropout: float = 0.5
+    clipnorm: float = 0.5
+    max_train_examples: int = None
+    heatmaps: int = 3
+    training: TrainingConfig = dataclasses.field(default_factory=TrainingConfig)
+
+    @property
+    def demo(self):
+        return self.data is None
+
+
+def parse_config(argv=None):
+    parser = argparse.ArgumentParser(
+        prog=f"python -m recipes.{NAME}", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--data",
+        default=None,
+        help="SST tree folder (train/dev/test.txt), or a CSV/TSV file; "
+        "absent = generated demo corpus",
+    )
+    parser.add_argument("--task", choices=TASKS, default=None, help="default: sst5")
+    parser.add_argument(
+        "--phrases",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="train on every labelled phrase of the SST trees (default: on for sst2)",
+    )
+    parser.add_argument("--text-column", default="text", help="CSV text column")
+    parser.add_argument(
+        "--label-column", default="label", help="CSV label column (Yelp: stars)"
+    )
+    parser.add_argument(
+        "--embeddings", default=None, help="word2vec/GloVe text file (optional)"
+    )
+    parser.add_argument("--export-dir", default="saved_models")
+    parser.add_argument("--report-dir", default=f"reports/{NAME}")
+    parser.add_argument("--no-export", action="store_true")
+    parser.add_argument(
+        "--max-length",
+        type=int,
+        default=MAX_LENGTH,
+        help="tokens kept per text (later ones are dropped)",
+    )
+    parser.add_argument("--vocab-size", type=int, default=30000)
+    parser.add_argument("--min-count", type=int, default=1)
+    for name in SIZES:
+        parser.add_argument(
+            "--" + name.replace("_", "-"),
+            type=int,
+            default=None,
+            help=f"default {SIZES[name][0]} (demo: {SIZES[name][1]})",
+        )
+    parser.add_argument("--penalty", type=float, default=1.0)
+    parser.add_argument("--dropout", type=float, default=0.5)
+    parser.add_argument("--clipnorm", type=float, default=0.5)
+    parser.add_argument(
+        "--max-train-examples",
+        type=int,
+        default=None,
+        help="train on a seeded sample of at most this many examples",
+    )
+    parser.add_argument("--heatmaps", type=int, default=3)
+    add_training_args(
+        parser, epochs=10, batch_size=32, learning_rate=1e-3, run_dir=f"runs/{NAME}"
+    )
+    args = parser.parse_args(argv)
+    demo = args.data is None
+    training = TrainingConfig.from_args(args)
+    given = {a.split("=")[0] for a in (sys.argv[1:] if argv is None else argv)}
+    if demo:
+        # the demo corpus is learned in two short epochs: well under a minute
+        demo_training = {"epochs": 2, "learning_rate": 5e-3, "batch_size": 16}
+        demo_training = {
+            k: v
+            for k, v in demo_training.items()
+            if "--" + k.replace("_", "-") not in given
+        }
+        training = dataclasses.replace(training, patience=0, verbose=2, **demo_training)
+    values = {
+        k: v
+        for k, v in vars(args).items()
+        if k in {f.name for f in dataclasses.fields(Config)} - {"training"}
+    }
+    for name, (paper, small) in SIZES.items():
+        if values[name] is None:
+            values[name] = small if demo else paper
+    if values["task"] is None:
+        values["task"] = "sst5"
+    return Config(training=training, **values)
+
+
+# --- Data -----------------------------------------------------------------------------
+
+
+def load_splits(config):
+    """`{"train", "validation", "test"}` -> `SentenceData`, plus a description."""
+    if config.demo:
+        splits = demo_corpus(num_train=800, seed=config.training.seed)
+        return splits, "generated demo corpus"
+    if config.task in ("sst5", "sst2"):
+        phrases = (
+            config.phrases if config.phrases is not None else config.task == "sst2"
+        )
+        splits = load_sst(config.data, config.task, phrases=phrases)
+        level = "phrase-level" if phrases else "sentence-level"
+        description = f"{config.task.upper()} ({config.data}, {level} training)"
+    else:
+        if config.task == "csv":
+            data = read_csv(
+                config.data,
+                text_column=config.text_column,
+                label_column=config.label_column,
+            )
+        else:
+            data = read_tsv(config.data)
+        splits = split_data(data, validation=0.1, test=0.1, seed=0)
+        description = f"{config.data} (fixed seeded 80/10/10 split)"
+    if config.max_train_examples and len(splits["train"]) > config.max_train_examples:
+        rng = np.random.default_rng(config.training.seed)
+        keep = rng.permutation(len(splits["train"]))[: config.max_train_examples]
+        splits["train"] = splits["train"].subset(np.sort(keep))
+        description += f", {config.max_train_examples} training examples sampled"
+    return splits, description
+
+
+def build_vocabulary(texts, config, path):
+    """Builds the word vocabulary from the in-graph tokenization of `texts`."""
+    ds = tf.data.Dataset.from_tensor_slices(list(texts)).batch(512)
+    ds = ds.map(lambda t: tokenize_sentences(t, config.max_length).flat_values)
+    token_lists = (batch.tolist() for batch in ds.as_numpy_iterator())
+    vocab = Vocabulary.build(
+        token_lists, max_size=config.vocab_size, min_count=config.min_count
+    )
+    vocab.save(path)
+    return vocab
+
+
+def make_dataset(texts, labels, preprocessor, batch_size, shuffle=False, seed=0):
+    """Raw (text, label) pairs -> batches of `(token_ids (B, T), label (B,))`.
+
+    Texts of similar length are batched together (less compute on padding) when
+    shuffling; the order is kept otherwise.
+    """
+    ds = tf.data.Dataset.from_tensor_slices((list(texts), np.asarray(labels, "int32")))
+    if shuffle:
+        from zoo.training import bucket_by_length
+
+        ds = ds.shuffle(len(texts), seed=seed, reshuffle_each_iteration=True)
+        ds = bucket_by_length(
+            ds,
+            lambda t, y: tf.strings.length(t),
+            boundaries=[30, 60, 100, 150, 220, 400],
+            batch_size=batch_size,
+            padded_shapes=([], []),
+        )
+    else:
+        ds = ds.batch(batch_size)
+    ds = ds.map(
+        lambda t, y: (preprocessor(t)["token_ids"], y),
+        num_parallel_calls=tf.data.AUTOTUNE,
+    )
+    return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def build_datasets(config, splits, vocab_file):
+    """Vocabulary file, preprocessor and the train/validation/test datasets."""
+    build_vocabulary(splits["train"].texts, config, vocab_file)
+    preprocessor = SentencePreprocessor(vocab_file, max_length=config.max_length)
+    data = {}
+    for name in ("train", "validation", "test"):
+        data[name] = make_dataset(
+            splits[name].texts,
+            splits[name].labels,
+            preprocessor,
+            config.training.batch_size,
+            shuffle=name == "train",
+            seed=config.training.seed,
+        )
+    return preprocessor, data
+
+
+# --- Model ----------------------------------------------------------------------------
+
+
+def build_model(config, vocabulary_size, num_classes, embedding_matrix=None):
+    """The compiled `SelfAttentiveClassifier` (its `.encoder` is the embedder)."""
+    encoder = SelfAttentiveEncoder(
+        vocabulary_size=vocabulary_size,
+        embedding_dim=config.embedding_dim,
+        lstm_units=config.lstm_units,
+        attention_units=config.attention_units,
+        num_hops=config.num_hops,
+        penalty=config.penalty,
+        name="sentence_encoder",
+    )
+    if embedding_matrix is not None:
+        encoder.set_embedding_matrix(embedding_matrix)
+    model = SelfAttentiveClassifier(
+        encoder,
+        num_classes=num_classes,
+        hidden_units=config.hidden_units,
+        dropout=config.dropout,
+        name="sentence_classifier",
+    )
+    model.compile(
+        optimizer=keras.optimizers.Adam(
+            config.training.learning_rate, clipnorm=config.clipnorm
+        ),
+        loss="sparse_categorical_crossentropy",
+        metrics=["accuracy"],
+    )
+    return model
+
+
+def train(config, model, data):
+    return fit(model, data["train"], data["validation"], config.training)
+
+
+# --- Evaluation -------------------------------------------------------------------------
+
+
+def predict(model, preprocessor, texts, batch_size=128):
+    """Probabilities `(N, C)`, per-text `(attention (r, T_i), tokens)` and penalty norms.
+
+    The norms are `||A A^T - I||_F` per text (0 for a text without tokens). Texts are
+    run in order of length (less padding) inside one `tf.function`; results come back
+    in the order of `texts`.
+    """
+
+    @tf.function(reduce_retracing=True)
+    def run(text):
+        pre = preprocessor(text)
+        ids = pre["token_ids"]
+        att = model.encoder(ids, training=False)["attention"]
+        norms = orthogonality_penalty(att, ids != 0, squared=False)
+        return model(ids, training=False), att, norms, pre["tokens"]
+
+    texts = list(texts)
+    order = np.argsort([len(t) for t in texts], kind="stable")
+    probs, examples, norms = (
+        [None] * len(texts),
+        [None] * len(texts),
+        [None] * len(texts),
+    )
+    for start in range(0, len(texts), batch_size):
+        index = order[start : start + batch_size]
+        p, att, n, tokens = run(tf.constant([texts[i] for i in index]))
+        p, att, n, tokens = p.numpy(), att.numpy(), n.numpy(), tokens.numpy()
+        for j, i in enumerate(index):
+            words = [w.decode("utf-8") for w in tokens[j] if w]
+            probs[i], norms[i] = p[j], n[j]
+            examples[i] = (att[j][:, : len(words)], words)
+    return np.stack(probs), examples, np.asarray(norms)
+
+
+def evaluate(config, model, preprocessor, splits, description):
+    """Test metrics (`zoo.metrics`), attention heat maps; returns the report dict."""
+    test = splits["test"]
+    probs, examples, norms = predict(model, preprocessor, test.texts)
+    y_pred = probs.argmax(-1)
+    report = classification_report(
+        test.labels.tolist(), y_pred.tolist(), test.label_names
+    )
+    report["mean_attention_penalty_norm"] = float(norms.mean())
+    text = format_report(report)
+    text += f"\n\nmean ||A A^T - I||_F over the test texts: {norms.mean():.4f}"
+    os.makedirs(config.report_dir, exist_ok=True)
+    with open(os.path.join(config.report_dir, "metrics.json"), "w") as f:
+        json.dump({"data": description, **report}, f, indent=2)
+    with open(os.path.join(config.report_dir, "metrics.txt"), "w") as f:
+        f.write(description + "\n\n" + text + "\n")
+    paths = []
+    for i, (att, words) in enumerate(examples[: config.heatmaps]):
+        if not words:
+            continue
+        label = test.label_names[int(y_pred[i])]
+        truth = test.label_names[int(test.labels[i])]
+        paths.append(
+            attention_heatmap(
+                att,
+                [f"hop {h + 1}" for h in range(att.shape[0])],
+                words,
+                os.path.join(config.report_dir, f"attention_{i}.png"),
+                title=f"predicted {label}, true {truth}",
+            )
+        )
+    report["heatmaps"] = paths
+    return report, text
+
+
+# --- Export -----------------------------------------------------------------------------
+
+
+def make_serving_module(model, preprocessor, label_names):
+    """The `ServingModule` behind the exported signatures (string in, dict out)."""
+    from zoo.export import ServingModule
+
+    text_spec = tf.TensorSpec([None], tf.string, name="text")
+
+    class SentenceEmbedderServing(ServingModule):
+        def __init__(self, model, preprocessor, label_names):
+            super().__init__(model)
+            self.preprocessor = preprocessor
+            self.label_names = tf.constant(list(label_names), tf.string)
+
+        @tf.function(input_signature=[text_spec])
+        def preprocess(self, text):
+            return {"token_ids": self.preprocessor(text)["token_ids"]}
+
+        @tf.function(input_signature=[text_spec])
+        def serve(self, text):
+            ids = self.preprocessor(text)["token_ids"]
+            probabilities = tf.cast(self.model(ids, training=False), tf.float32)
+            label = tf.gather(self.label_names, tf.argmax(probabilities, axis=-1))
+            return {"probabilities": probabilities, "label": label}
+
+        @tf.function(input_signature=[text_spec])
+        def embed(self, text):
+            pre = self.preprocessor(text)
+            out = self.model.encoder(pre["token_ids"], training=False)
+            return {
+                "embedding": tf.cast(out["embedding"], tf.float32),
+                "attention": tf.cast(out["attention"], tf.float32),
+                "tokens": pre["tokens"],
+            }
+
+    return SentenceEmbedderServing(model, preprocessor, label_names)
+
+
+def export(config, model, preprocessor, splits, description, metrics, vocab_file):
+    """Exports `saved_models/sentence_embedder/VERSION/`, its `.keras` classifier and
+    the standalone `VERSION.encoder.keras`; returns the version folder."""
+    from zoo.export import export_model
+
+    label_names = splits["test"].label_names
+    module = make_serving_module(model, preprocessor, label_names)
+    warmup_texts = list(splits["test"].texts[:4]) or ["a short example sentence ."]
+    version_dir = export_model(
+        module,
+        name=EXPORT_NAME,
+        signatures={
+            "serving_default": module.serve,
+            "embed": module.embed,
+            "preprocess": module.preprocess,
+        },
+        base_dir=config.export_dir,
+        keras_model=model,
+        warmup={
+            "serving_default": {"text": warmup_texts},
+            "embed": {"text": warmup_texts},
+        },
+        keras_check={
+            "signature": "serving_default",
+            "outputs": {"probabilities": "probabilities"},
+        },
+        metadata={
+            "recipe": NAME,
+            "data": description,
+            "labels": list(label_names),
+            "encoder": {
+                "file": "../<VERSION>.encoder.keras (beside this version folder)",
+                "vocabulary": "../<VERSION>.encoder.vocab.txt",
+                "num_hops": config.num_hops,
+                "embedding_width": 2 * config.lstm_units,
+            },
+            "limits": {"max_length": config.max_length, "max_input_bytes": 65536},
+            "metrics": metrics,
+        },
+    )
+    save_encoder(model.encoder, version_dir, vocab_file)
+    return version_dir
+
+
+def save_encoder(encoder, version_dir, vocab_file):
+    """Writes `<version_dir>.encoder.keras` and `<version_dir>.encoder.vocab.txt`."""
+    version_dir = os.fspath(version_dir).rstrip("/")
+    path = version_dir + ".encoder.keras"
+    encoder.save(path)
+    shutil.copyfile(vocab_file, version_dir + ".encoder.vocab.txt")
+    return path
+
+
+def main(argv=None):
+    config = parse_config(argv)
+    start = time.time()
+    set_seed(config.training.seed)
+    splits, description = load_splits(config)
+    print(description, {k: len(v) for k, v in splits.items()})
+    os.makedirs(config.training.run_dir, exist_ok=True)
+    vocab_file = os.path.join(config.training.run_dir, "vocab.txt")
+    preprocessor, data = build_datasets(config, splits, vocab_file)
+    vocab_size = preprocessor.lookup.size
+    embedding_matrix = None
+    if config.embeddings:
+        from zoo.data.embeddings import load_embeddings
+
+        embedding_matrix, stats = load_embeddings(
+            config.embeddings, Vocabulary.load(vocab_file)
+        )
+        config.embedding_dim = stats.dim
+        description += f"; pretrained vectors {config.embeddings}: {stats}"
+        print(f"pretrained vectors: {stats}")
+    num_classes = splits["train"].num_classes
+    print(f"vocabulary: {vocab_size} words; classes: {splits['train'].label_names}")
+
+    strategy = get_strategy(config.training.distribute)
+    with strategy.scope():
+        model = build_model(config, vocab_size, num_classes, embedding_matrix)
+    train(config, model, data)
+
+    report, text = evaluate(config, model, preprocessor, splits, description)
+    print(text)
+    metrics = {
+        "accuracy": report["accuracy"],
+        "macro_f1": report["macro_f1"],
+        "mean_attention_penalty_norm": report["mean_attention_penalty_norm"],
+    }
+    # The encoder alone, for reuse in other Keras programs (also beside the export).
+    model.encoder.save(os.path.join(config.training.run_dir, "encoder.keras"))
+    version_dir = None
+    if not config.no_export:
+        version_dir = str(
+            export(
+                config, model, preprocessor, splits, description, metrics, vocab_file
+            )
+        )
+        print(f"exported: {version_dir} (encoder: {version_dir}.encoder.keras)")
+    print(f"done in {time.time() - start:.1f} s")
+    return {
+        "model": EXPORT_NAME,
+        "metric": "accuracy",
+        "value": float(report["accuracy"]),
+        "export": version_dir,
+    }
+
+
+if __name__ == "__main__":
+    main()

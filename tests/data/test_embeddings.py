@@ -1,0 +1,64 @@
+import gzip
+
+import numpy as np
+import pytest
+
+from zoo.data.embeddings import EmbeddingFormatError, load_embeddings
+
+VOCAB = ["[PAD]", "[UNK]", "good", "Film", "zebra"]
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_glove_format_exact_lowercase_and_missing(tmp_path):
+    path = _write(tmp_path, "g.txt", "good 1 2 3\nfilm 4 5 6\nbad 7 8 9\n")
+    matrix, stats = load_embeddings(path, VOCAB, scale=0.05)
+    assert matrix.shape == (5, 3) and matrix.dtype == np.float32
+    np.testing.assert_array_equal(matrix[0], np.zeros(3))  # [PAD]
+    np.testing.assert_array_equal(matrix[2], [1, 2, 3])
+    np.testing.assert_array_equal(matrix[3], [4, 5, 6])  # "Film" via "film"
+    assert np.all(np.abs(matrix[4]) <= 0.05)  # "zebra": random row
+    assert (stats.found, stats.found_lowercase, stats.file_words, stats.dim) == (
+        2,
+        1,
+        3,
+        3,
+    )
+    assert stats.coverage == pytest.approx(2 / 3)
+    assert "2/3 vocabulary words found" in str(stats)
+
+
+def test_word2vec_header_and_gzip(tmp_path):
+    path = tmp_path / "w.txt.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.write("2 2\nzebra 0.5 -0.5\nFilm 1 1\n")
+    matrix, stats = load_embeddings(str(path), VOCAB)
+    np.testing.assert_array_equal(matrix[4], [0.5, -0.5])
+    np.testing.assert_array_equal(matrix[3], [1, 1])
+    assert stats.found == 2 and stats.found_lowercase == 0 and stats.file_words == 2
+
+
+def test_exact_match_wins_over_lowercase(tmp_path):
+    path = _write(tmp_path, "g.txt", "film 0 0\nFilm 1 1\n")
+    matrix, _ = load_embeddings(path, VOCAB)
+    np.testing.assert_array_equal(matrix[3], [1, 1])
+
+
+def test_errors_name_file_and_line(tmp_path):
+    path = _write(tmp_path, "bad.txt", "good 1 2 3\nfilm 4 5\n")
+    with pytest.raises(EmbeddingFormatError, match=r"bad\.txt:2: vector has 2 values"):
+        load_embeddings(path, VOCAB)
+    path = _write(tmp_path, "nan.txt", "good 1 x 3\n")
+    with pytest.raises(EmbeddingFormatError, match=r"nan\.txt:1: .*non-number"):
+        load_embeddings(path, VOCAB)
+    path = _write(tmp_path, "empty.txt", "\n")
+    with pytest.raises(EmbeddingFormatError, match="no vectors"):
+        load_embeddings(path, VOCAB)
+    binary = tmp_path / "b.bin"
+    binary.write_bytes(b"3 2\ngood \xff\xfe\x00\x01\n")
+    with pytest.raises(EmbeddingFormatError, match="not UTF-8"):
+        load_embeddings(str(binary), VOCAB)

@@ -1,0 +1,169 @@
+import numpy as np
+import pytest
+
+from zoo.data.sentences import (
+    DEMO_LABELS,
+    SST2_LABELS,
+    SST5_LABELS,
+    SentenceFormatError,
+    demo_corpus,
+    load_sst,
+    parse_tree,
+    read_csv,
+    read_sst_trees,
+    read_tsv,
+    split_data,
+)
+
+TREES = [
+    "(3 (2 It) (4 (4 (2 's) (4 (3 (2 a) (4 lovely)) (2 film))) (2 .)))",
+    "(1 (2 A) (1 (1 dull) (2 -LRB- movie -RRB-)))",
+    "(2 (2 Just) (2 okay))",
+    "(0 (2 The) (0 worst))",
+]
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_parse_tree_words_and_nodes():
+    words, nodes = parse_tree(TREES[0])
+    assert words == ["It", "'s", "a", "lovely", "film", "."]
+    assert nodes[-1] == (3, 0, 6)  # root spans the sentence
+    assert (3, 2, 4) in nodes and (4, 3, 4) in nodes  # "a lovely", "lovely"
+    assert len(nodes) == 11
+
+
+def test_ptb_escapes_are_undone():
+    words, _ = parse_tree(TREES[1])
+    assert words == ["A", "dull", "(", "movie", ")"]
+
+
+def test_sst5_and_sst2_root_labels(tmp_path):
+    path = _write(tmp_path, "t.txt", "\n".join(TREES) + "\n\n")
+    sst5 = read_sst_trees(path, "sst5")
+    assert sst5.texts[0] == "It 's a lovely film ."
+    assert sst5.labels.tolist() == [3, 1, 2, 0]
+    assert sst5.label_names == SST5_LABELS
+    sst2 = read_sst_trees(path, "sst2")
+    assert sst2.labels.tolist() == [1, 0, 0]  # neutral dropped, 0/1 -> 0, 3/4 -> 1
+    assert sst2.texts[2] == "The worst"
+    assert sst2.label_names == SST2_LABELS
+
+
+def test_sst2_phrase_expansion_dedupes_and_drops_neutral(tmp_path):
+    path = _write(tmp_path, "t.txt", TREES[0] + "\n" + TREES[0] + "\n")
+    data = read_sst_trees(path, "sst2", phrases=True)
+    # non-neutral nodes of the tree: root(3), "'s a lovely film"(4), "'s a lovely
+    # film ."... count them from the parse instead of by hand
+    words, nodes = parse_tree(TREES[0])
+    expected = {" ".join(words[s:e]) for lab, s, e in nodes if lab != 2}
+    assert set(data.texts) == expected
+    assert len(data.texts) == len(expected)  # second copy of the tree deduplicated
+    assert data.texts[0] == "It 's a lovely film ."  # root first
+    assert set(data.labels.tolist()) == {1}
+
+
+@pytest.mark.parametrize(
+    "bad, fragment",
+    [
+        ("(3 (2 a) (4 good)", "not closed"),
+        ("(3 (2 a)) (4 good))", "text after the end"),
+        ("(7 (2 a) (4 good))", "invalid sentiment label '7'"),
+        ("(x (2 a))", "invalid sentiment label 'x'"),
+        ("(3 (2 a) ())", "expected a label"),
+        ("(3 (2 a) (4))", "has no words"),
+        ("(3 (2 a) (4 good)))", "unbalanced"),
+    ],
+)
+def test_malformed_tree_names_file_and_line(tmp_path, bad, fragment):
+    path = _write(tmp_path, "bad.txt", TREES[0] + "\n" + TREES[1] + "\n" + bad + "\n")
+    with pytest.raises(SentenceFormatError) as info:
+        read_sst_trees(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:3:")
+    assert fragment in message
+
+
+def test_load_sst_missing_files(tmp_path):
+    with pytest.raises(FileNotFoundError, match="train.txt"):
+        load_sst(str(tmp_path))
+
+
+def test_read_tsv_with_header_and_errors(tmp_path):
+    path = _write(tmp_path, "a.tsv", "label\tsentence\n1\tgood film\n0\tbad film\n\n")
+    data = read_tsv(path)
+    assert data.texts == ["good film", "bad film"]
+    assert data.labels.tolist() == [1, 0]
+    assert data.label_names == ("0", "1")
+    bad = _write(tmp_path, "b.tsv", "1\tgood\nno tab here\n")
+    with pytest.raises(SentenceFormatError, match=r"b\.tsv:2: expected 'label<TAB>"):
+        read_tsv(bad)
+    unknown = _write(tmp_path, "c.tsv", "1\tgood\n7\tbad\n")
+    with pytest.raises(SentenceFormatError, match=r"c\.tsv:2: unknown label"):
+        read_tsv(unknown, label_names=("0", "1"))
+    numeric = _write(tmp_path, "d.tsv", "10\ta\n9\tb\n")
+    assert read_tsv(numeric).label_names == ("9", "10")  # numeric order
+    with pytest.raises(SentenceFormatError, match="no examples"):
+        read_tsv(_write(tmp_path, "e.tsv", "\n"))
+
+
+def test_read_csv_columns_and_errors(tmp_path):
+    path = _write(
+        tmp_path, "r.csv", 'text,stars\n"Great, really great.",5\nmeh,3\nawful,1\n'
+    )
+    data = read_csv(path, label_column="stars")
+    assert data.texts[0] == "Great, really great."
+    assert data.label_names == ("1", "3", "5")
+    assert data.labels.tolist() == [2, 1, 0]
+    with pytest.raises(SentenceFormatError, match=r"missing column\(s\) \['label'\]"):
+        read_csv(path)
+    empty = _write(tmp_path, "empty.csv", "")
+    with pytest.raises(SentenceFormatError, match="empty file"):
+        read_csv(empty)
+    blank = _write(tmp_path, "blank.csv", "text,label\nfine,1\n,0\n")
+    with pytest.raises(SentenceFormatError, match=r"blank\.csv:3: empty 'text'"):
+        read_csv(blank)
+
+
+def test_split_is_seeded_and_disjoint():
+    data = demo_corpus(num_train=100, num_validation=0, num_test=0)["train"]
+    a = split_data(data, seed=3)
+    b = split_data(data, seed=3)
+    assert [len(a[k]) for k in ("train", "validation", "test")] == [80, 10, 10]
+    assert a["test"].texts == b["test"].texts
+    assert a["train"].labels.tolist() == b["train"].labels.tolist()
+    with pytest.raises(ValueError, match="validation=0.6"):
+        split_data(data, validation=0.6, test=0.5)
+
+
+def test_demo_corpus_is_deterministic_and_balanced():
+    a, b = demo_corpus(seed=1), demo_corpus(seed=1)
+    assert a["train"].texts == b["train"].texts
+    assert a["train"].label_names == DEMO_LABELS
+    counts = np.array(a["train"].counts())
+    assert counts.min() > 300 and counts.sum() == 1200
+    # the label is carried by one sentiment word
+    for text, label in zip(a["test"].texts[:50], a["test"].labels[:50], strict=True):
+        assert ("ordinary" in text) == (label == 1)
+
+
+@pytest.mark.data
+def test_real_sst_counts(shared_data):
+    sst5 = load_sst(shared_data / "sst", "sst5")
+    assert [len(sst5[k]) for k in ("train", "validation", "test")] == [8544, 1101, 2210]
+    assert sst5["train"].counts() == [1092, 2218, 1624, 2322, 1288]
+    sst2 = load_sst(shared_data / "sst", "sst2")
+    assert [len(sst2[k]) for k in ("train", "validation", "test")] == [6920, 872, 1821]
+    assert sst2["test"].texts[0].startswith("If you sometimes like to go to the movies")
+
+
+@pytest.mark.data
+def test_real_yelp_and_glue_tsv(shared_data):
+    yelp = read_csv(shared_data / "yelp_10k" / "yelp.csv", label_column="stars")
+    assert len(yelp) == 10000 and yelp.counts() == [749, 927, 1461, 3526, 3337]
+    dev = read_tsv(shared_data / "sst" / "sst2_glue_variant" / "dev.tsv")
+    assert len(dev) == 872 and dev.counts() == [428, 444]

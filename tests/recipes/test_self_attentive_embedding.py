@@ -1,0 +1,246 @@
+"""End-to-end tests of recipes/self_attentive_embedding.py on its demo corpus.
+
+One demo run (module fixture) feeds every test: metrics and heat maps, the export
+reloaded in a fresh process (both signatures, same outputs as the Keras files, bad
+inputs), and the transfer of the saved encoder under a new head in a fresh process.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+pytestmark = pytest.mark.slow
+
+TEXTS = [
+    "the film is wonderful at times .",
+    "this movie turns out dull in the end .",
+    "the plot seems ordinary .",
+    "",
+]
+
+
+def _has_export():
+    try:
+        import zoo.export  # noqa: F401
+
+        return hasattr(zoo.export, "export_model")
+    except ImportError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    from recipes.self_attentive_embedding import main
+
+    tmp = tmp_path_factory.mktemp("sae")
+    argv = [
+        "--epochs",
+        "1",
+        "--run-dir",
+        str(tmp / "run"),
+        "--report-dir",
+        str(tmp / "report"),
+        "--export-dir",
+        str(tmp / "saved_models"),
+    ]
+    exported = _has_export()
+    if not exported:
+        argv.append("--no-export")
+    result = main(argv)
+    return tmp, result
+
+
+# One fresh Python process (nothing of this one imported) reloads the export, runs
+# its signatures, and loads the saved encoder under new heads (frozen, fine-tuned).
+FRESH_CODE = """
+import json, sys
+import numpy as np
+
+tmp, version_dir, encoder_path, vocab_path, texts = json.loads(sys.argv[1])
+result = {}
+if version_dir:
+    from zoo.export.verify import verify_export  # TF Serving's loader, first
+
+    report = verify_export(version_dir)
+    result["verify"] = {k: report.get(k) for k in ("ok", "errors", "warmup",
+                                                   "keras_check", "ops")}
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (registers the ops the graph uses)
+
+    loaded = tf.saved_model.load(version_dir)
+    result["signatures"] = sorted(loaded.signatures)
+    t = tf.constant(texts)
+    s = loaded.signatures["serving_default"](text=t)
+    e = loaded.signatures["embed"](text=t)
+    p = loaded.signatures["preprocess"](text=t)
+    np.savez(tmp + "/served.npz", probabilities=s["probabilities"].numpy(),
+             label=s["label"].numpy().astype("S"),
+             embedding=e["embedding"].numpy(), attention=e["attention"].numpy(),
+             tokens=e["tokens"].numpy().astype("S"), token_ids=p["token_ids"].numpy())
+
+import keras
+import tensorflow as tf
+import zoo.models.self_attentive_encoder as sae
+
+# a different label set: does the sentence talk about the cast or the plot?
+rng = np.random.default_rng(0)
+subjects = ["the cast", "the plot"]
+words = ["is", "seems", "wonderful", "dull", "at times", "in the end", "."]
+y = rng.integers(0, 2, 64)
+sentences = [subjects[k] + " " + " ".join(rng.choice(words, 4)) for k in y]
+x = sae.SentencePreprocessor(vocab_path)(tf.constant(sentences))["token_ids"].numpy()
+for mode in ("frozen", "fine_tuned"):
+    keras.utils.set_random_seed(1)
+    encoder = keras.saving.load_model(encoder_path)  # no custom_objects
+    ids = keras.Input((None,), dtype="int32")
+    m = encoder(ids)["embedding"]
+    h = keras.layers.Dense(16, activation="relu")(keras.layers.Flatten()(m))
+    model = keras.Model(ids, keras.layers.Dense(2, activation="softmax")(h))
+    encoder.trainable = mode == "fine_tuned"
+    before = [w.numpy().copy() for w in encoder.weights]
+    model.compile(keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy")
+    loss = model.fit(x, y, batch_size=16, epochs=4, verbose=0).history["loss"]
+    changed = [not np.array_equal(b, w.numpy()) for b, w in zip(before, encoder.weights)]
+    result[mode] = {"class": type(encoder).__name__, "first": loss[0],
+                    "last": loss[-1], "changed": sum(changed),
+                    "trainable": len(model.trainable_weights)}
+print(json.dumps(result))
+"""
+
+
+@pytest.fixture(scope="module")
+def fresh(demo_run):
+    tmp, result = demo_run
+    args = [
+        str(tmp),
+        result["export"],
+        str(tmp / "run" / "encoder.keras"),
+        str(tmp / "run" / "vocab.txt"),
+        TEXTS,
+    ]
+    env = dict(os.environ, KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3")
+    proc = subprocess.run(
+        [sys.executable, "-c", FRESH_CODE, json.dumps(args)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_demo_trains_evaluates_and_draws_heatmaps(demo_run):
+    tmp, result = demo_run
+    assert result["model"] == "sentence_embedder" and result["metric"] == "accuracy"
+    # the demo label is carried by one word: one epoch learns it
+    assert result["value"] >= 0.8
+    with open(tmp / "report" / "metrics.json") as f:
+        metrics = json.load(f)
+    assert metrics["accuracy"] == pytest.approx(result["value"])
+    assert metrics["labels"] == ["negative", "neutral", "positive"]
+    assert 0.0 <= metrics["mean_attention_penalty_norm"] < 2.0  # sqrt(r)=2 at worst
+    pngs = sorted(p for p in os.listdir(tmp / "report") if p.endswith(".png"))
+    assert len(pngs) == 3
+    with open(tmp / "report" / pngs[0], "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert os.path.isfile(tmp / "run" / "encoder.keras")
+
+
+def test_export_reloads_in_fresh_process_with_same_outputs(demo_run, fresh):
+    if not _has_export():
+        pytest.skip("zoo.export not available")
+    tmp, result = demo_run
+    version_dir = result["export"]
+    assert os.path.isfile(version_dir + ".encoder.keras")
+    assert os.path.isfile(version_dir + ".keras")
+    assert os.path.isfile(os.path.join(version_dir, "assets.extra", "manifest.json"))
+    assert {"serving_default", "embed", "preprocess"} <= set(fresh["signatures"])
+    served = np.load(tmp / "served.npz")
+    # reference: the .keras files + the in-graph preprocessor in this process
+    import keras
+    import tensorflow as tf
+
+    from zoo.models.self_attentive_encoder import SentencePreprocessor
+
+    classifier = keras.saving.load_model(version_dir + ".keras")
+    encoder = keras.saving.load_model(version_dir + ".encoder.keras")
+    pre = SentencePreprocessor(version_dir + ".encoder.vocab.txt")
+    ids = pre(tf.constant(TEXTS))
+    np.testing.assert_array_equal(served["token_ids"], ids["token_ids"].numpy())
+    np.testing.assert_array_equal(served["tokens"], ids["tokens"].numpy())
+    probs = classifier(ids["token_ids"]).numpy()
+    np.testing.assert_allclose(served["probabilities"], probs, atol=1e-5)
+    enc = encoder(ids["token_ids"])
+    np.testing.assert_allclose(served["embedding"], enc["embedding"].numpy(), atol=1e-5)
+    np.testing.assert_allclose(served["attention"], enc["attention"].numpy(), atol=1e-6)
+    r = classifier.encoder.num_hops
+    t = served["tokens"].shape[1]
+    assert served["embedding"].shape == (4, r, 2 * classifier.encoder.lstm_units)
+    assert served["attention"].shape == (4, r, t)
+    labels = [b.decode() for b in served["label"]]
+    assert labels[:3] == ["positive", "negative", "neutral"]
+    # empty text: zero attention and embedding, finite probabilities
+    assert np.all(served["attention"][3] == 0) and np.all(served["embedding"][3] == 0)
+    assert np.all(np.isfinite(served["probabilities"]))
+
+
+def test_export_bad_inputs(demo_run):
+    if not _has_export():
+        pytest.skip("zoo.export not available")
+    from zoo.export.testing import check_bad_text_inputs
+
+    _, result = demo_run
+    version_dir = result["export"]
+    # every case: finite, one row per input, rows unaffected by the other rows
+    served = check_bad_text_inputs(version_dir, "serving_default")
+    embedded = check_bad_text_inputs(version_dir, "embed")
+    for case, out in served.items():
+        if case != "batch_of_zero":
+            np.testing.assert_allclose(out["probabilities"].sum(-1), 1.0, rtol=1e-5)
+    # empty / whitespace: one padded position, zero attention and embedding
+    for case in ("empty", "whitespace"):
+        assert embedded[case]["tokens"].tolist() == [[b""]]
+        assert np.all(embedded[case]["attention"] == 0)
+        assert np.all(embedded[case]["embedding"] == 0)
+    # 1 MB: cut to 64 KiB, then to the documented 128 tokens
+    assert embedded["one_megabyte"]["tokens"].shape == (1, 128)
+    np.testing.assert_allclose(
+        embedded["one_megabyte"]["attention"].sum(-1), 1.0, rtol=1e-5
+    )
+    # invalid UTF-8 becomes U+FFFD, not an error
+    words = [w.decode("utf-8") for w in embedded["invalid_utf8"]["tokens"][0]]
+    assert "\ufffd" in "".join(words) and "broken" in words
+    # batch of 0: empty outputs of the documented rank
+    assert served["batch_of_zero"]["label"].shape == (0,)
+    assert embedded["batch_of_zero"]["embedding"].ndim == 3
+    assert embedded["batch_of_zero"]["embedding"].shape[0] == 0
+
+
+def test_export_verifies_in_fresh_process(demo_run, fresh):
+    if not _has_export():
+        pytest.skip("zoo.export not available")
+    report = fresh["verify"]
+    assert report["ok"], report["errors"]
+    assert report["ops"]["unregistered"] == []
+    # warm-up requests of both signatures replayed
+    assert report["warmup"]["replayed"] == report["warmup"]["requests"] >= 2
+    assert report["keras_check"]["ok"]
+    assert report["keras_check"]["compared"]["probabilities"]["max_abs_diff"] < 1e-4
+
+
+def test_transfer_encoder_under_new_head_in_fresh_process(fresh):
+    frozen, tuned = fresh["frozen"], fresh["fine_tuned"]
+    assert frozen["class"] == tuned["class"] == "SelfAttentiveEncoder"
+    assert frozen["last"] < frozen["first"]
+    assert tuned["last"] < tuned["first"]
+    assert frozen["changed"] == 0  # frozen encoder weights did not move
+    assert frozen["trainable"] == 4  # only the new head trains
+    assert tuned["changed"] > 0 and tuned["trainable"] > 4
