@@ -1,0 +1,293 @@
+"""HAN document classification benchmark: attention vs mean pooling vs flat BiGRU.
+
+For each data set (IMDB binary: its own test set; Yelp-10k 5 classes: the fixed seeded
+80/10/10 split of `zoo.data.documents`), three models are trained in the same run on
+the same data, vocabulary and preprocessing:
+
+- `han`: `HANClassifier` (Yang et al. 2016): word BiGRU + attention per sentence,
+  sentence BiGRU + attention;
+- `han_mean`: the same encoder with masked mean pooling instead of both attentions;
+- `flat`: a non-hierarchical BiGRU + attention pooling over all words of the document
+  (the same tokens, sentences concatenated).
+
+Each model is trained for `--epochs` epochs (the weights of the best validation
+epoch are kept) and its test accuracy and wall time are printed as a Markdown table.
+
+    python -m bench.han --quick                   # < 5 min: small samples, 2 epochs
+    python -m bench.han --datasets imdb --train-docs 25000 --epochs 5   # full IMDB
+
+Published reference: IMDB binary RNN/attention classifiers report 88-91%; HAN on
+Yelp'13/14/15 (5 classes, far more data) reports 68.2/70.5/71.0.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from zoo.data.documents import encode_labels, load_documents
+from zoo.layers.attention_pooling import AttentionPooling
+from zoo.models.han_classifier import HANClassifier, HANPreprocessor
+from zoo.text.vocabulary import Vocabulary
+
+DATASETS = {
+    "imdb": {"path": "aclImdb", "text_column": "text", "label_column": None},
+    "yelp": {
+        "path": "yelp_10k/yelp.csv",
+        "text_column": "text",
+        "label_column": "stars",
+    },
+}
+MODELS = ("han", "han_mean", "flat")
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m bench.han", description=__doc__)
+    parser.add_argument("--datasets", default="imdb,yelp")
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument(
+        "--data-root",
+        default=os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"),
+    )
+    parser.add_argument("--quick", action="store_true", help="small run, < 5 min")
+    parser.add_argument("--train-docs", type=int, default=None)
+    parser.add_argument("--test-docs", type=int, default=None)
+    parser.add_argument("--epochs", type=int, default=None)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--learning-rate", type=float, default=2e-3)
+    parser.add_argument("--max-sentences", type=int, default=None)
+    parser.add_argument("--max-words", type=int, default=None)
+    parser.add_argument("--vocab-size", type=int, default=30000)
+    parser.add_argument("--embedding-dim", type=int, default=200)
+    parser.add_argument("--rnn-units", type=int, default=50)
+    parser.add_argument("--context-units", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=1234)
+    parser.add_argument("--json-out", default=None)
+    args = parser.parse_args(argv)
+    quick = {
+        "train_docs": 600,
+        "test_docs": 400,
+        "epochs": 2,
+        "max_sentences": 12,
+        "max_words": 25,
+    }
+    full = {
+        "train_docs": None,
+        "test_docs": None,
+        "epochs": 5,
+        "max_sentences": 30,
+        "max_words": 50,
+    }
+    for key, value in (quick if args.quick else full).items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    return args
+
+
+def _sample(docs, n, seed):
+    if n is None or len(docs) <= n:
+        return docs
+    keep = np.random.default_rng(seed).permutation(len(docs))[:n]
+    return docs.subset(sorted(keep.tolist()))
+
+
+class FlatPreprocessor(tf.Module):
+    """The same tokens as `HANPreprocessor`, sentences concatenated: ids (B, T)."""
+
+    def __init__(self, han_preprocessor):
+        super().__init__()
+        self.han = han_preprocessor
+
+    def __call__(self, text):
+        _, words = self.han.tokenize(text)
+        ids = tf.cast(self.han.lookup(words.merge_dims(1, 2)), tf.int32)
+        dense = ids.to_tensor(0)
+        return tf.pad(dense, [[0, 0], [0, tf.maximum(1 - tf.shape(dense)[1], 0)]])
+
+
+def build_flat(vocab_size, num_classes, args):
+    ids = keras.Input((None,), dtype="int32", name="token_ids")
+    x = keras.layers.Embedding(vocab_size, args.embedding_dim, mask_zero=True)(ids)
+    x = keras.layers.Bidirectional(
+        keras.layers.GRU(args.rnn_units, return_sequences=True)
+    )(x)
+    x = AttentionPooling(args.context_units)(x)
+    probs = keras.layers.Dense(num_classes, activation="softmax")(x)
+    return keras.Model(ids, probs, name="flat_bigru_attention")
+
+
+def _dataset(texts, labels, fn, batch_size, shuffle, seed):
+    ds = tf.data.Dataset.from_tensor_slices((list(texts), labels))
+    if shuffle:
+        ds = ds.shuffle(len(texts), seed=seed, reshuffle_each_iteration=True)
+        ds = ds.bucket_by_sequence_length(
+            lambda t, y: tf.strings.length(t),
+            [400, 800, 1200, 1800, 2600, 4000],
+            [batch_size] * 7,
+        )
+    else:
+        ds = ds.batch(batch_size)
+    return ds.map(
+        lambda t, y: (fn(t), y), num_parallel_calls=tf.data.AUTOTUNE
+    ).prefetch(tf.data.AUTOTUNE)
+
+
+def run_dataset(name, args, workdir):
+    spec = DATASETS[name]
+    path = os.path.join(args.data_root, spec["path"])
+    start = time.time()
+    splits = load_documents(
+        path, text_column=spec["text_column"], label_column=spec["label_column"]
+    )
+    train = _sample(splits.train, args.train_docs, args.seed)
+    val = _sample(splits.validation, args.test_docs, args.seed)
+    test = _sample(splits.test, args.test_docs, args.seed)
+    labels = splits.label_names
+    print(
+        f"{name}: {len(train)} train / {len(val)} val / {len(test)} test docs, "
+        f"{len(labels)} classes (read in {time.time() - start:.1f} s)",
+        flush=True,
+    )
+    # Vocabulary from the in-graph tokenization of the training documents.
+    from recipes.han_classification import build_vocabulary
+
+    vocab_cfg = argparse.Namespace(
+        max_sentences=args.max_sentences,
+        max_words=args.max_words,
+        vocab_size=args.vocab_size,
+        min_count=2,
+    )
+    vocab_file = os.path.join(workdir, f"{name}_vocab.txt")
+    build_vocabulary(train.texts, vocab_cfg, vocab_file)
+    vocab_size = len(Vocabulary.load(vocab_file))
+    han_pre = HANPreprocessor(vocab_file, args.max_sentences, args.max_words)
+    flat_pre = FlatPreprocessor(han_pre)
+    y = {
+        part: encode_labels(d, labels)
+        for part, d in (("train", train), ("val", val), ("test", test))
+    }
+
+    rows = []
+    for model_name in args.models.split(","):
+        keras.utils.set_random_seed(args.seed)
+        if model_name == "flat":
+            model, fn = build_flat(vocab_size, len(labels), args), flat_pre
+        else:
+            han = HANClassifier(
+                vocab_size,
+                len(labels),
+                embedding_dim=args.embedding_dim,
+                rnn_units=args.rnn_units,
+                context_units=args.context_units,
+                pooling="mean" if model_name == "han_mean" else "attention",
+            )
+            model = han.probabilities_model()
+            fn = lambda t: han_pre(t)["token_ids"]  # noqa: E731
+        model.compile(
+            keras.optimizers.Adam(args.learning_rate, clipnorm=5.0),
+            "sparse_categorical_crossentropy",
+            metrics=["accuracy"],
+            jit_compile=False,
+        )
+        bs = args.batch_size
+        train_ds = _dataset(train.texts, y["train"], fn, bs, True, args.seed)
+        val_ds = _dataset(val.texts, y["val"], fn, bs, False, args.seed)
+        test_ds = _dataset(test.texts, y["test"], fn, bs, False, args.seed)
+        t0 = time.time()
+        history = model.fit(
+            train_ds,
+            validation_data=val_ds,
+            epochs=args.epochs,
+            verbose=2,
+            callbacks=[
+                keras.callbacks.EarlyStopping(
+                    monitor="val_accuracy",
+                    mode="max",
+                    patience=args.epochs,
+                    restore_best_weights=True,
+                )
+            ],
+        )
+        train_s = time.time() - t0
+        _, accuracy = model.evaluate(test_ds, verbose=0)
+        row = {
+            "dataset": name,
+            "model": model_name,
+            "test_accuracy": round(float(accuracy), 4),
+            "best_val_accuracy": round(max(history.history["val_accuracy"]), 4),
+            "train_docs": len(train),
+            "test_docs": len(test),
+            "epochs": args.epochs,
+            "params": int(model.count_params()),
+            "wall_s": round(time.time() - t0, 1),
+            "train_s": round(train_s, 1),
+        }
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
+def _machine():
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if line.startswith("Model name"):
+                return line.split(":", 1)[1].strip() + f", {os.cpu_count()} CPUs"
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    start = time.time()
+    import tempfile
+
+    rows = []
+    with tempfile.TemporaryDirectory() as workdir:
+        for name in args.datasets.split(","):
+            if name not in DATASETS:
+                raise ValueError(
+                    f"Unknown data set. Expected one of {sorted(DATASETS)}. "
+                    f"Received: {name!r}"
+                )
+            rows += run_dataset(name, args, workdir)
+    settings = (
+        f"max {args.max_sentences} sentences x {args.max_words} words, "
+        f"embedding {args.embedding_dim}, GRU {args.rnn_units}/direction, context "
+        f"{args.context_units}, batch {args.batch_size}, Adam {args.learning_rate}, "
+        f"{args.epochs} epochs (best validation epoch kept), seed {args.seed}"
+    )
+    print()
+    print(f"date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
+    print(
+        f"machine: {_machine()}; TensorFlow {tf.__version__}, Keras {keras.__version__}"
+    )
+    print(f"settings: {settings}")
+    print()
+    print(
+        "| data | model | test accuracy | best val accuracy | train / test docs | wall s |"
+    )
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['dataset']} | {r['model']} | {r['test_accuracy']:.4f} | "
+            f"{r['best_val_accuracy']:.4f} | {r['train_docs']} / {r['test_docs']} | "
+            f"{r['wall_s']} |"
+        )
+    print(f"\ntotal {time.time() - start:.0f} s")
+    if args.json_out:
+        with open(args.json_out, "w") as f:
+            json.dump({"settings": settings, "rows": rows}, f, indent=2)
+    return rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""AttentionPooling: the context-vector attention of Hierarchical Attention Networks."""
+
+import keras
+from keras import ops
+
+from zoo.layers.masking import masked_softmax
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class AttentionPooling(keras.layers.Layer):
+    """Pools a sequence into one vector with a learned context vector.
+
+    Each position's annotation `h_t` is projected to a hidden representation
+    `u_t = tanh(W h_t + b)`, scored against a learned context vector `u_w` ("what is
+    the informative word/sentence?"), and the scores are normalised with a masked
+    softmax over the time axis:
+
+    ```
+    u_t = tanh(W h_t + b)                       # (..., T, units)
+    a_t = exp(u_t^T u_w) / sum_k exp(u_k^T u_w)  # (..., T)
+    output = sum_t a_t h_t                       # (..., D)
+    ```
+
+    Any number of leading axes is accepted: `(B, T, D) -> (B, D)` and
+    `(B, S, T, D) -> (B, S, D)`. Masking: positions where `mask` is False get exactly
+    zero weight; a row whose positions are all masked gets all-zero weights and a zero
+    output vector (never NaN). The output carries no mask (`compute_mask` returns
+    `None`), since the time axis is pooled away.
+
+    Args:
+        units: size of the hidden projection `u_t` and of the context vector `u_w`
+            (100 in the paper).
+        use_bias: whether the projection has the bias `b`. Defaults to `True`.
+        kernel_initializer: initializer of `W`. Defaults to `"glorot_uniform"`.
+        context_initializer: initializer of `u_w` (random in the paper). Defaults to
+            `"glorot_uniform"`.
+        **kwargs: base layer keyword arguments (`name`, `dtype`, ...).
+
+    Call arguments:
+        inputs: float tensor `(..., T, D)`.
+        mask: optional bool tensor `(..., T)`; True marks real positions. Passed
+            automatically from an upstream `Embedding(mask_zero=True)` or RNN.
+        return_attention_scores: if True, also return the weights `(..., T)`.
+
+    Returns:
+        The pooled vectors `(..., D)`, or `(pooled, weights)` when
+        `return_attention_scores=True`.
+
+    Example:
+
+    >>> x = np.random.rand(2, 5, 8).astype("float32")
+    >>> pooled, weights = AttentionPooling(16)(x, return_attention_scores=True)
+    >>> pooled.shape, weights.shape
+    (TensorShape([2, 8]), TensorShape([2, 5]))
+
+    Reference:
+        Yang et al., 2016, "Hierarchical Attention Networks for Document
+        Classification", NAACL, equations 5-7 (words) and 8-10 (sentences).
+    """
+
+    def __init__(
+        self,
+        units,
+        use_bias=True,
+        kernel_initializer="glorot_uniform",
+        context_initializer="glorot_uniform",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
+            raise ValueError(
+                f"`units` must be a positive integer. Received: units={units!r}"
+            )
+        self.units = units
+        self.use_bias = use_bias
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.context_initializer = keras.initializers.get(context_initializer)
+        self.supports_masking = True
+
+    def build(self, input_shape):
+        if len(input_shape) < 2 or input_shape[-1] is None:
+            raise ValueError(
+                "AttentionPooling expects inputs of shape (..., T, D) with a known D. "
+                f"Received: input_shape={input_shape!r}"
+            )
+        dim = input_shape[-1]
+        self.kernel = self.add_weight(
+            name="kernel", shape=(dim, self.units), initializer=self.kernel_initializer
+        )
+        self.bias = (
+            self.add_weight(name="bias", shape=(self.units,), initializer="zeros")
+            if self.use_bias
+            else None
+        )
+        self.context = self.add_weight(
+            name="context", shape=(self.units,), initializer=self.context_initializer
+        )
+
+    def call(self, inputs, mask=None, return_attention_scores=False):
+        hidden = ops.matmul(inputs, self.kernel)  # (..., T, units)
+        if self.bias is not None:
+            hidden = hidden + self.bias
+        hidden = ops.tanh(hidden)
+        scores = ops.matmul(hidden, ops.expand_dims(self.context, -1))  # (..., T, 1)
+        scores = ops.squeeze(scores, axis=-1)  # (..., T)
+        weights = masked_softmax(scores, mask, axis=-1)  # (..., T)
+        pooled = ops.sum(ops.expand_dims(weights, -1) * inputs, axis=-2)  # (..., D)
+        if return_attention_scores:
+            return pooled, weights
+        return pooled
+
+    def compute_mask(self, inputs, mask=None):
+        return None
+
+    def compute_output_shape(self, input_shape):
+        input_shape = tuple(input_shape)
+        return input_shape[:-2] + input_shape[-1:]
+
+    def compute_output_spec(self, inputs, mask=None, return_attention_scores=False):
+        pooled = keras.KerasTensor(
+            self.compute_output_shape(inputs.shape), dtype=self.compute_dtype
+        )
+        if return_attention_scores:
+            weights = keras.KerasTensor(inputs.shape[:-1], dtype=self.compute_dtype)
+            return pooled, weights
+        return pooled
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "units": self.units,
+                "use_bias": self.use_bias,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer
+                ),
+                "context_initializer": keras.initializers.serialize(
+                    self.context_initializer
+                ),
+            }
+        )
+        return config
