@@ -1,0 +1,158 @@
+"""Benchmark: MemN2N on bAbI, per-task test error next to the paper's numbers.
+
+Protocol (Sukhbaatar et al. 2015, Table 1, "PE LS RN", joint training): one model
+for all 20 tasks, 3 hops, d = 50, adjacent tying, position and temporal encoding,
+linear start, 10% random empty memories, SGD lr 0.005 halved every 15 epochs for 60
+epochs, gradients clipped at norm 40, batch 32, memory 50, 10% of train held out for
+validation; `--restarts N` keeps the run with the lowest training error (the paper
+used 10). Runs on bAbI 1k and, with `--sizes 1k,10k`, on 10k (task 3 has no 10k
+training file in the shared copy: it is reported as n/a and left out of the mean).
+
+It prints, per size, a Markdown table: task, measured test error, the paper's error
+(1k only; the paper's 10k joint column is not reproduced here), the mean error, the
+failed-task count (error > 5%) and the wall time, and writes them to `--out` (JSON).
+
+Published (1k, PE LS RN, joint): mean 12.4%, 11 failed.
+
+Commands:
+
+    python -m bench.memn2n --quick            # < 5 min on a 2-core CPU: 1k, 8 epochs
+    python -m bench.memn2n                    # 1k, full schedule (60 epochs)
+    python -m bench.memn2n --sizes 1k,10k --restarts 3
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import platform
+import subprocess
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "babi"
+
+
+def cpu_name():
+    try:
+        out = subprocess.run(
+            ["lscpu"], capture_output=True, text=True, check=True
+        ).stdout
+        for line in out.splitlines():
+            if line.startswith("Model name"):
+                return line.split(":", 1)[1].strip()
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return platform.processor() or "unknown"
+
+
+def run_size(args, size):
+    """Trains and evaluates one joint model on `size`; returns the measured dict."""
+    from recipes import memn2n_babi
+
+    report_dir = os.path.join(args.work_dir, f"report-{size}")
+    argv = [
+        "--data", str(args.data),
+        "--tasks", args.tasks,
+        "--joint",
+        "--size", size,
+        "--hops", "3",
+        "--restarts", str(args.restarts),
+        "--epochs", str(args.epochs),
+        "--decay-every", str(args.decay_every),
+        "--run-dir", os.path.join(args.work_dir, f"run-{size}"),
+        "--report-dir", report_dir,
+        "--samples", "0",
+        "--no-export",
+        "--no-tensorboard",
+        "--verbose", "2" if args.verbose else "0",
+        "--seed", str(args.seed),
+        "--ls-patience", str(args.ls_patience),
+    ]  # fmt: skip
+    if args.quick:
+        argv += ["--learning-rate", "0.01"]
+    start = time.time()
+    memn2n_babi.main(argv)
+    seconds = time.time() - start
+    with open(os.path.join(report_dir, "metrics.json")) as f:
+        metrics = json.load(f)
+    return {
+        "size": size,
+        "argv": argv,
+        "seconds": round(seconds, 1),
+        "test_error": {int(k): v for k, v in metrics["test_error"].items()},
+        "mean_error": metrics["mean_error"],
+        "failed": metrics["failed"],
+        "unavailable": metrics["unavailable"],
+        "runs": metrics["runs"],
+    }
+
+
+def format_table(result):
+    from recipes.memn2n_babi import PAPER_1K_JOINT_PE_LS_RN, format_error_table
+
+    paper = (
+        {t: PAPER_1K_JOINT_PE_LS_RN[t] for t in result["test_error"]}
+        if result["size"] == "1k"
+        else None
+    )
+    table = format_error_table(result["test_error"], paper)
+    return (
+        f"bAbI {result['size']}, joint, PE LS RN, 3 hops: wall time "
+        f"{result['seconds'] / 60:.1f} min\n\n{table}"
+    )
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.memn2n", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--data", default=str(DEFAULT_DATA), help="bAbI root (en/, en-10k/)"
+    )
+    parser.add_argument("--sizes", default="1k", help="comma list of 1k,10k")
+    parser.add_argument("--tasks", default="1-20")
+    parser.add_argument(
+        "--quick", action="store_true", help="8 epochs (decay every 3), lr 0.01"
+    )
+    parser.add_argument(
+        "--epochs", type=int, default=None, help="default 60 (quick: 8)"
+    )
+    parser.add_argument(
+        "--decay-every", type=int, default=None, help="default 15 (quick: 3)"
+    )
+    parser.add_argument("--restarts", type=int, default=1)
+    parser.add_argument("--ls-patience", type=int, default=1, help="see the recipe")
+    parser.add_argument("--seed", type=int, default=1234)
+    parser.add_argument("--work-dir", default="runs/bench_memn2n")
+    parser.add_argument("--out", default="reports/bench_memn2n.json")
+    parser.add_argument("--verbose", action="store_true", help="one line per epoch")
+    args = parser.parse_args(argv)
+    args.epochs = args.epochs or (8 if args.quick else 60)
+    args.decay_every = args.decay_every or (3 if args.quick else 15)
+    if not pathlib.Path(args.data).is_dir():
+        raise SystemExit(f"bAbI data not found: {args.data} (pass --data)")
+
+    results = []
+    for size in [s.strip() for s in args.sizes.split(",") if s.strip()]:
+        result = run_size(args, size)
+        results.append(result)
+        print("\n" + format_table(result) + "\n", flush=True)
+    summary = {
+        "command": "python -m bench.memn2n " + " ".join(argv or []),
+        "machine": cpu_name(),
+        "cpus": os.cpu_count(),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "quick": args.quick,
+        "results": results,
+    }
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(summary, f, indent=2)
+    print(f"machine: {summary['machine']} ({summary['cpus']} CPUs), {summary['date']}")
+    print(f"written: {args.out}")
+    return summary
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,362 @@
+"""Multi-hop memory attention of end-to-end memory networks (MemN2N)."""
+
+import keras
+from keras import ops
+
+from zoo.layers.masking import masked_softmax
+from zoo.layers.memory_encoding import PositionEncoding, TemporalEncoding
+
+_TYING = ("adjacent", "layerwise")
+_QUERY_UPDATE = ("add", "linear")
+_OUTPUT_MODE = ("state", "logits")
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class MemoryNetwork(keras.layers.Layer):
+    """Multi-hop memory attention (the MemN2N block), with its embeddings.
+
+    The question (word ids) is embedded as the query `u`; every story sentence `x_i`
+    (word ids) is embedded twice, as an input memory `m_i` (matrix `A`) and an output
+    memory `c_i` (matrix `C`), each a sum of word embeddings (position-weighted with
+    `position_encoding=True`) plus a learned temporal vector (`temporal_encoding`).
+    Each of the `hops` layers then computes
+
+        p = masked_softmax(u^T m)      (or p = u^T m under linear start)
+        o = sum_i p_i c_i
+        u = u + o                      (or u = H u + o, `query_update="linear"`)
+
+    Weight tying (paper section 2.2):
+
+    - `"adjacent"`: `A^{k+1} = C^k`, the question embedding `B = A^1`, and, for
+      `output_mode="logits"`, the answer matrix `W^T = C^K`. The layer holds `K + 1`
+      embedding matrices (`embedding_0` ... `embedding_K`) and as many temporal
+      tables; query update defaults to `"add"`.
+    - `"layerwise"` (RNN-like): `A^1 = ... = A^K`, `C^1 = ... = C^K`, a separate
+      question embedding `B`, a linear map `H` between hops (query update defaults
+      to `"linear"`) and, for logits, a separate answer matrix `W`.
+
+    Linear start (LS): a non-trainable variable `softmax_enabled` (0 or 1) selects
+    softmax or linear attention. It is read inside the graph, so
+    `set_linear_start(False)` (e.g. from a callback) restores the softmax without
+    rebuilding or recompiling. The final answer softmax is outside this layer and
+    stays. A saved model keeps the current state of the switch (it is a weight);
+    the `linear_start` config entry only gives the initial state.
+
+    Masking: word id 0 is padding. A memory slot whose words are all padding is an
+    empty slot: it gets exactly zero attention (also under linear start), and a
+    memory with no sentence at all gives `o = 0` (finite). An optional Keras mask
+    `[question_mask, memory_mask]` (memory mask `(B, M)`) removes further slots.
+
+    Args:
+        vocabulary_size: int, number of word ids (id 0 = padding).
+        embedding_dim: int, the embedding size `d`.
+        memory_size: int, the number of memory slots `M` (rows of the temporal
+            tables).
+        hops: int, the number of memory layers `K` (default 3).
+        tying: `"adjacent"` or `"layerwise"`.
+        position_encoding: bool, PE sentence encoding (else bag of words).
+        temporal_encoding: bool, add the learned temporal vectors.
+        linear_start: bool, start with linear (softmax-free) attention.
+        query_update: `None`, `"add"` (u' = u + o) or `"linear"` (u' = H u + o).
+            `None` means `"add"` for adjacent and `"linear"` for layer-wise tying.
+        output_mode: `"state"` returns the final `u_{K+1} = u_K + o_K` `(B, d)`;
+            `"logits"` returns `W u_{K+1}` `(B, vocabulary_size)` (before softmax).
+        embeddings_initializer: initializer of all embedding and temporal matrices
+            (default normal, stddev 0.1, as in the paper).
+        **kwargs: base layer keyword arguments.
+
+    Call arguments:
+        inputs: list `[question, story]`: int tensors `question (B, Jq)` and
+            `story (B, M, J)` of word ids, slot 0 = most recent sentence.
+        mask: optional list `[question_mask, memory_mask]`; `memory_mask (B, M)`
+            is combined with the empty-slot mask. `question_mask` is not used
+            (padding words of the question are id 0).
+        return_attention_scores: bool, also return the per-hop attention.
+        training: unused (no dropout), accepted for the Keras convention.
+
+    Returns:
+        `(B, d)` (state) or `(B, vocabulary_size)` (logits); with
+        `return_attention_scores=True` a tuple `(output, attention)`, attention
+        `(B, hops, M)`.
+
+    Example:
+
+    >>> layer = MemoryNetwork(vocabulary_size=30, embedding_dim=20, memory_size=10)
+    >>> question = keras.ops.ones((4, 6), "int32")
+    >>> story = keras.ops.ones((4, 10, 7), "int32")
+    >>> u, p = layer([question, story], return_attention_scores=True)
+    >>> u.shape, p.shape
+    ((4, 20), (4, 3, 10))
+
+    Reference:
+        Sukhbaatar, Szlam, Weston, Fergus. End-To-End Memory Networks. NIPS 2015.
+
+    Departures from the paper: memories are masked (the paper pads with a nil word
+    whose slot still competes in the softmax); `H` may also be used with adjacent
+    tying.
+    """
+
+    def __init__(
+        self,
+        vocabulary_size,
+        embedding_dim,
+        memory_size,
+        hops=3,
+        tying="adjacent",
+        position_encoding=True,
+        temporal_encoding=True,
+        linear_start=False,
+        query_update=None,
+        output_mode="state",
+        embeddings_initializer=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        for name, value in (
+            ("vocabulary_size", vocabulary_size),
+            ("embedding_dim", embedding_dim),
+            ("memory_size", memory_size),
+            ("hops", hops),
+        ):
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(
+                    f"`{name}` must be a positive int. Received: {name}={value!r}"
+                )
+        if tying not in _TYING:
+            raise ValueError(
+                f"`tying` must be one of {_TYING}. Received: tying={tying!r}"
+            )
+        if query_update is None:
+            query_update = "add" if tying == "adjacent" else "linear"
+        if query_update not in _QUERY_UPDATE:
+            raise ValueError(
+                f"`query_update` must be None or one of {_QUERY_UPDATE}. "
+                f"Received: query_update={query_update!r}"
+            )
+        if output_mode not in _OUTPUT_MODE:
+            raise ValueError(
+                f"`output_mode` must be one of {_OUTPUT_MODE}. "
+                f"Received: output_mode={output_mode!r}"
+            )
+        self.vocabulary_size = vocabulary_size
+        self.embedding_dim = embedding_dim
+        self.memory_size = memory_size
+        self.hops = hops
+        self.tying = tying
+        self.position_encoding = bool(position_encoding)
+        self.temporal_encoding = bool(temporal_encoding)
+        self.linear_start = bool(linear_start)
+        self.query_update = query_update
+        self.output_mode = output_mode
+        if embeddings_initializer is None:
+            embeddings_initializer = keras.initializers.RandomNormal(stddev=0.1)
+        self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
+
+        def embedding(name):
+            return keras.layers.Embedding(
+                vocabulary_size,
+                embedding_dim,
+                embeddings_initializer=self.embeddings_initializer,
+                dtype=self.dtype_policy,
+                name=name,
+            )
+
+        def temporal(name):
+            return TemporalEncoding(
+                memory_size,
+                embeddings_initializer=self.embeddings_initializer,
+                dtype=self.dtype_policy,
+                name=name,
+            )
+
+        # The layer's variables, indexed by role below.
+        if tying == "adjacent":
+            self.embeddings = [embedding(f"embedding_{k}") for k in range(hops + 1)]
+            self.temporal = (
+                [temporal(f"temporal_{k}") for k in range(hops + 1)]
+                if self.temporal_encoding
+                else []
+            )
+        else:
+            self.embeddings = [
+                embedding("question_embedding"),
+                embedding("input_embedding"),
+                embedding("output_embedding"),
+            ]
+            self.temporal = (
+                [temporal("input_temporal"), temporal("output_temporal")]
+                if self.temporal_encoding
+                else []
+            )
+        self.encoder = PositionEncoding(dtype=self.dtype_policy, name="position")
+        self.query_map = (
+            keras.layers.Dense(
+                embedding_dim, use_bias=False, dtype=self.dtype_policy, name="query_map"
+            )
+            if query_update == "linear"
+            else None
+        )
+        self.answer = (
+            keras.layers.Dense(
+                vocabulary_size, use_bias=False, dtype=self.dtype_policy, name="answer"
+            )
+            if output_mode == "logits" and tying == "layerwise"
+            else None
+        )
+
+    # --- roles of the weights -------------------------------------------------
+    def _question_index(self):
+        return 0
+
+    def _input_index(self, hop):
+        """Index into `self.embeddings` (and temporal) of `A^{hop+1}`."""
+        return hop if self.tying == "adjacent" else 1
+
+    def _output_index(self, hop):
+        """Index of `C^{hop+1}`."""
+        return hop + 1 if self.tying == "adjacent" else 2
+
+    def _temporal_index(self, embedding_index):
+        return embedding_index if self.tying == "adjacent" else embedding_index - 1
+
+    # --------------------------------------------------------------------------
+    def build(self, input_shape):
+        question_shape, story_shape = input_shape
+        if len(story_shape) != 3 or len(question_shape) != 2:
+            raise ValueError(
+                "MemoryNetwork expects [question (B, Jq), story (B, M, J)]. "
+                f"Received: input_shape={input_shape!r}"
+            )
+        slots = story_shape[1]
+        if slots is not None and slots > self.memory_size:
+            raise ValueError(
+                f"The story has more slots than memory_size={self.memory_size}. "
+                f"Received: story shape={tuple(story_shape)!r}"
+            )
+        for layer in self.embeddings:
+            layer.build((None,))
+        for layer in self.temporal:
+            layer.build((None, self.memory_size, self.embedding_dim))
+        if self.query_map is not None:
+            self.query_map.build((None, self.embedding_dim))
+        if self.answer is not None:
+            self.answer.build((None, self.embedding_dim))
+        self.softmax_enabled = self.add_weight(
+            name="softmax_enabled",
+            shape=(),
+            initializer=keras.initializers.Constant(0.0 if self.linear_start else 1.0),
+            trainable=False,
+            dtype="float32",
+        )
+
+    def set_linear_start(self, enabled):
+        """Switches linear start on (`True`: no softmax) or off (`False`: softmax)."""
+        self.softmax_enabled.assign(0.0 if enabled else 1.0)
+
+    @property
+    def linear_start_enabled(self):
+        """Whether attention is currently linear (a Python bool, read eagerly)."""
+        return float(ops.convert_to_numpy(self.softmax_enabled)) < 0.5
+
+    def _encode(self, ids, word_mask, embedding_index, temporal):
+        words = self.embeddings[embedding_index](ids)  # (..., J, d)
+        if self.position_encoding:
+            sentences = self.encoder(words, mask=word_mask)  # (..., d)
+        else:
+            maskf = ops.cast(ops.expand_dims(word_mask, -1), words.dtype)
+            sentences = ops.sum(words * maskf, axis=-2)
+        if temporal and self.temporal:
+            sentences = self.temporal[self._temporal_index(embedding_index)](sentences)
+        return sentences
+
+    def call(self, inputs, mask=None, return_attention_scores=False, training=None):
+        if not isinstance(inputs, (list, tuple)) or len(inputs) != 2:
+            raise ValueError(
+                "MemoryNetwork expects inputs [question, story]. "
+                f"Received: inputs={inputs!r}"
+            )
+        question = ops.cast(inputs[0], "int32")  # (B, Jq)
+        story = ops.cast(inputs[1], "int32")  # (B, M, J)
+        question_words = ops.not_equal(question, 0)
+        story_words = ops.not_equal(story, 0)
+        slot_mask = ops.any(story_words, axis=-1)  # (B, M) non-empty slots
+        if mask is not None and mask[1] is not None:
+            slot_mask = ops.logical_and(slot_mask, ops.cast(mask[1], "bool"))
+
+        u = self._encode(question, question_words, self._question_index(), False)
+        memories = {}
+
+        def memory(index):
+            if index not in memories:
+                memories[index] = self._encode(story, story_words, index, True)
+            return memories[index]  # (B, M, d)
+
+        use_softmax = ops.greater(self.softmax_enabled, 0.5)
+        attention = []
+        for hop in range(self.hops):
+            m = memory(self._input_index(hop))
+            c = memory(self._output_index(hop))
+            scores = ops.einsum("bd,bmd->bm", u, m)  # (B, M)
+            soft = masked_softmax(scores, slot_mask)
+            linear = ops.where(slot_mask, scores, ops.zeros_like(scores))
+            p = ops.where(use_softmax, soft, linear)  # (B, M)
+            o = ops.einsum("bm,bmd->bd", p, c)  # (B, d)
+            u = (self.query_map(u) if self.query_map is not None else u) + o
+            attention.append(p)
+
+        output = u
+        if self.output_mode == "logits":
+            if self.answer is not None:
+                output = self.answer(u)
+            else:  # W^T = C^K
+                table = ops.cast(self.embeddings[-1].embeddings, u.dtype)  # (V, d)
+                output = ops.matmul(u, ops.transpose(table))  # (B, V)
+        if return_attention_scores:
+            return output, ops.stack(attention, axis=1)  # (B, hops, M)
+        return output
+
+    def compute_mask(self, inputs, mask=None):
+        return None
+
+    def compute_output_spec(
+        self, inputs, mask=None, return_attention_scores=False, training=None
+    ):
+        question, story = inputs
+        output = keras.KerasTensor(
+            self.compute_output_shape([question.shape, story.shape]),
+            dtype=self.compute_dtype,
+        )
+        if not return_attention_scores:
+            return output
+        attention = keras.KerasTensor(
+            (story.shape[0], self.hops, story.shape[1]), dtype=self.compute_dtype
+        )
+        return output, attention
+
+    def compute_output_shape(self, input_shape):
+        question_shape, story_shape = input_shape
+        width = (
+            self.vocabulary_size if self.output_mode == "logits" else self.embedding_dim
+        )
+        return (question_shape[0], width)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "vocabulary_size": self.vocabulary_size,
+                "embedding_dim": self.embedding_dim,
+                "memory_size": self.memory_size,
+                "hops": self.hops,
+                "tying": self.tying,
+                "position_encoding": self.position_encoding,
+                "temporal_encoding": self.temporal_encoding,
+                "linear_start": self.linear_start,
+                "query_update": self.query_update,
+                "output_mode": self.output_mode,
+                "embeddings_initializer": keras.initializers.serialize(
+                    self.embeddings_initializer
+                ),
+            }
+        )
+        return config
