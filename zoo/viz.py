@@ -54,9 +54,10 @@ def attention_heatmap(
         if title:
             ax.set_title(title)
         fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
-        fig.tight_layout()
         os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
-        fig.savefig(path, format="png")
+        # bbox_inches="tight" grows the canvas to fit long labels (whole sentences on
+        # a memory-network map) instead of clipping them as tight_layout would.
+        fig.savefig(path, format="png", bbox_inches="tight")
     finally:
         plt.close(fig)
     return path
