@@ -1,0 +1,710 @@
+"""Attentional neural machine translation (Bahdanau / Luong), beam search, string export.
+
+Task: sentence translation from parallel text (Multi30k, Anki/Tatoeba TSV, or the
+generated demo pair). Papers: Bahdanau, Cho and Bengio 2015 ("Neural Machine
+Translation by Jointly Learning to Align and Translate"); Luong, Pham and Manning 2015
+("Effective Approaches to Attention-based Neural Machine Translation"); beam search
+with the GNMT length and coverage penalties of Wu et al. 2016.
+Model: `zoo.models.seq2seq_translator.Seq2SeqTranslator` (bidirectional GRU/LSTM
+encoder, `AttentionDecoder` with `--attention bahdanau|luong|none`), trained with
+teacher forcing on length-bucketed batches (no compute on padding beyond a bucket),
+masked cross-entropy with optional label smoothing. Subword (WordPiece) vocabularies
+are learned from the training data with tensorflow-text and applied in the graph.
+Metric: test BLEU with sacrebleu on detokenized, cased output (`13a`, with sacrebleu's
+signature string), plus BLEU on lowercased text (`lowercase=True`, 13a-tokenized: the
+scoring closest to the published lowercased, Moses-tokenized Multi30k numbers).
+
+Commands:
+
+    python -m recipes.translation                                  # demo, < 1 min
+    python -m recipes.translation --data ../shared/data/multi30k --source de --target en
+    python -m recipes.translation --data ../shared/data/multi30k --source en \\
+        --target de --attention luong --score general --window local-p
+    python -m recipes.translation --data ../shared/data/anki_spa_eng/spa-eng/spa.txt \\
+        --source es --target en
+
+`--data` is a Multi30k folder (`{train,val,test_2016_flickr}.{src,tgt}.gz`, or the
+Multi30k root) or an Anki TSV file (`english<TAB>other`; a fixed, seeded 2% / 2%
+validation / test split).
+
+Outputs: `runs/translation/` (vocabularies `vocab.<side>.<lang>.<tag>.txt`, checkpoints, logs),
+`reports/translation/` (`metrics.json`, `attention_<i>.png`: rows = target subwords,
+columns = source subwords) and `saved_models/translation/VERSION/` with
+
+- `serving_default(text: string [None])`: beam search (`--beam-width`, `--alpha`,
+  `--beta`, recorded in the manifest) -> `translation` string [None], `score` float
+  [None] (GNMT score), `attention` float [None, T_target, T_source], `source_tokens`
+  string [None, T_source], `target_tokens` string [None, T_target] ("" = padding);
+- `translate_greedy(text)`: the same outputs from greedy decoding;
+- `preprocess(text)` -> `source_ids`, `target_ids` int32: the Keras model's inputs
+  (the decoder input is `[START]` plus the greedy translation);
+- `teacher_forced(text)` -> `logits` [None, T_target, V]: the Keras model on those
+  inputs, the output the verifier compares with the `.keras` file (beam search has no
+  Keras counterpart; `step()` against `call()` is covered by the unit tests).
+
+Limits: inputs are truncated to 2048 bytes and `--max-length` subwords; outputs stop at
+`ceil(a * |X| + b)` subwords (`--length-a`, `--length-b`) and at `--max-length`.
+"""
+
+import argparse
+import dataclasses
+import json
+import os
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from zoo.data.parallel import demo_corpus, load_parallel, split_corpus
+from zoo.decoding.seq2seq import decode_translator
+from zoo.export import ServingModule
+from zoo.models.seq2seq_translator import MaskedSparseCrossentropy, Seq2SeqTranslator
+from zoo.text.subword import (
+    END,
+    START,
+    SubwordTokenizer,
+    learn_subword_vocabulary,
+    save_vocabulary,
+)
+from zoo.training import (
+    TrainingConfig,
+    add_training_args,
+    bucket_by_length,
+    fit,
+    get_strategy,
+    set_seed,
+)
+
+EXPORT_NAME = "translation"
+BUCKETS = [8, 12, 16, 20, 24, 32, 48]
+
+
+@dataclasses.dataclass
+class Config:
+    """Recipe options (see `parse_config` for the flags)."""
+
+    data: str = None
+    source: str = "en"
+    target: str = "de"
+    attention: str = "bahdanau"
+    score: str = "general"
+    window: str = None
+    window_size: int = 10
+    rnn: str = "gru"
+    embedding_dim: int = 256
+    encoder_units: int = 256
+    encoder_layers: int = 1
+    decoder_units: int = 256
+    dropout: float = 0.2
+    label_smoothing: float = 0.1
+    vocab_size: int = 8000
+    lowercase: bool = False
+    max_words: int = 80
+    max_length: int = 64
+    limit: int = None
+    eval_limit: int = None
+    beam_width: int = 5
+    alpha: float = 0.6
+    beta: float = 0.2
+    length_a: float = 1.5
+    length_b: int = 5
+    heatmaps: int = 3
+    export_dir: str = "saved_models"
+    report_dir: str = "reports/translation"
+    no_export: bool = False
+    training: TrainingConfig = dataclasses.field(default_factory=TrainingConfig)
+
+    @property
+    def demo(self):
+        return self.data is None
+
+
+def parse_config(argv=None):
+    """Flags -> `Config`; the demo (no `--data`) gets a small model and few epochs."""
+    parser = argparse.ArgumentParser(
+        prog="python -m recipes.translation", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--data", default=None, help="Multi30k folder or Anki TSV")
+    parser.add_argument("--source", default=None, help="source language code")
+    parser.add_argument("--target", default=None, help="target language code")
+    parser.add_argument(
+        "--attention", choices=["bahdanau", "luong", "none"], default="bahdanau"
+    )
+    parser.add_argument(
+        "--score", choices=["dot", "general", "concat"], default="general"
+    )
+    parser.add_argument("--window", choices=["global", "local-p"], default="global")
+    parser.add_argument("--window-size", type=int, default=10)
+    parser.add_argument("--rnn", choices=["gru", "lstm"], default="gru")
+    parser.add_argument("--embedding-dim", type=int, default=None)
+    parser.add_argument("--encoder-units", type=int, default=None)
+    parser.add_argument("--encoder-layers", type=int, default=1)
+    parser.add_argument("--decoder-units", type=int, default=None)
+    parser.add_argument("--dropout", type=float, default=None)
+    parser.add_argument("--label-smoothing", type=float, default=0.1)
+    parser.add_argument("--vocab-size", type=int, default=None)
+    parser.add_argument("--lowercase", action="store_true", help="uncased vocabulary")
+    parser.add_argument("--max-words", type=int, default=80)
+    parser.add_argument("--max-length", type=int, default=None)
+    parser.add_argument("--limit", type=int, default=None, help="training pairs used")
+    parser.add_argument("--eval-limit", type=int, default=None, help="test pairs used")
+    parser.add_argument("--beam-width", type=int, default=5)
+    parser.add_argument("--alpha", type=float, default=0.6, help="length penalty")
+    parser.add_argument("--beta", type=float, default=0.2, help="coverage penalty")
+    parser.add_argument("--length-a", type=float, default=1.5)
+    parser.add_argument("--length-b", type=int, default=5)
+    parser.add_argument("--heatmaps", type=int, default=3)
+    parser.add_argument("--export-dir", default="saved_models")
+    parser.add_argument("--report-dir", default="reports/translation")
+    parser.add_argument("--no-export", action="store_true")
+    add_training_args(
+        parser,
+        epochs=None,
+        batch_size=64,
+        learning_rate=None,
+        run_dir="runs/translation",
+    )
+    args = parser.parse_args(argv)
+    demo = args.data is None
+    args.epochs = args.epochs or (6 if demo else 12)
+    args.learning_rate = args.learning_rate or (5e-3 if demo else 2e-3)
+    training = TrainingConfig.from_args(args)
+    size = 64 if demo else 256
+    return Config(
+        data=args.data,
+        source=args.source or ("src" if demo else "en"),
+        target=args.target or ("tgt" if demo else "de"),
+        attention=args.attention,
+        score=args.score,
+        window=None if args.window == "global" else args.window,
+        window_size=args.window_size,
+        rnn=args.rnn,
+        embedding_dim=args.embedding_dim or (32 if demo else size),
+        encoder_units=args.encoder_units or (size // 2 if demo else size),
+        encoder_layers=args.encoder_layers,
+        decoder_units=args.decoder_units or size,
+        dropout=args.dropout if args.dropout is not None else (0.0 if demo else 0.2),
+        label_smoothing=args.label_smoothing,
+        vocab_size=args.vocab_size or (200 if demo else 8000),
+        lowercase=args.lowercase,
+        max_words=args.max_words,
+        max_length=args.max_length or (24 if demo else 64),
+        limit=args.limit,
+        eval_limit=args.eval_limit,
+        beam_width=args.beam_width,
+        alpha=args.alpha,
+        beta=args.beta,
+        length_a=args.length_a,
+        length_b=args.length_b,
+        heatmaps=args.heatmaps,
+        export_dir=args.export_dir,
+        report_dir=args.report_dir,
+        no_export=args.no_export,
+        training=training,
+    )
+
+
+# --- data -------------------------------------------------------------------------
+
+
+def load_splits(config):
+    """`{"train", "val", "test"}` corpora (the demo: 2,400 generated pairs)."""
+    if config.demo:
+        corpus = demo_corpus(2400, seed=config.training.seed)
+        train, val, test = split_corpus(corpus, (0.05, 0.05), seed=config.training.seed)
+        return {"train": train, "val": val, "test": test}
+    splits = load_parallel(
+        config.data,
+        config.source,
+        config.target,
+        max_words=config.max_words,
+        limit=config.limit,
+        seed=config.training.seed,
+    )
+    for name, corpus in splits.items():
+        print(f"[{name}] {corpus.report}")
+    return splits
+
+
+def build_tokenizers(config, splits):
+    """Learns (or reuses, on a resumed run) one subword vocabulary per language."""
+    tokenizers = {}
+    os.makedirs(config.training.run_dir, exist_ok=True)
+    for side, lang, texts in (
+        ("source", config.source, splits["train"].sources),
+        ("target", config.target, splits["train"].targets),
+    ):
+        path = os.path.join(
+            config.training.run_dir, f"vocab.{side}.{lang}.{_data_tag(config)}.txt"
+        )
+        if not os.path.exists(path):
+            start = time.time()
+            tokens = learn_subword_vocabulary(
+                texts, config.vocab_size, lowercase=config.lowercase
+            )
+            save_vocabulary(tokens, path)
+            print(
+                f"learned {len(tokens)} {lang} subwords in {time.time() - start:.1f} s"
+                f" -> {path}"
+            )
+        tokenizers[side] = SubwordTokenizer(path, lowercase=config.lowercase)
+    return tokenizers
+
+
+def _data_tag(config):
+    """A short tag of what the vocabulary was learned from (reused only for that)."""
+    import hashlib
+
+    key = json.dumps(
+        [
+            os.path.abspath(config.data) if config.data else "demo",
+            config.source,
+            config.target,
+            config.vocab_size,
+            config.lowercase,
+            config.limit,
+            config.max_words,
+            config.training.seed,
+        ]
+    )
+    return hashlib.sha1(key.encode()).hexdigest()[:8]
+
+
+def make_dataset(corpus, tokenizers, config, shuffle=False):
+    """Length-bucketed `({"source_ids", "target_ids"}, labels)` batches.
+
+    Each pair is tokenized once (cached); batches group pairs of similar length and are
+    padded only to the longest pair of the batch.
+    """
+    max_length = config.max_length
+    pairs = tf.data.Dataset.from_tensor_slices(
+        (tf.constant(corpus.sources), tf.constant(corpus.targets))
+    )
+
+    def encode(src, tgt):
+        source = tokenizers["source"].tokenize(src)[:, :max_length]
+        target = tokenizers["target"].encode(
+            tgt, max_length + 1, add_start=True, add_end=True
+        )
+        target = tf.RaggedTensor.from_tensor(target, padding=0)
+        return source, target
+
+    ds = pairs.batch(512).map(encode).unbatch()
+    ds = ds.map(
+        lambda s, t: (
+            {
+                "source_ids": tf.cast(s, tf.int32),
+                "target_ids": tf.cast(t[:-1], tf.int32),
+            },
+            tf.cast(t[1:], tf.int32),
+        )
+    ).cache()
+    if shuffle:
+        ds = ds.shuffle(
+            20_000, seed=config.training.seed, reshuffle_each_iteration=True
+        )
+    ds = bucket_by_length(
+        ds,
+        lambda x, y: tf.maximum(tf.shape(x["source_ids"])[0], tf.shape(y)[0]),
+        BUCKETS,
+        config.training.batch_size,
+    )
+    return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def build_datasets(config, splits=None):
+    """Corpora, tokenizers and tf.data datasets for training and validation."""
+    splits = splits or load_splits(config)
+    tokenizers = build_tokenizers(config, splits)
+    return {
+        "splits": splits,
+        "tokenizers": tokenizers,
+        "train": make_dataset(splits["train"], tokenizers, config, shuffle=True),
+        "val": make_dataset(splits["val"], tokenizers, config),
+    }
+
+
+# --- model ------------------------------------------------------------------------
+
+
+def build_model(config, source_vocab_size, target_vocab_size):
+    """A compiled `Seq2SeqTranslator`."""
+    model = Seq2SeqTranslator(
+        source_vocab_size,
+        target_vocab_size,
+        embedding_dim=config.embedding_dim,
+        encoder_units=config.encoder_units,
+        encoder_layers=config.encoder_layers,
+        decoder_units=config.decoder_units,
+        rnn=config.rnn,
+        attention=config.attention,
+        score=config.score,
+        window=config.window,
+        window_size=config.window_size,
+        dropout=config.dropout,
+        name="seq2seq_translator",
+    )
+    model.compile(
+        optimizer=keras.optimizers.Adam(config.training.learning_rate, clipnorm=5.0),
+        loss=MaskedSparseCrossentropy(config.label_smoothing),
+    )
+    return model
+
+
+class _Throughput(keras.callbacks.Callback):
+    """Training target tokens per second (padding excluded), tracing excluded.
+
+    Each epoch is timed from the end of its first batch (which includes tracing and
+    pipeline start-up) to its end, and credited with the matching share of the
+    epoch's tokens.
+    """
+
+    def __init__(self, tokens_per_epoch):
+        super().__init__()
+        self.tokens_per_epoch = tokens_per_epoch
+        self.rates = []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._steps, self._first = 0, None
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._steps += 1
+        if self._first is None:
+            self._first = time.time()
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self._first is None or self._steps < 2:
+            return
+        seconds = max(time.time() - self._first, 1e-9)
+        share = (self._steps - 1) / self._steps
+        self.rates.append(self.tokens_per_epoch * share / seconds)
+
+
+def train(config, model, data):
+    """Fits with `zoo.training.fit`; returns `(history, train tokens/s)`."""
+    counts = data["train"].map(lambda x, y: tf.reduce_sum(tf.cast(y > 0, tf.int64)))
+    tokens = int(counts.reduce(tf.constant(0, tf.int64), lambda a, b: a + b))
+    meter = _Throughput(tokens)
+    history = fit(model, data["train"], data["val"], config.training, callbacks=[meter])
+    rate = float(np.median(meter.rates)) if meter.rates else 0.0
+    return history, rate
+
+
+# --- decoding and evaluation ------------------------------------------------------
+
+
+class Translator:
+    """Text -> translation in the graph: tokenize, encode, search, detokenize.
+
+    A plain object (not a `tf.Module`): the serving module tracks the tokenizers and
+    `export_model` the model's variables, so the Keras model is never saved as a
+    SavedModel child.
+    """
+
+    def __init__(self, model, tokenizers, config, beam_width):
+        self.model = model
+        self.source_tokenizer = tokenizers["source"]
+        self.target_tokenizer = tokenizers["target"]
+        self.max_length = config.max_length
+        self.beam_width = beam_width
+        self.alpha = config.alpha
+        self.beta = config.beta
+        self.length_a = config.length_a
+        self.length_b = config.length_b
+
+    def source_ids(self, text):
+        ids = self.source_tokenizer.tokenize(text)[:, : self.max_length]
+        ids = tf.cast(ids.to_tensor(default_value=0), tf.int32)  # (B, Ts)
+        # At least one (padding) column: an empty batch of texts still has a shape
+        # the encoder can run over; the padding is masked.
+        missing = tf.maximum(1 - tf.shape(ids)[1], 0)
+        return tf.pad(ids, [[0, 0], [0, missing]])
+
+    def translate(self, text, beam_width=None):
+        """Returns the serving outputs for a string batch `[None]`."""
+        source_ids = self.source_ids(text)
+        result = decode_translator(
+            self.model,
+            source_ids,
+            self.max_length,
+            beam_width=beam_width or self.beam_width,
+            alpha=self.alpha,
+            beta=self.beta,
+            length_a=self.length_a,
+            length_b=self.length_b,
+        )
+        longest = tf.reduce_max(tf.concat([result["lengths"], [0]], axis=0))
+        tokens = result["tokens"][:, :longest]  # (B, Tt)
+        attention = result["attention"][:, :longest, :]  # (B, Tt, Ts)
+        return {
+            "translation": self.target_tokenizer.detokenize(tokens),
+            "score": result["scores"],
+            "attention": attention,
+            "source_tokens": self.source_tokenizer.ids_to_tokens(source_ids),
+            "target_tokens": self.target_tokenizer.ids_to_tokens(tokens),
+            "target_ids": tokens,
+        }
+
+
+def translate_corpus(translate_fn, texts, batch_size=64):
+    """Runs a string-batch function (e.g. a serving signature) over `texts`.
+
+    Returns:
+        One dict of NumPy outputs per text.
+    """
+    outputs = []
+    for start in range(0, len(texts), batch_size):
+        out = translate_fn(tf.constant(texts[start : start + batch_size]))
+        out = {k: v.numpy() for k, v in out.items()}
+        for i in range(len(out["translation"])):
+            outputs.append({k: v[i] for k, v in out.items()})
+    return outputs
+
+
+def _decode(value):
+    return (
+        value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value
+    )
+
+
+def bleu_scores(hypotheses, references):
+    """Cased detokenized BLEU and lowercased BLEU, with sacrebleu signatures."""
+    from zoo.metrics import corpus_bleu
+
+    cased, cased_sig = corpus_bleu(hypotheses, references)
+    lower, lower_sig = corpus_bleu(hypotheses, references, lowercase=True)
+    return {
+        "bleu": cased,
+        "bleu_signature": cased_sig,
+        "bleu_lowercase": lower,
+        "bleu_lowercase_signature": lower_sig,
+    }
+
+
+def evaluate(config, module, data):
+    """BLEU on the test split for greedy and beam search; heat maps; decoding speed.
+
+    Args:
+        config: the `Config`.
+        module: the serving module from `make_serving_module` (its traced functions
+            are reused by the export).
+        data: the output of `build_datasets`.
+    """
+    from zoo.viz import attention_heatmap
+
+    test = data["splits"]["test"]
+    if config.eval_limit:
+        test = test.take(config.eval_limit)
+    metrics = {"test_pairs": len(test)}
+    samples = None
+    searches = [("greedy", module.translate_greedy)]
+    if config.beam_width > 1:
+        searches.append((f"beam{config.beam_width}", module.serve))
+    for name, translate_fn in searches:
+        translate_corpus(translate_fn, test.sources[:2])  # trace outside the timing
+        start = time.time()
+        outputs = translate_corpus(translate_fn, test.sources)
+        seconds = time.time() - start
+        hypotheses = [_decode(o["translation"]) for o in outputs]
+        scores = bleu_scores(hypotheses, test.targets)
+        metrics[name] = {
+            **scores,
+            "sentences_per_second": len(test) / max(seconds, 1e-9),
+            "examples": [
+                {"source": s, "reference": r, "hypothesis": h}
+                for s, r, h in list(
+                    zip(test.sources, test.targets, hypotheses, strict=True)
+                )[:3]
+            ],
+        }
+        print(
+            f"{name}: BLEU {scores['bleu']:.2f} ({scores['bleu_signature']}), "
+            f"lowercased {scores['bleu_lowercase']:.2f}, "
+            f"{metrics[name]['sentences_per_second']:.1f} sentences/s"
+        )
+        samples = outputs
+    os.makedirs(config.report_dir, exist_ok=True)
+    paths = []
+    for i, out in enumerate((samples or [])[: config.heatmaps]):
+        rows = [_decode(t) for t in out["target_tokens"] if t]
+        cols = [_decode(t) for t in out["source_tokens"] if t]
+        if not rows or not cols:
+            continue
+        path = os.path.join(config.report_dir, f"attention_{i}.png")
+        attention_heatmap(
+            out["attention"][: len(rows), : len(cols)],
+            rows,
+            cols,
+            path,
+            title=_decode(out["translation"])[:80],
+        )
+        paths.append(path)
+    metrics["heatmaps"] = paths
+    with open(os.path.join(config.report_dir, "metrics.json"), "w") as f:
+        json.dump(metrics, f, indent=2, ensure_ascii=False)
+    return metrics
+
+
+# --- export -----------------------------------------------------------------------
+
+
+_TEXT_SPEC = [tf.TensorSpec([None], tf.string, name="text")]
+
+
+class TranslationServing(ServingModule):
+    """The export's signatures (no autograph: the loops are explicit while loops)."""
+
+    def __init__(self, model, tokenizers, config):
+        super().__init__(model)
+        self.source_tokenizer = tokenizers["source"]
+        self.target_tokenizer = tokenizers["target"]
+        self.beam = Translator(model, tokenizers, config, config.beam_width)
+        self.greedy = Translator(model, tokenizers, config, 1)
+
+    @staticmethod
+    def _outputs(result):
+        return {k: v for k, v in result.items() if k != "target_ids"}
+
+    @tf.function(input_signature=_TEXT_SPEC, autograph=False)
+    def serve(self, text):
+        return self._outputs(self.beam.translate(text))
+
+    @tf.function(input_signature=_TEXT_SPEC, autograph=False)
+    def translate_greedy(self, text):
+        return self._outputs(self.greedy.translate(text))
+
+    @tf.function(input_signature=_TEXT_SPEC, autograph=False)
+    def preprocess(self, text):
+        target = self.greedy.translate(text)["target_ids"]
+        start = tf.fill([tf.shape(target)[0], 1], START)
+        # the decoder input: [START] + the greedy translation without its [END]
+        target_ids = tf.concat([start, target], axis=1)[:, :-1]
+        target_ids = tf.where(tf.equal(target_ids, END), 0, target_ids)
+        return {"source_ids": self.greedy.source_ids(text), "target_ids": target_ids}
+
+    @tf.function(input_signature=_TEXT_SPEC, autograph=False)
+    def teacher_forced(self, text):
+        inputs = self.preprocess(text)
+        return {"logits": self.model(inputs, training=False)}
+
+
+def make_serving_module(model, tokenizers, config):
+    """The `TranslationServing` module whose functions become the signatures."""
+    return TranslationServing(model, tokenizers, config)
+
+
+def export(config, module, data, metrics):
+    """Writes `saved_models/translation/VERSION/` (+ `.keras`); returns the path."""
+    from zoo.export import export_model
+
+    model = module.model
+    examples = list(data["splits"]["test"].sources[:4])
+    return export_model(
+        module,
+        name=EXPORT_NAME,
+        signatures={
+            "serving_default": module.serve,
+            "translate_greedy": module.translate_greedy,
+            "preprocess": module.preprocess,
+            "teacher_forced": module.teacher_forced,
+        },
+        base_dir=config.export_dir,
+        keras_model=model,
+        warmup={
+            "serving_default": {"text": examples},
+            "translate_greedy": {"text": examples},
+            "teacher_forced": {"text": examples},
+        },
+        keras_check={
+            "signature": "teacher_forced",
+            "outputs": {"logits": 0},
+            "atol": 1e-4,
+        },
+        metadata={
+            "recipe": "translation",
+            "data": config.data or "generated demo pair (zoo.data.parallel)",
+            "languages": {"source": config.source, "target": config.target},
+            "metrics": _headline_metrics(metrics),
+            "decoding": {
+                "serving_default": {
+                    "search": "beam",
+                    "beam_width": config.beam_width,
+                    "length_penalty_alpha": config.alpha,
+                    "coverage_penalty_beta": config.beta,
+                    "max_length": f"ceil({config.length_a} * |X| + {config.length_b})",
+                    "max_tokens": config.max_length,
+                },
+                "translate_greedy": {"search": "greedy"},
+            },
+            "keras_check_note": (
+                "beam search and greedy search have no Keras counterpart; the "
+                "verifier compares `teacher_forced` (the model on preprocess's "
+                "source ids and greedy decoder input) with the .keras model"
+            ),
+            "model": {
+                k: getattr(config, k)
+                for k in (
+                    "attention",
+                    "score",
+                    "window",
+                    "rnn",
+                    "embedding_dim",
+                    "encoder_units",
+                    "encoder_layers",
+                    "decoder_units",
+                )
+            },
+        },
+    )
+
+
+def _headline_metrics(metrics):
+    out = {}
+    for name, value in metrics.items():
+        if isinstance(value, dict) and "bleu" in value:
+            out[name] = {
+                k: value[k]
+                for k in (
+                    "bleu",
+                    "bleu_signature",
+                    "bleu_lowercase",
+                    "sentences_per_second",
+                )
+            }
+    return out
+
+
+def main(argv=None):
+    config = parse_config(argv)
+    set_seed(config.training.seed)
+    start = time.time()
+    data = build_datasets(config)
+    strategy = get_strategy(config.training.distribute)
+    with strategy.scope():
+        model = build_model(
+            config,
+            data["tokenizers"]["source"].vocab_size,
+            data["tokenizers"]["target"].vocab_size,
+        )
+    _, tokens_per_second = train(config, model, data)
+    print(f"training: {tokens_per_second:.0f} target tokens/s")
+    module = make_serving_module(model, data["tokenizers"], config)
+    metrics = evaluate(config, module, data)
+    metrics["train_tokens_per_second"] = tokens_per_second
+    version_dir = None
+    if not config.no_export:
+        version_dir = export(config, module, data, metrics)
+        print(f"exported {version_dir}")
+    headline = metrics.get(f"beam{config.beam_width}", metrics.get("greedy"))
+    print(f"done in {time.time() - start:.1f} s")
+    return {
+        "model": EXPORT_NAME,
+        "metric": "test BLEU (sacrebleu, detokenized, cased)",
+        "value": float(headline["bleu"]),
+        "export": version_dir,
+    }
+
+
+if __name__ == "__main__":
+    print(main())

@@ -1,0 +1,180 @@
+"""Beam search inside the graph with the GNMT length and coverage penalties.
+
+One `tf.while_loop` over target positions for the whole batch (`B` sources times `K`
+beams), with static shapes so it compiles under XLA (`tf.function(jit_compile=True)`).
+The step function has the form described in `zoo.decoding.greedy`.
+
+At every step each live beam is extended by every token; candidates are ranked by the
+GNMT score `s = log P / lp + cp` (`zoo.decoding.penalties`) computed with the length and
+the attention coverage the candidate would have. A finished beam (it produced `[END]`)
+stays in the beam with its score frozen, as its only candidate; the search stops when
+every beam of every source has finished or at `max_steps`. At the per-example length
+limit `ceil(a * |X| + b)` the end marker is forced, so every returned hypothesis ends.
+The best-scoring beam is returned with its tokens, scores and attention matrix.
+"""
+
+import tensorflow as tf
+
+from zoo.decoding.greedy import (
+    END_ID,
+    NEG_INF,
+    PAD_ID,
+    START_ID,
+    ban_tokens,
+    force_end,
+    max_target_lengths,
+)
+from zoo.decoding.penalties import coverage_penalty, length_penalty
+
+__all__ = ["beam_search", "tile_beams"]
+
+
+def tile_beams(tree, beam_width):
+    """Repeats every `(B, ...)` tensor of a nested structure to `(B * K, ...)`."""
+    return tf.nest.map_structure(lambda x: tf.repeat(x, beam_width, axis=0), tree)
+
+
+def beam_search(
+    step_fn,
+    initial_state,
+    memory,
+    source_mask,
+    max_steps,
+    beam_width=5,
+    alpha=0.6,
+    beta=0.2,
+    length_a=1.5,
+    length_b=5,
+    start_id=START_ID,
+    end_id=END_ID,
+    pad_id=PAD_ID,
+):
+    """Beam search with GNMT scoring.
+
+    Args:
+        step_fn: `(ids, state, memory, position) -> (logits, weights, new_state)`.
+        initial_state: nested tensors `(B, ...)`.
+        memory: nested tensors `(B, ...)`; tiled to the beams once.
+        source_mask: `(B, Ts)` bool, True for real source tokens.
+        max_steps: Python int, the static output length.
+        beam_width: Python int `K >= 1`.
+        alpha: length penalty exponent (0 = no length normalisation).
+        beta: coverage penalty weight (0 = none).
+        length_a, length_b: per-example limit `ceil(a * |X| + b)` on `|Y|`.
+        start_id, end_id, pad_id: token ids.
+
+    Returns:
+        A dict like `greedy_search`'s for the best hypothesis of each source:
+        `tokens` `(B, max_steps)`, `lengths`, `log_probs`, `scores` `(B,)`,
+        `attention` `(B, max_steps, Ts)`; plus `beam_tokens` `(B, K, max_steps)` and
+        `beam_scores` `(B, K)` for all final beams.
+    """
+    if not isinstance(beam_width, int) or beam_width < 1:
+        raise ValueError(
+            f"`beam_width` must be a positive integer. Received: "
+            f"beam_width={beam_width!r}"
+        )
+    k = beam_width
+    source_mask = tf.cast(source_mask, tf.bool)
+    batch = tf.shape(source_mask)[0]
+    source_len = tf.shape(source_mask)[1]
+    limits = tf.repeat(
+        max_target_lengths(source_mask, max_steps, length_a, length_b)[:, None],
+        k,
+        axis=1,
+    )  # (B, K)
+    mask_bk = tf.repeat(source_mask[:, None, :], k, axis=1)  # (B, K, Ts)
+    memory = tile_beams(memory, k)
+    state = tile_beams(initial_state, k)
+    # Flat row of beam k of source b is b * K + k.
+    row_offsets = tf.range(batch)[:, None] * k  # (B, 1)
+
+    def cond(t, ids, state, finished, *_):
+        return tf.logical_and(t < max_steps, tf.logical_not(tf.reduce_all(finished)))
+
+    def body(t, ids, state, finished, lengths, log_prob, coverage, tokens, attention):
+        logits, weights, new_state = step_fn(ids, state, memory, t)
+        vocab = tf.shape(logits)[-1]
+        log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1)
+        log_probs = ban_tokens(log_probs, [pad_id, start_id])
+        log_probs = tf.reshape(log_probs, [batch, k, vocab])
+        log_probs = force_end(log_probs, t + 1 >= limits, end_id)
+        # A finished beam has one candidate: itself, unchanged (token = padding).
+        frozen = tf.where(
+            tf.equal(tf.range(vocab), end_id), 0.0, tf.constant(NEG_INF, tf.float32)
+        )
+        log_probs = tf.where(
+            finished[:, :, None],
+            tf.broadcast_to(frozen, tf.shape(log_probs)),
+            log_probs,
+        )
+        alive_f = 1.0 - tf.cast(finished, tf.float32)  # (B, K)
+        weights = tf.reshape(tf.cast(weights, tf.float32), [batch, k, -1])
+        weights = weights * alive_f[:, :, None]
+        new_lengths = lengths + tf.cast(1.0 - tf.cast(finished, tf.float32), tf.int32)
+        new_coverage = coverage + weights  # (B, K, Ts)
+        candidates = log_prob[:, :, None] + log_probs  # (B, K, V)
+        ranking = candidates / length_penalty(new_lengths, alpha)[:, :, None]
+        ranking = ranking + coverage_penalty(new_coverage, mask_bk, beta)[:, :, None]
+        _, flat_index = tf.math.top_k(tf.reshape(ranking, [batch, k * vocab]), k=k)
+        parent = flat_index // vocab  # (B, K)
+        token = flat_index % vocab
+        log_prob = tf.gather(
+            tf.reshape(candidates, [batch, k * vocab]), flat_index, batch_dims=1
+        )
+        parent_finished = tf.gather(finished, parent, batch_dims=1)
+        token = tf.where(parent_finished, pad_id, token)
+        lengths = tf.gather(new_lengths, parent, batch_dims=1)
+        coverage = tf.gather(new_coverage, parent, batch_dims=1)
+        step_weights = tf.gather(weights, parent, batch_dims=1)  # (B, K, Ts)
+        at_t = tf.one_hot(t, max_steps, dtype=tf.float32)
+        tokens = tf.gather(tokens, parent, batch_dims=1)
+        tokens = tokens + tf.cast(at_t, tf.int32)[None, None, :] * token[:, :, None]
+        attention = tf.gather(attention, parent, batch_dims=1)
+        attention = attention + at_t[None, None, :, None] * step_weights[:, :, None, :]
+        finished = tf.logical_or(parent_finished, tf.equal(token, end_id))
+        rows = tf.reshape(row_offsets + parent, [-1])  # (B * K,)
+        state = tf.nest.map_structure(lambda s: tf.gather(s, rows), new_state)
+        ids = tf.reshape(token, [-1])
+        return (
+            t + 1,
+            ids,
+            state,
+            finished,
+            lengths,
+            log_prob,
+            coverage,
+            tokens,
+            attention,
+        )
+
+    # Only beam 0 is live at the start, so the first step does not pick K copies of
+    # the same token.
+    first = tf.where(tf.equal(tf.range(k), 0), 0.0, tf.constant(NEG_INF, tf.float32))
+    loop_vars = (
+        tf.constant(0, tf.int32),
+        tf.fill([batch * k], tf.constant(start_id, tf.int32)),
+        state,
+        tf.zeros([batch, k], tf.bool),
+        tf.zeros([batch, k], tf.int32),
+        tf.tile(first[None, :], [batch, 1]),
+        tf.zeros([batch, k, source_len], tf.float32),
+        tf.zeros([batch, k, max_steps], tf.int32),
+        tf.zeros([batch, k, max_steps, source_len], tf.float32),
+    )
+    _, _, _, _, lengths, log_prob, coverage, tokens, attention = tf.while_loop(
+        cond, body, loop_vars, maximum_iterations=max_steps
+    )
+    scores = log_prob / length_penalty(lengths, alpha) + coverage_penalty(
+        coverage, mask_bk, beta
+    )  # (B, K)
+    best = tf.argmax(scores, axis=1, output_type=tf.int32)  # (B,)
+    return {
+        "tokens": tf.gather(tokens, best, batch_dims=1),
+        "lengths": tf.gather(lengths, best, batch_dims=1),
+        "log_probs": tf.gather(log_prob, best, batch_dims=1),
+        "scores": tf.gather(scores, best, batch_dims=1),
+        "attention": tf.gather(attention, best, batch_dims=1),
+        "beam_tokens": tokens,
+        "beam_scores": scores,
+    }

@@ -1,0 +1,389 @@
+"""AttentionDecoder: an RNN decoder with Bahdanau, Luong or no attention."""
+
+import keras
+from keras import ops
+
+from zoo.layers.bahdanau_attention import BahdanauAttention
+from zoo.layers.luong_attention import LuongAttention
+
+ATTENTIONS = ("bahdanau", "luong", "none")
+CELLS = ("gru", "lstm")
+LUONG_SCORES = ("dot", "general", "concat")
+LUONG_WINDOWS = (None, "local-p")
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class AttentionDecoder(keras.layers.Layer):
+    """RNN decoder that attends over encoder outputs: teacher forcing and single steps.
+
+    The same step function serves both modes: `call()` runs it over a whole target
+    sequence (teacher forcing, for training and scoring), `step()` runs it for one
+    token with an explicit state (for greedy and beam search in `zoo.decoding`). The
+    attention keys are projected once per source sequence (`prepare_memory`), never
+    once per step.
+
+    Attention variants (`y` = previous target token, `e` = its embedding, `h` = the
+    RNN state, `c` = the context, `a` = the attention weights):
+
+    - `"bahdanau"` (Bahdanau et al. 2015): the previous state queries the source,
+      `c_t, a_t = attend(h_{t-1})`; the context is fed into the RNN input,
+      `h_t = RNN([e_t; c_t], h_{t-1})`; the readout is
+      `o_t = tanh(W_o [h_t; c_t; e_t])`.
+    - `"luong"` (Luong et al. 2015): the current state queries,
+      `h_t = RNN([e_t; h~_{t-1}], h_{t-1})` (input feeding),
+      `c_t, a_t = attend(h_t)`, and the attentional hidden state
+      `h~_t = tanh(W_c [c_t; h_t])` is the readout; `score` is `"dot"`, `"general"` or
+      `"concat"`, `window` is `None` (global) or `"local-p"` (predicted position,
+      Gaussian-weighted window of half-width `window_size`).
+    - `"none"`: a fixed context, the masked mean of the encoder outputs (uniform
+      weights over the source), is fed at every step as in the encoder-decoder of Cho
+      et al. 2014; the readout is as for `"bahdanau"`. Its reported attention
+      weights are the uniform ones.
+
+    Logits are `W_s dropout(o_t)`. Dropout applies to the target embeddings and to
+    the readout only, outside the recurrence, so `step()` and `call()` compute the
+    same function at inference.
+
+    Args:
+        vocab_size: target vocabulary size (id 0 is padding).
+        units: RNN units.
+        embedding_dim: target embedding size (default `units`).
+        attention: `"bahdanau"`, `"luong"` or `"none"`.
+        score: Luong score, `"dot"`, `"general"` or `"concat"` (`"dot"` needs
+            encoder outputs of depth `units`).
+        window: Luong window, `None` or `"local-p"`.
+        window_size: half-width `D` of the local window.
+        attention_units: hidden size of the Bahdanau/concat scorer (default `units`).
+        cell: `"gru"` or `"lstm"`.
+        dropout: dropout rate on embeddings and readout.
+        **kwargs: base `keras.layers.Layer` arguments.
+
+    Call arguments:
+        inputs: `[target_ids, memory, source_mask, *initial_state]`: target ids
+            `(B, Tt)` (the decoder input, starting with `[START]`), encoder outputs
+            `(B, Ts, De)`, source mask `(B, Ts)` (True = real token) and the initial
+            RNN state(s) `(B, units)` (one for GRU, `[h, c]` for LSTM).
+        training: Python bool.
+        return_attention: also return the attention weights.
+
+    Returns:
+        Logits `(B, Tt, vocab_size)` and, with `return_attention=True`, the weights
+        `(B, Tt, Ts)`.
+
+    Example:
+
+    >>> decoder = AttentionDecoder(vocab_size=50, units=16, attention="luong")
+    >>> logits = decoder([target_ids, memory, source_mask, h0])  # (B, Tt, 50)
+    >>> memory_bundle = decoder.prepare_memory(memory, source_mask)
+    >>> state = decoder.initial_state([h0])
+    >>> logits_t, weights_t, state = decoder.step(ids_t, state, memory_bundle, 0)
+
+    Reference:
+        Bahdanau, Cho and Bengio, "Neural Machine Translation by Jointly Learning to
+        Align and Translate", ICLR 2015.
+        Luong, Pham and Manning, "Effective Approaches to Attention-based Neural
+        Machine Translation", EMNLP 2015.
+
+    Departures from the papers: Bahdanau et al. use a maxout readout and initialise
+    the decoder from the backward encoder state; here the readout is a `tanh` layer
+    and the initial state is whatever the model passes (`Seq2SeqTranslator` uses a
+    `tanh` bridge over both directions' final states). Luong et al.'s stacked LSTMs
+    are one recurrent layer here.
+    """
+
+    def __init__(
+        self,
+        vocab_size,
+        units,
+        embedding_dim=None,
+        attention="bahdanau",
+        score="general",
+        window=None,
+        window_size=10,
+        attention_units=None,
+        cell="gru",
+        dropout=0.0,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        for name, value in (("vocab_size", vocab_size), ("units", units)):
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(
+                    f"`{name}` must be a positive integer. Received: {name}={value!r}"
+                )
+        if attention not in ATTENTIONS:
+            raise ValueError(
+                f"`attention` must be one of {ATTENTIONS}. Received: "
+                f"attention={attention!r}"
+            )
+        if score not in LUONG_SCORES:
+            raise ValueError(
+                f"`score` must be one of {LUONG_SCORES}. Received: score={score!r}"
+            )
+        if window not in LUONG_WINDOWS:
+            raise ValueError(
+                f"`window` must be one of {LUONG_WINDOWS}. Received: window={window!r}"
+            )
+        if cell not in CELLS:
+            raise ValueError(f"`cell` must be one of {CELLS}. Received: cell={cell!r}")
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(
+                f"`dropout` must be in [0, 1). Received: dropout={dropout!r}"
+            )
+        self.vocab_size = vocab_size
+        self.units = units
+        self.embedding_dim = embedding_dim or units
+        self.attention = attention
+        self.score = score
+        self.window = window
+        self.window_size = window_size
+        self.attention_units = attention_units
+        self.cell_type = cell
+        self.dropout = float(dropout)
+        # Masks arrive through `source_mask`; Keras masks of the inputs are not used.
+        self.supports_masking = True
+
+        self.embedding = keras.layers.Embedding(
+            vocab_size, self.embedding_dim, name="target_embedding"
+        )
+        if cell == "gru":
+            self.cell = keras.layers.GRUCell(units, name="cell")
+        else:
+            self.cell = keras.layers.LSTMCell(units, name="cell")
+        if attention == "bahdanau":
+            self.attention_layer = BahdanauAttention(
+                attention_units or units, name="attention"
+            )
+        elif attention == "luong":
+            luong_units = attention_units if (score == "concat" or window) else None
+            self.attention_layer = LuongAttention(
+                score=score,
+                units=luong_units,
+                window=window,
+                window_size=window_size,
+                name="attention",
+            )
+        else:
+            self.attention_layer = None
+        if attention == "luong":
+            self.attentional = keras.layers.Dense(
+                units, activation="tanh", use_bias=False, name="attentional_state"
+            )
+            self.readout = None
+        else:
+            self.attentional = None
+            self.readout = keras.layers.Dense(units, activation="tanh", name="readout")
+        self.embedding_dropout = keras.layers.Dropout(self.dropout)
+        self.readout_dropout = keras.layers.Dropout(self.dropout)
+        self.output_projection = keras.layers.Dense(vocab_size, name="logits")
+
+    @property
+    def num_rnn_states(self):
+        return 1 if self.cell_type == "gru" else 2
+
+    def build(self, input_shape):
+        memory_shape = tuple(input_shape[1])
+        memory_dim = memory_shape[-1]
+        if memory_dim is None:
+            raise ValueError(
+                "AttentionDecoder needs a known encoder output depth. Received: "
+                f"input_shape={input_shape!r}"
+            )
+        self.embedding.build((None, None))
+        feed_dim = self.units if self.attention == "luong" else memory_dim
+        self.cell.build((None, self.embedding_dim + feed_dim))
+        if self.attention_layer is not None:
+            self.attention_layer.build(
+                [(None, None, self.units), (None, None, memory_dim)]
+            )
+        if self.attentional is not None:
+            self.attentional.build((None, memory_dim + self.units))
+            readout_dim = self.units
+        else:
+            self.readout.build((None, self.units + memory_dim + self.embedding_dim))
+            readout_dim = self.units
+        self.output_projection.build((None, readout_dim))
+        self.built = True
+
+    # --- the step function shared by call() and step() -----------------------------
+
+    def prepare_memory(self, memory, source_mask):
+        """Projects the attention keys once per source sequence.
+
+        Args:
+            memory: encoder outputs `(B, Ts, De)`.
+            source_mask: `(B, Ts)`, True/1 for real tokens.
+
+        Returns:
+            A tuple `(memory, keys, mask, fixed_context)` for `step()`; every entry
+            has the batch as its first axis (so beam search can tile it).
+        """
+        memory = ops.cast(memory, self.compute_dtype)
+        mask = ops.cast(source_mask, "bool")
+        maskf = ops.cast(mask, memory.dtype)
+        count = ops.maximum(ops.sum(maskf, axis=1, keepdims=True), 1.0)  # (B, 1)
+        fixed_context = ops.sum(memory * maskf[..., None], axis=1) / count  # (B, De)
+        if self.attention_layer is not None:
+            keys = self.attention_layer.project_keys(memory)
+        else:
+            keys = maskf / count  # (B, Ts): the uniform weights of "none"
+        return (memory, keys, mask, fixed_context)
+
+    def initial_state(self, rnn_state):
+        """The step state from the initial RNN state(s) (a tensor or a list).
+
+        Returns:
+            A tuple of `(B, units)` tensors: the RNN state(s), then (Luong) the
+            attentional vector fed back as input, initially zeros.
+        """
+        rnn_state = (
+            list(rnn_state) if isinstance(rnn_state, (list, tuple)) else [rnn_state]
+        )
+        if len(rnn_state) != self.num_rnn_states:
+            raise ValueError(
+                f"A {self.cell_type} decoder needs {self.num_rnn_states} initial "
+                f"state tensor(s). Received: {len(rnn_state)}"
+            )
+        state = [ops.cast(s, self.compute_dtype) for s in rnn_state]
+        if self.attention == "luong":
+            state.append(ops.zeros_like(state[0]))
+        return tuple(state)
+
+    def _cell_step(self, embedded, state, memory_bundle, position, training=None):
+        """One recurrence step: `(features (B, H), weights (B, Ts), new_state)`."""
+        memory, keys, mask, fixed_context = memory_bundle
+        rnn_state = list(state[: self.num_rnn_states])
+        if self.attention == "bahdanau":
+            context, weights = self.attention_layer.attend(
+                rnn_state[0], keys, memory, value_mask=mask, training=training
+            )
+            output, new_rnn = self.cell(
+                ops.concatenate([embedded, context], axis=-1), rnn_state
+            )
+            features = ops.concatenate([output, context, embedded], axis=-1)
+            return features, weights, tuple(_as_list(new_rnn))
+        if self.attention == "luong":
+            feed = state[self.num_rnn_states]
+            output, new_rnn = self.cell(
+                ops.concatenate([embedded, feed], axis=-1), rnn_state
+            )
+            context, weights = self.attention_layer.attend(
+                output,
+                keys,
+                memory,
+                value_mask=mask,
+                position=position,
+                training=training,
+            )
+            attentional = self.attentional(ops.concatenate([context, output], axis=-1))
+            return attentional, weights, (*_as_list(new_rnn), attentional)
+        output, new_rnn = self.cell(
+            ops.concatenate([embedded, fixed_context], axis=-1), rnn_state
+        )
+        features = ops.concatenate([output, fixed_context, embedded], axis=-1)
+        weights = ops.cast(keys, features.dtype)  # the uniform weights
+        return features, weights, tuple(_as_list(new_rnn))
+
+    def _feature_dim(self, memory):
+        if self.attention == "luong":
+            return self.units
+        return self.units + memory.shape[-1] + self.embedding_dim
+
+    def _logits(self, features, training=None):
+        if self.readout is not None:
+            features = self.readout(features)
+        features = self.readout_dropout(features, training=training)
+        return self.output_projection(features)
+
+    def step(self, token_ids, state, memory_bundle, position=0, training=None):
+        """Decodes one token for every row.
+
+        Args:
+            token_ids: `(B,)` ids of the previous target token.
+            state: the tuple from `initial_state` or from the previous `step`.
+            memory_bundle: the tuple from `prepare_memory`.
+            position: the decoder step `t` (0 for the first token after `[START]`).
+            training: Python bool.
+
+        Returns:
+            `(logits (B, vocab_size), weights (B, Ts), new_state)`.
+        """
+        embedded = self.embedding(token_ids)  # (B, E)
+        features, weights, new_state = self._cell_step(
+            embedded, state, memory_bundle, position, training=training
+        )
+        return self._logits(features, training=training), weights, new_state
+
+    def call(self, inputs, training=None, return_attention=False):
+        target_ids, memory, source_mask = inputs[0], inputs[1], inputs[2]
+        memory_bundle = self.prepare_memory(memory, source_mask)
+        state = self.initial_state(list(inputs[3:]))
+        embedded = self.embedding(target_ids)  # (B, Tt, E)
+        embedded = self.embedding_dropout(embedded, training=training)
+        embedded = ops.transpose(embedded, (1, 0, 2))  # (Tt, B, E)
+
+        # keras.ops.scan (TensorFlow backend) stacks outputs shaped like the carry, so
+        # the step outputs travel in the carry and are read back from the stack.
+        batch = ops.shape(target_ids)[0]
+        features0 = ops.zeros((batch, self._feature_dim(memory)), self.compute_dtype)
+        weights0 = ops.zeros_like(ops.cast(memory_bundle[2], self.compute_dtype))
+
+        def body(carry, embedded_t):
+            step_state, position = carry[0], carry[1]
+            features, weights, new_state = self._cell_step(
+                embedded_t, step_state, memory_bundle, position, training=training
+            )
+            carry = (new_state, position + 1, features, weights)
+            return carry, carry
+
+        init = (state, ops.convert_to_tensor(0, "int32"), features0, weights0)
+        _, (_, _, features, weights) = ops.scan(body, init, embedded)
+        features = ops.transpose(features, (1, 0, 2))  # (B, Tt, H)
+        logits = self._logits(features, training=training)  # (B, Tt, V)
+        if return_attention:
+            return logits, ops.transpose(weights, (1, 0, 2))  # (B, Tt, Ts)
+        return logits
+
+    def compute_mask(self, inputs, mask=None):
+        return None
+
+    def compute_output_shape(self, input_shape, return_attention=False):
+        target_shape, memory_shape = tuple(input_shape[0]), tuple(input_shape[1])
+        logits = (*target_shape, self.vocab_size)
+        if return_attention:
+            return logits, (*target_shape, memory_shape[1])
+        return logits
+
+    def compute_output_spec(self, inputs, training=None, return_attention=False):
+        target, memory = inputs[0], inputs[1]
+        logits = keras.KerasTensor(
+            (*target.shape, self.vocab_size), dtype=self.compute_dtype
+        )
+        if not return_attention:
+            return logits
+        weights = keras.KerasTensor(
+            (*target.shape, memory.shape[1]), dtype=self.compute_dtype
+        )
+        return logits, weights
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "vocab_size": self.vocab_size,
+                "units": self.units,
+                "embedding_dim": self.embedding_dim,
+                "attention": self.attention,
+                "score": self.score,
+                "window": self.window,
+                "window_size": self.window_size,
+                "attention_units": self.attention_units,
+                "cell": self.cell_type,
+                "dropout": self.dropout,
+            }
+        )
+        return config
+
+
+def _as_list(state):
+    return list(state) if isinstance(state, (list, tuple)) else [state]
