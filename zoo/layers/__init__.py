@@ -1,1 +1,31 @@
-"""zoo.layers"""
+"""Keras 3 attention layers (backend-agnostic: `keras.ops` only).
+
+Importing this package registers every layer with Keras (`package="zoo"`), so
+`keras.saving.load_model` needs no `custom_objects`.
+"""
+
+from zoo.layers.attention_decoder import AttentionDecoder
+from zoo.layers.attention_pooling import AttentionPooling
+from zoo.layers.bahdanau_attention import BahdanauAttention
+from zoo.layers.hierarchical_attention import HierarchicalAttentionEncoder
+from zoo.layers.luong_attention import LuongAttention
+from zoo.layers.masking import masked_softmax, merge_masks
+from zoo.layers.memory_encoding import PositionEncoding, TemporalEncoding
+from zoo.layers.memory_network import MemoryNetwork
+from zoo.layers.self_attention import SelfAttention
+from zoo.layers.structured_self_attention import StructuredSelfAttention
+
+__all__ = [
+    "AttentionDecoder",
+    "AttentionPooling",
+    "BahdanauAttention",
+    "HierarchicalAttentionEncoder",
+    "LuongAttention",
+    "MemoryNetwork",
+    "PositionEncoding",
+    "SelfAttention",
+    "StructuredSelfAttention",
+    "TemporalEncoding",
+    "masked_softmax",
+    "merge_masks",
+]

@@ -1,1 +1,20 @@
-"""zoo.models"""
+"""Task models (Functional subclasses) built on `zoo.layers`.
+
+Importing this package registers every model with Keras (`package="zoo"`).
+"""
+
+from zoo.models.han_classifier import HANClassifier
+from zoo.models.memn2n import MemN2N
+from zoo.models.self_attentive_encoder import (
+    SelfAttentiveClassifier,
+    SelfAttentiveEncoder,
+)
+from zoo.models.seq2seq_translator import Seq2SeqTranslator
+
+__all__ = [
+    "HANClassifier",
+    "MemN2N",
+    "SelfAttentiveClassifier",
+    "SelfAttentiveEncoder",
+    "Seq2SeqTranslator",
+]
