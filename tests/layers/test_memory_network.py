@@ -27,15 +27,16 @@ def make_inputs(batch=3, seed=0, empty_slots=2):
 
 
 def reference_pe(ids, table):
-    """Sum over real words of l_j * embedding (NumPy, J from the word count)."""
+    """Sum over real words of l_j * embedding (NumPy; the layer's default PE:
+    J = the padded sentence length, weights twice the paper's formula)."""
     out = np.zeros(ids.shape[:-1] + (table.shape[1],))
     d = table.shape[1]
+    n = ids.shape[-1]
     for index in np.ndindex(ids.shape[:-1]):
         words = [w for w in ids[index] if w != 0]
-        n = len(words)
         for j, w in enumerate(words, start=1):
             k = np.arange(1, d + 1)
-            out[index] += ((1 - j / n) - (k / d) * (1 - 2 * j / n)) * table[w]
+            out[index] += 2 * ((1 - j / n) - (k / d) * (1 - 2 * j / n)) * table[w]
     return out
 
 

@@ -8,26 +8,46 @@ a learned vector per memory slot, so the model knows how recent a sentence is.
 import keras
 from keras import ops
 
+_PE_LENGTH = ("padded", "words")
+
 
 @keras.saving.register_keras_serializable(package="zoo")
 class PositionEncoding(keras.layers.Layer):
     """Position encoding (PE): an order-aware weighted sum of word embeddings.
 
-    A sentence of `J` words with embeddings `A x_j` becomes `m = sum_j l_j * A x_j`
+    A sentence with word embeddings `A x_j` becomes `m = sum_j l_j * A x_j`
     (element-wise product), where the weight of embedding dimension `k` (of `d`) at
     word position `j` (both counted from 1) is
 
-        l_kj = (1 - j / J) - (k / d) * (1 - 2 j / J).
+        l_kj = scale * ((1 - j / J) - (k / d) * (1 - 2 j / J)).
 
-    `J` is the number of real words of each sentence, read from the mask: padding
-    words get weight 0 and do not count in `J`, and position `j` counts real words
-    only (padding may sit anywhere). Without a mask every position is a word. A
-    sentence without words encodes to zeros.
+    Position `j` counts real words only (read from the mask; padding may sit
+    anywhere and gets weight 0). `J` depends on `length`:
 
-    The layer has no weights. It accepts any number of leading dimensions, e.g.
-    `(B, J, d)` for questions or `(B, M, J, d)` for a memory of `M` sentences.
+    - `"padded"` (default): `J` is the padded sentence length (the last input
+      dimension), the same for every sentence and for the question, as in the
+      authors' released code. With the default `scale=2` the weights are
+      `1 + 4 (j / J - 1/2) (k / d - 1/2)`, the form of that code (up to a
+      half-step offset of `j` and `k`).
+    - `"words"`: `J` is the number of real words of each sentence, the literal
+      formula of the paper's section 4.1 (use `scale=1` for the paper's weights).
+
+    Why the default: with `J` per sentence, a word's weights change with the
+    length of its sentence, so "Gertrude" in "what is gertrude afraid of" (5 words)
+    and in "gertrude is a mouse" (4 words) are weighted differently, and the
+    weights (mean about 0.5) shrink the sentence vectors. On bAbI 1k task 15
+    trained alone (3 hops, PE LS RN, 100 epochs) the `"words"`/`scale=1` form
+    left 21-43% test error over 3 seeds (training error 11-35%), the default
+    0.9-31% over 4 seeds (3 of 4 runs under 7%, training error 0.0-0.4%).
+
+    Without a mask every position is a word. A sentence without words encodes to
+    zeros. The layer has no weights. It accepts any number of leading dimensions,
+    e.g. `(B, J, d)` for questions or `(B, M, J, d)` for a memory of `M`
+    sentences.
 
     Args:
+        length: `"padded"` (default) or `"words"`: what `J` is (see above).
+        scale: float, multiplies every weight (default 2.0).
         **kwargs: base layer keyword arguments (`name`, `dtype`, ...).
 
     Call arguments:
@@ -50,10 +70,24 @@ class PositionEncoding(keras.layers.Layer):
     Reference:
         Sukhbaatar, Szlam, Weston, Fergus. End-To-End Memory Networks. NIPS 2015,
         section 4.1.
+
+    Departures from the paper: by default `J` is the padded sentence length and
+    the weights are doubled (as in the authors' code); `length="words",
+    scale=1.0` gives the paper's formula.
     """
 
-    def __init__(self, **kwargs):
+    def __init__(self, length="padded", scale=2.0, **kwargs):
         super().__init__(**kwargs)
+        if length not in _PE_LENGTH:
+            raise ValueError(
+                f"`length` must be one of {_PE_LENGTH}. Received: length={length!r}"
+            )
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
+            raise ValueError(
+                f"`scale` must be a positive number. Received: scale={scale!r}"
+            )
+        self.length = length
+        self.scale = float(scale)
         self.supports_masking = True
 
     def weights_for(self, mask, depth):
@@ -70,11 +104,16 @@ class PositionEncoding(keras.layers.Layer):
         dtype = self.compute_dtype
         maskf = ops.cast(mask, dtype)  # (..., J)
         position = ops.cumsum(maskf, axis=-1)  # (..., J) j = 1, 2, ... on real words
-        length = ops.maximum(ops.sum(maskf, axis=-1, keepdims=True), 1.0)  # (..., 1)
+        if self.length == "words":
+            length = ops.maximum(ops.sum(maskf, axis=-1, keepdims=True), 1.0)
+        else:  # the padded length, the same for every sentence
+            padded = mask.shape[-1]
+            padded = ops.shape(maskf)[-1] if padded is None else padded
+            length = ops.cast(ops.maximum(padded, 1), dtype)
         ratio = ops.expand_dims(position / length, axis=-1)  # (..., J, 1) j / J
         k = ops.cast(ops.arange(1, depth + 1), dtype) / ops.cast(depth, dtype)  # (d,)
         weights = (1.0 - ratio) - k * (1.0 - 2.0 * ratio)  # (..., J, d)
-        return weights * ops.expand_dims(maskf, axis=-1)
+        return self.scale * weights * ops.expand_dims(maskf, axis=-1)
 
     def call(self, inputs, mask=None):
         inputs = ops.convert_to_tensor(inputs, dtype=self.compute_dtype)
@@ -96,6 +135,11 @@ class PositionEncoding(keras.layers.Layer):
                 f"Received: input_shape={input_shape!r}"
             )
         return input_shape[:-2] + input_shape[-1:]
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"length": self.length, "scale": self.scale})
+        return config
 
 
 @keras.saving.register_keras_serializable(package="zoo")

@@ -18,7 +18,9 @@ class MemoryNetwork(keras.layers.Layer):
     The question (word ids) is embedded as the query `u`; every story sentence `x_i`
     (word ids) is embedded twice, as an input memory `m_i` (matrix `A`) and an output
     memory `c_i` (matrix `C`), each a sum of word embeddings (position-weighted with
-    `position_encoding=True`) plus a learned temporal vector (`temporal_encoding`).
+    `position_encoding=True`, by `PositionEncoding`'s default form: `J` = the padded
+    sentence length, as in the authors' code) plus a learned temporal vector
+    (`temporal_encoding`).
     Each of the `hops` layers then computes
 
         p = masked_softmax(u^T m)      (or p = u^T m under linear start)
@@ -93,7 +95,8 @@ class MemoryNetwork(keras.layers.Layer):
 
     Departures from the paper: memories are masked (the paper pads with a nil word
     whose slot still competes in the softmax); `H` may also be used with adjacent
-    tying.
+    tying; position encoding uses the padded sentence length and doubled weights
+    (the authors' code; see `PositionEncoding`).
     """
 
     def __init__(

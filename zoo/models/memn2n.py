@@ -57,7 +57,9 @@ class MemN2N(keras.Model):
     (the paper lets nil-word memories compete); random-noise (RN) empty memories are
     inserted by the input pipeline (`zoo.data.babi.make_dataset(noise_rate=...)`)
     and are masked like other empty slots, so RN acts through the shifted temporal
-    positions.
+    positions; position encoding takes `J` = `sentence_length` for every sentence
+    and doubles the paper's weights, as the authors' code does (see
+    `zoo.layers.memory_encoding.PositionEncoding`).
     """
 
     def __init__(
