@@ -58,8 +58,49 @@ def attention_output_spec(layer, inputs, return_attention_scores):
     return context, weights
 
 
+class ProjectedKeyAttention(keras.layers.Layer):
+    """Shared call path of attention layers with `project_keys()` / `attend()`.
+
+    Subclasses implement `project_keys(key)` and `attend(query, keys, value,
+    value_mask=None, training=None, query_mask=None)`; `call()` goes through both, so
+    teacher-forced and step-by-step (decoder) use compute the same thing.
+    """
+
+    def call(self, inputs, mask=None, training=None, return_attention_scores=False):
+        query, value, key = unpack_attention_inputs(inputs, self.__class__.__name__)
+        query_mask, value_mask = unpack_attention_mask(mask, self.__class__.__name__)
+        keys = self.project_keys(key)
+        context, weights = self.attend(
+            query,
+            keys,
+            value,
+            value_mask=value_mask,
+            training=training,
+            query_mask=query_mask,
+        )
+        if return_attention_scores:
+            return context, weights
+        return context
+
+    def compute_mask(self, inputs, mask=None):
+        if mask is None or mask[0] is None:
+            return None
+        return ops.convert_to_tensor(mask[0])
+
+    def compute_output_shape(self, input_shape):
+        query_shape, value_shape, _ = unpack_attention_inputs(
+            input_shape, self.__class__.__name__
+        )
+        return (*query_shape[:-1], value_shape[-1])
+
+    def compute_output_spec(
+        self, inputs, mask=None, training=None, return_attention_scores=False
+    ):
+        return attention_output_spec(self, inputs, return_attention_scores)
+
+
 @keras.saving.register_keras_serializable(package="zoo")
-class BahdanauAttention(keras.layers.Layer):
+class BahdanauAttention(ProjectedKeyAttention):
     """Additive (Bahdanau) attention with learned query and key projections.
 
     For a query `s_t` (the decoder state) and keys `h_s` (the encoder states) the score
@@ -282,38 +323,6 @@ class BahdanauAttention(keras.layers.Layer):
             context = ops.squeeze(context, axis=1)
             weights = ops.squeeze(weights, axis=1)
         return context, weights
-
-    def call(self, inputs, mask=None, training=None, return_attention_scores=False):
-        query, value, key = unpack_attention_inputs(inputs, self.__class__.__name__)
-        query_mask, value_mask = unpack_attention_mask(mask, self.__class__.__name__)
-        keys = self.project_keys(key)
-        context, weights = self.attend(
-            query,
-            keys,
-            value,
-            value_mask=value_mask,
-            training=training,
-            query_mask=query_mask,
-        )
-        if return_attention_scores:
-            return context, weights
-        return context
-
-    def compute_mask(self, inputs, mask=None):
-        if mask is None or mask[0] is None:
-            return None
-        return ops.convert_to_tensor(mask[0])
-
-    def compute_output_shape(self, input_shape):
-        query_shape, value_shape, _ = unpack_attention_inputs(
-            input_shape, self.__class__.__name__
-        )
-        return (*query_shape[:-1], value_shape[-1])
-
-    def compute_output_spec(
-        self, inputs, mask=None, training=None, return_attention_scores=False
-    ):
-        return attention_output_spec(self, inputs, return_attention_scores)
 
     def get_config(self):
         config = super().get_config()

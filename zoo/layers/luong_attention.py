@@ -6,10 +6,9 @@ from keras import ops
 from zoo.layers import probability as probability_lib
 from zoo.layers import scores as scores_lib
 from zoo.layers.bahdanau_attention import (
+    ProjectedKeyAttention,
     apply_attention,
-    attention_output_spec,
     unpack_attention_inputs,
-    unpack_attention_mask,
 )
 from zoo.layers.masking import masked_softmax, merge_masks
 
@@ -18,7 +17,7 @@ WINDOWS = (None, "local-m", "local-p")
 
 
 @keras.saving.register_keras_serializable(package="zoo")
-class LuongAttention(keras.layers.Layer):
+class LuongAttention(ProjectedKeyAttention):
     """Luong attention: global, or local with a window around an aligned position.
 
     Scores between a query `h_t` (the decoder state) and the source states `h_s`
@@ -376,38 +375,6 @@ class LuongAttention(keras.layers.Layer):
             context = ops.squeeze(context, axis=1)
             weights = ops.squeeze(weights, axis=1)
         return context, weights
-
-    def call(self, inputs, mask=None, training=None, return_attention_scores=False):
-        query, value, key = unpack_attention_inputs(inputs, self.__class__.__name__)
-        query_mask, value_mask = unpack_attention_mask(mask, self.__class__.__name__)
-        keys = self.project_keys(key)
-        context, weights = self.attend(
-            query,
-            keys,
-            value,
-            value_mask=value_mask,
-            training=training,
-            query_mask=query_mask,
-        )
-        if return_attention_scores:
-            return context, weights
-        return context
-
-    def compute_mask(self, inputs, mask=None):
-        if mask is None or mask[0] is None:
-            return None
-        return ops.convert_to_tensor(mask[0])
-
-    def compute_output_shape(self, input_shape):
-        query_shape, value_shape, _ = unpack_attention_inputs(
-            input_shape, self.__class__.__name__
-        )
-        return (*query_shape[:-1], value_shape[-1])
-
-    def compute_output_spec(
-        self, inputs, mask=None, training=None, return_attention_scores=False
-    ):
-        return attention_output_spec(self, inputs, return_attention_scores)
 
     def get_config(self):
         config = super().get_config()
