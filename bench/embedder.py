@@ -25,6 +25,7 @@ Commands:
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -132,15 +133,13 @@ def load(dataset, args, phrases):
 def run_dataset(dataset, args, sizes, out_dir):
     from recipes.self_attentive_embedding import (
         Config,
+        build_model,
         build_vocabulary,
         make_dataset,
         predict,
     )
-    from zoo.models.self_attentive_encoder import (
-        SelfAttentiveClassifier,
-        SelfAttentiveEncoder,
-        SentencePreprocessor,
-    )
+    from zoo.models.self_attentive_encoder import SentencePreprocessor
+    from zoo.training import TrainingConfig
 
     phrases = not args.quick and not args.no_phrases
     splits = load(dataset, args, phrases)
@@ -180,25 +179,27 @@ def run_dataset(dataset, args, sizes, out_dir):
             model = maxpool_baseline(len(vocab), num_classes, sizes)
             if matrix is not None:
                 model.layers[1].embeddings.assign(matrix)
-        else:
-            encoder = SelfAttentiveEncoder(
+            model.compile(
+                keras.optimizers.Adam(args.learning_rate, clipnorm=cfg.clipnorm),
+                "sparse_categorical_crossentropy",
+                metrics=["accuracy"],
+            )
+        else:  # the recipe's model at the bench sizes
+            model = build_model(
+                dataclasses.replace(
+                    cfg,
+                    embedding_dim=sizes["embedding_dim"],
+                    lstm_units=sizes["lstm_units"],
+                    attention_units=sizes["attention_units"],
+                    num_hops=sizes["num_hops"],
+                    hidden_units=sizes["hidden_units"],
+                    penalty=penalty,
+                    training=TrainingConfig(learning_rate=args.learning_rate),
+                ),
                 len(vocab),
-                embedding_dim=sizes["embedding_dim"],
-                lstm_units=sizes["lstm_units"],
-                attention_units=sizes["attention_units"],
-                num_hops=sizes["num_hops"],
-                penalty=penalty,
+                num_classes,
+                embedding_matrix=matrix,
             )
-            if matrix is not None:
-                encoder.set_embedding_matrix(matrix)
-            model = SelfAttentiveClassifier(
-                encoder, num_classes, hidden_units=sizes["hidden_units"], dropout=0.5
-            )
-        model.compile(
-            keras.optimizers.Adam(args.learning_rate, clipnorm=0.5),
-            "sparse_categorical_crossentropy",
-            metrics=["accuracy"],
-        )
         start = time.time()
         model.fit(
             data["train"],

@@ -4,7 +4,9 @@ For each direction and attention variant: train `recipes.translation`'s model wi
 length-bucketed batches, then decode the test set greedily and with beam search and
 report
 
-- BLEU with sacrebleu on detokenized, cased output (13a) and on lowercased output,
+- BLEU with sacrebleu on detokenized, cased output (13a), on lowercased output, and
+  on lowercased Moses-tokenized output (`zoo.metrics.moses_bleu`, the scoring of the
+  published Multi30k numbers),
 - BLEU by source length bucket (words: 1-10, 11-15, 16-20, 21+), as in Bahdanau et
   al.'s Figure 2,
 - training target tokens per second (real tokens, padding excluded) and decoding
@@ -65,6 +67,12 @@ def parse_args(argv=None):
     parser.add_argument("--run-dir", default="runs/bench_translation")
     parser.add_argument("--out", default="reports/bench_translation.json")
     parser.add_argument("--extra", default="", help="more recipe flags, one string")
+    parser.add_argument(
+        "--decode-only",
+        action="store_true",
+        help="no training: score the best checkpoint (best.keras) of an earlier run "
+        "in --run-dir (train tok/s then reads as n/a)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         multi30k = SHARED / "multi30k"
@@ -134,14 +142,23 @@ def run_one(args, source, target, attention):
         for name in os.listdir(run_dir):
             if name.startswith("vocab."):
                 shutil.copy(os.path.join(run_dir, name), shared_vocab)
-    model = recipe.build_model(
-        config,
-        data["tokenizers"]["source"].vocab_size,
-        data["tokenizers"]["target"].vocab_size,
-    )
-    start = time.time()
-    _, tokens_per_second = recipe.train(config, model, data)
-    train_seconds = time.time() - start
+    if args.decode_only:
+        import keras
+
+        checkpoint = os.path.join(run_dir, "best.keras")
+        if not os.path.isfile(checkpoint):
+            raise SystemExit(f"--decode-only: no trained model at {checkpoint}")
+        model = keras.saving.load_model(checkpoint)
+        tokens_per_second = train_seconds = None
+    else:
+        model = recipe.build_model(
+            config,
+            data["tokenizers"]["source"].vocab_size,
+            data["tokenizers"]["target"].vocab_size,
+        )
+        start = time.time()
+        _, tokens_per_second = recipe.train(config, model, data)
+        train_seconds = round(time.time() - start, 1)
     module = recipe.make_serving_module(model, data["tokenizers"], config)
     test = splits["test"]
     if args.eval_limit:
@@ -156,7 +173,10 @@ def run_one(args, source, target, attention):
         outputs = recipe.translate_corpus(fn, test.sources)
         seconds = time.time() - start
         hyps = [recipe._decode(o["translation"]) for o in outputs]
-        scores = recipe.bleu_scores(hyps, test.targets)
+        scores = recipe.bleu_scores(hyps, test.targets, target if args.data else None)
+        hyp_file = os.path.join(run_dir, f"hypotheses.{search}.{target}.txt")
+        with open(hyp_file, "w", encoding="utf-8") as f:
+            f.writelines(h.replace("\n", " ") + "\n" for h in hyps)
         rows.append(
             {
                 "direction": f"{source}->{target}",
@@ -166,9 +186,23 @@ def run_one(args, source, target, attention):
                 "bleu_signature": scores["bleu_signature"],
                 "bleu_lowercase": round(scores["bleu_lowercase"], 2),
                 "bleu_lowercase_signature": scores["bleu_lowercase_signature"],
+                "bleu_moses_lowercase": (
+                    round(scores["bleu_moses_lowercase"], 2)
+                    if "bleu_moses_lowercase" in scores
+                    else None
+                ),
+                "bleu_moses_lowercase_signature": scores.get(
+                    "bleu_moses_lowercase_signature"
+                ),
+                "hypotheses_file": hyp_file,
+                "weights": "best validation epoch"
+                if args.decode_only
+                else "last epoch",
                 "by_length": bucket_bleu(test.sources, hyps, test.targets),
-                "train_tokens_per_second": round(tokens_per_second),
-                "train_seconds": round(train_seconds, 1),
+                "train_tokens_per_second": (
+                    round(tokens_per_second) if tokens_per_second else None
+                ),
+                "train_seconds": train_seconds,
                 "decode_sentences_per_second": round(len(test) / seconds, 1),
                 "test_pairs": len(test),
                 "train_pairs": len(splits["train"]),
@@ -188,8 +222,9 @@ def run_one(args, source, target, attention):
 def markdown(rows):
     head = (
         "| direction | attention | search | BLEU (cased, detok) | BLEU (lowercased) "
-        "| BLEU by source length | train tok/s | decode sent/s |\n"
-        "|---|---|---|---|---|---|---|---|"
+        "| BLEU (lowercased, Moses tok.) | BLEU by source length | train tok/s "
+        "| decode sent/s |\n"
+        "|---|---|---|---|---|---|---|---|---|"
     )
     lines = [head]
     for r in rows:
@@ -198,7 +233,8 @@ def markdown(rows):
         )
         lines.append(
             f"| {r['direction']} | {r['attention']} | {r['search']} | {r['bleu']} "
-            f"| {r['bleu_lowercase']} | {buckets} | {r['train_tokens_per_second']} "
+            f"| {r['bleu_lowercase']} | {r['bleu_moses_lowercase'] or '-'} "
+            f"| {buckets} | {r['train_tokens_per_second'] or 'n/a'} "
             f"| {r['decode_sentences_per_second']} |"
         )
     return "\n".join(lines)

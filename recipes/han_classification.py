@@ -56,7 +56,14 @@ from zoo.models.han_classifier import (
 )
 from zoo.report import attention_report_html
 from zoo.text.vocabulary import Vocabulary
-from zoo.training import TrainingConfig, add_training_args, fit, get_strategy, set_seed
+from zoo.training import (
+    TrainingConfig,
+    add_output_args,
+    add_training_args,
+    fit,
+    get_strategy,
+    set_seed,
+)
 
 NAME = "han_classification"
 EXPORT_NAME = "han"
@@ -104,9 +111,7 @@ def parse_config(argv=None):
     parser.add_argument(
         "--label-column", default=None, help="CSV/TSV label column (default 'label')"
     )
-    parser.add_argument("--export-dir", default="saved_models")
-    parser.add_argument("--report-dir", default=f"reports/{NAME}")
-    parser.add_argument("--no-export", action="store_true")
+    add_output_args(parser, NAME)
     parser.add_argument(
         "--max-sentences",
         type=int,

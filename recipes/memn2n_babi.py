@@ -5,12 +5,17 @@ question with one word. Paper: Sukhbaatar, Szlam, Weston, Fergus, "End-To-End
 Memory Networks" (NIPS 2015). Model: `zoo.models.memn2n.MemN2N`: the paper's model
 (K = 3 hops, answer = softmax(W (u_K + o_K)), adjacent tying, W^T = C^K), with
 position encoding (PE), temporal encoding (TE), linear start (LS: softmax removed
-until validation loss stops falling), random noise (RN: 10% empty memories inserted
-in training), SGD with gradients clipped at norm 40, learning rate 0.01 (0.005 with
-LS) halved every 25 epochs for 100 epochs (per task, d = 20) or every 15 epochs for
-60 epochs (joint, d = 50), batch 32, memory of the 50 most recent sentences, 10% of
-train held out for validation, `--restarts N` keeping the run with the lowest
-training error.
+at first), random noise (RN: 10% empty memories inserted in training), SGD with
+gradients clipped at norm 40, learning rate 0.01 (0.005 with LS) halved every 25
+epochs for 100 epochs (per task, d = 20) or every 15 epochs for 60 epochs (joint,
+d = 50), batch 32, memory of the 50 most recent sentences, 10% of train held out
+for validation, `--restarts N` keeping the run with the lowest training error.
+Linear start follows the authors' code: a fixed 20 (per task) or 30 (joint) LS
+epochs at the initial rate, then the softmax returns and the schedule above starts
+afresh (so 120 / 90 epochs in all); `--ls-epochs 0` ends LS instead when validation
+loss stops falling (the paper's wording). Empty memory slots are nil memories as in
+the authors' code: score 0 and output vector 0, but they compete in the attention
+softmax, so attention may go to "no sentence" (`--empty-slots mask` removes them).
 Metric: test error per task (%), mean error, failed tasks (error > 5%).
 
 Commands:
@@ -38,15 +43,18 @@ plus `saved_models/memn2n/VERSION.keras`. A story is split into sentences on "\\
 empty lines are skipped; the 50 most recent sentences are kept (a longer story loses
 its oldest ones; a story over 256 KiB is first cut to its last 256 KiB); each
 sentence and the question keep their first J words (J = the longest training
-sentence). Unknown words map to `[UNK]`. An empty story gives all-zero attention
-and the answer of the question alone; an empty question gives uniform attention
-over the story; never NaN.
+sentence). Unknown words map to `[UNK]`. `attention` covers every slot: the weight
+on empty slots (memory "") is the attention that went to no sentence. An empty
+story gives the answer of the question alone (attention spread evenly over the
+empty slots, or all zero with `--empty-slots mask`); an empty question gives uniform
+attention over all slots; never NaN.
 """
 
 import argparse
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import time
 
@@ -55,10 +63,16 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.data import babi
-from zoo.models.memn2n import LinearStart, MemN2N, compile_memn2n, step_decay
+from zoo.models.memn2n import (
+    LinearStart,
+    LinearStartSchedule,
+    MemN2N,
+    compile_memn2n,
+)
 from zoo.text.vocabulary import VocabularyLookup
 from zoo.training import (
     TrainingConfig,
+    add_output_args,
     add_training_args,
     fit,
     get_strategy,
@@ -93,6 +107,8 @@ class Config:
     temporal_encoding: bool = True
     linear_start: bool = True
     ls_patience: int = 1
+    ls_epochs: int = 0  # > 0: linear start lasts exactly this many epochs
+    empty_slots: str = "nil"
     random_noise: float = 0.1
     clipnorm: float = 40.0
     decay_every: int = None  # None: 25 per task, 15 joint
@@ -164,6 +180,21 @@ def parse_config(argv=None):
         help="epochs without validation-loss improvement that end linear start",
     )
     parser.add_argument(
+        "--ls-epochs",
+        type=int,
+        default=None,
+        help="linear start for exactly N epochs, then the schedule restarts (default "
+        "as in the authors' code: 20 per task, 30 joint; demo: 0); 0 = until "
+        "validation loss stops falling",
+    )
+    parser.add_argument(
+        "--empty-slots",
+        choices=("mask", "nil"),
+        default="nil",
+        help="empty memory slots: nil memories competing in the softmax with score 0 "
+        "(the authors' code, default) or masked out",
+    )
+    parser.add_argument(
         "--random-noise", type=float, default=0.1, help="RN rate, 0 = off"
     )
     parser.add_argument("--clipnorm", type=float, default=40.0)
@@ -201,9 +232,7 @@ def parse_config(argv=None):
         action="store_false",
         help="no TensorBoard logs",
     )
-    parser.add_argument("--export-dir", default="saved_models")
-    parser.add_argument("--report-dir", default=f"reports/{NAME}")
-    parser.add_argument("--no-export", action="store_true")
+    add_output_args(parser, NAME)
     add_training_args(
         parser, epochs=None, batch_size=32, learning_rate=None, run_dir=f"runs/{NAME}"
     )
@@ -213,10 +242,20 @@ def parse_config(argv=None):
     demo = args.data is None
     joint = args.joint
     ls = not args.no_ls
-    epochs = args.epochs or (15 if demo else 60 if joint else 100)
+    if args.ls_epochs is None:
+        args.ls_epochs = 0 if demo or not ls else 30 if joint else 20
+    # the authors' code: LS epochs, then the full schedule (60 joint, 100 per task)
+    epochs = args.epochs or (15 if demo else (60 if joint else 100) + args.ls_epochs)
     learning_rate = args.learning_rate or (0.005 if ls else 0.01)
-    for name in ("restarts", "hops", "memory_size", "samples", "demo_stories"):
-        if getattr(args, name) < (0 if name == "samples" else 1):
+    for name in (
+        "restarts",
+        "hops",
+        "memory_size",
+        "samples",
+        "demo_stories",
+        "ls_epochs",
+    ):
+        if getattr(args, name) < (0 if name in ("samples", "ls_epochs") else 1):
             raise ValueError(
                 f"--{name.replace('_', '-')} must be positive. Received: {getattr(args, name)!r}"
             )
@@ -242,6 +281,8 @@ def parse_config(argv=None):
         temporal_encoding=not args.no_te,
         linear_start=ls,
         ls_patience=args.ls_patience,
+        ls_epochs=args.ls_epochs,
+        empty_slots=args.empty_slots,
         random_noise=args.random_noise,
         clipnorm=args.clipnorm,
         decay_every=args.decay_every or (15 if joint else 25),
@@ -362,6 +403,7 @@ def build_model(config, vocabulary_size, sentence_length):
         position_encoding=config.position_encoding,
         temporal_encoding=config.temporal_encoding,
         linear_start=config.linear_start,
+        empty_slots=config.empty_slots,
     )
     compile_memn2n(
         model,
@@ -418,15 +460,22 @@ def train_one(
         )
     )
     valid_ds = with_targets(babi.make_dataset(valid_arrays, batch_size=512))
-    callbacks = [
-        keras.callbacks.LearningRateScheduler(
-            step_decay(config.training.learning_rate, config.decay_every)
-        )
-    ]
     linear = None
     if config.linear_start:
-        linear = LinearStart(model.memory, patience=config.ls_patience)
-        callbacks.append(linear)
+        if config.ls_epochs:  # fixed length, as in the authors' code
+            linear = LinearStart(
+                model.memory, patience=math.inf, max_epochs=config.ls_epochs
+            )
+        else:
+            linear = LinearStart(model.memory, patience=config.ls_patience)
+    schedule = LinearStartSchedule(
+        config.training.learning_rate,
+        config.decay_every,
+        linear=linear,
+        layer=model.memory if linear else None,
+        fallback_start=config.ls_epochs,
+    )
+    callbacks = [schedule] + ([linear] if linear else [])
     cfg = dataclasses.replace(config.training, run_dir=run_dir, seed=seed)
     start = time.time()
     history = fit(model, train_ds, valid_ds, cfg, callbacks=callbacks)

@@ -84,7 +84,14 @@ from zoo.models.self_attentive_encoder import (
     tokenize_sentences,
 )
 from zoo.text.vocabulary import Vocabulary
-from zoo.training import TrainingConfig, add_training_args, fit, get_strategy, set_seed
+from zoo.training import (
+    TrainingConfig,
+    add_output_args,
+    add_training_args,
+    fit,
+    get_strategy,
+    set_seed,
+)
 from zoo.viz import attention_heatmap
 
 NAME = "self_attentive_embedding"
@@ -158,9 +165,7 @@ def parse_config(argv=None):
     parser.add_argument(
         "--embeddings", default=None, help="word2vec/GloVe text file (optional)"
     )
-    parser.add_argument("--export-dir", default="saved_models")
-    parser.add_argument("--report-dir", default=f"reports/{NAME}")
-    parser.add_argument("--no-export", action="store_true")
+    add_output_args(parser, NAME)
     parser.add_argument(
         "--max-length",
         type=int,
@@ -492,18 +497,17 @@ def export(config, model, preprocessor, splits, description, metrics, vocab_file
             "limits": {"max_length": config.max_length, "max_input_bytes": 65536},
             "metrics": metrics,
         },
+        extra_files=encoder_files(model.encoder, vocab_file),
     )
-    save_encoder(model.encoder, version_dir, vocab_file)
     return version_dir
 
 
-def save_encoder(encoder, version_dir, vocab_file):
-    """Writes `<version_dir>.encoder.keras` and `<version_dir>.encoder.vocab.txt`."""
-    version_dir = os.fspath(version_dir).rstrip("/")
-    path = version_dir + ".encoder.keras"
-    encoder.save(path)
-    shutil.copyfile(vocab_file, version_dir + ".encoder.vocab.txt")
-    return path
+def encoder_files(encoder, vocab_file):
+    """`export_model` extra files: `VERSION.encoder.keras` and its vocabulary."""
+    return {
+        ".encoder.keras": encoder.save,
+        ".encoder.vocab.txt": lambda path: shutil.copyfile(vocab_file, path),
+    }
 
 
 def main(argv=None):

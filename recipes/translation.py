@@ -69,6 +69,7 @@ from zoo.text.subword import (
 )
 from zoo.training import (
     TrainingConfig,
+    add_output_args,
     add_training_args,
     bucket_by_length,
     fit,
@@ -155,9 +156,7 @@ def parse_config(argv=None):
     parser.add_argument("--length-a", type=float, default=1.5)
     parser.add_argument("--length-b", type=int, default=5)
     parser.add_argument("--heatmaps", type=int, default=3)
-    parser.add_argument("--export-dir", default="saved_models")
-    parser.add_argument("--report-dir", default="reports/translation")
-    parser.add_argument("--no-export", action="store_true")
+    add_output_args(parser, "translation")
     add_training_args(
         parser,
         epochs=None,
@@ -468,18 +467,27 @@ def _decode(value):
     )
 
 
-def bleu_scores(hypotheses, references):
-    """Cased detokenized BLEU and lowercased BLEU, with sacrebleu signatures."""
-    from zoo.metrics import corpus_bleu
+def bleu_scores(hypotheses, references, target_lang=None):
+    """Cased detokenized BLEU and lowercased BLEU, with sacrebleu signatures.
+
+    With `target_lang` also lowercased BLEU on Moses-tokenized text
+    (`zoo.metrics.moses_bleu`), the scoring published Multi30k numbers use.
+    """
+    from zoo.metrics import corpus_bleu, moses_bleu
 
     cased, cased_sig = corpus_bleu(hypotheses, references)
     lower, lower_sig = corpus_bleu(hypotheses, references, lowercase=True)
-    return {
+    scores = {
         "bleu": cased,
         "bleu_signature": cased_sig,
         "bleu_lowercase": lower,
         "bleu_lowercase_signature": lower_sig,
     }
+    if target_lang:
+        moses, moses_sig = moses_bleu(hypotheses, references, target_lang)
+        scores["bleu_moses_lowercase"] = moses
+        scores["bleu_moses_lowercase_signature"] = moses_sig
+    return scores
 
 
 def evaluate(config, module, data):
@@ -507,7 +515,9 @@ def evaluate(config, module, data):
         outputs = translate_corpus(translate_fn, test.sources)
         seconds = time.time() - start
         hypotheses = [_decode(o["translation"]) for o in outputs]
-        scores = bleu_scores(hypotheses, test.targets)
+        scores = bleu_scores(
+            hypotheses, test.targets, config.target if config.data else None
+        )
         metrics[name] = {
             **scores,
             "sentences_per_second": len(test) / max(seconds, 1e-9),
@@ -521,7 +531,12 @@ def evaluate(config, module, data):
         print(
             f"{name}: BLEU {scores['bleu']:.2f} ({scores['bleu_signature']}), "
             f"lowercased {scores['bleu_lowercase']:.2f}, "
-            f"{metrics[name]['sentences_per_second']:.1f} sentences/s"
+            + (
+                f"lowercased Moses-tokenized {scores['bleu_moses_lowercase']:.2f}, "
+                if "bleu_moses_lowercase" in scores
+                else ""
+            )
+            + f"{metrics[name]['sentences_per_second']:.1f} sentences/s"
         )
         samples = outputs
     os.makedirs(config.report_dir, exist_ok=True)
@@ -669,8 +684,10 @@ def _headline_metrics(metrics):
                     "bleu",
                     "bleu_signature",
                     "bleu_lowercase",
+                    "bleu_moses_lowercase",
                     "sentences_per_second",
                 )
+                if k in value
             }
     return out
 

@@ -1,7 +1,12 @@
 import numpy as np
 import pytest
 
-from zoo.metrics import classification_report, corpus_bleu, format_report
+from zoo.metrics import (
+    classification_report,
+    corpus_bleu,
+    format_report,
+    moses_bleu,
+)
 
 
 def test_classification_report_hand_computed():
@@ -51,3 +56,29 @@ def test_corpus_bleu_perfect_and_signature():
     assert low == pytest.approx(corpus_bleu(["the cat"], ["the cat"])[0])
     with pytest.raises(ValueError, match="stream of 2"):
         corpus_bleu(["a"], [["a", "b"]])
+
+
+def test_moses_bleu_lowercases_and_splits_punctuation_like_moses():
+    hyp = ["A dog's toy, on the bike."]
+    ref = ["the dog's toy is on the bike."]
+    score, signature = moses_bleu(hyp, ref, "en")
+    # Moses (en) splits "dog's" -> "dog 's" and "toy," -> "toy ,"; scored untouched
+    expected, _ = corpus_bleu(
+        ["a dog 's toy , on the bike ."],
+        ["the dog 's toy is on the bike ."],
+        tokenize="none",
+    )
+    assert score == pytest.approx(expected) and 0 < score < 100
+    assert signature.startswith("moses:en|") and "case:lc" in signature
+    assert "tok:none" in signature
+    assert moses_bleu(["The Dog runs home."], ["the dog runs home ."], "en")[
+        0
+    ] == pytest.approx(100.0)
+    assert (
+        moses_bleu(
+            ["The Dog runs home."], ["the dog runs home."], "en", lowercase=False
+        )[0]
+        < 100
+    )
+    with pytest.raises(ValueError, match="1 hypotheses and 2 references"):
+        moses_bleu(hyp, ref * 2, "en")

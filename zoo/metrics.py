@@ -151,3 +151,47 @@ def corpus_bleu(hypotheses, references, lowercase=False, tokenize="13a"):
     bleu = sacrebleu.metrics.BLEU(lowercase=lowercase, tokenize=tokenize)
     result = bleu.corpus_score(hypotheses, streams)
     return float(result.score), str(bleu.get_signature())
+
+
+def moses_bleu(hypotheses, references, lang, lowercase=True):
+    """BLEU on Moses-tokenized (and by default lowercased) text.
+
+    This is the scoring of `multi-bleu.perl` on lowercased, tokenized output that
+    published Multi30k / WMT16 task-1 results use: hypotheses and references are
+    tokenized with sacremoses' Moses tokenizer for `lang` (no XML escaping), then
+    scored by sacrebleu with its own tokenization switched off. Prefer
+    `corpus_bleu` (detokenized, 13a) for new comparisons.
+
+    Args:
+        hypotheses: list of str.
+        references: list of str, one per hypothesis.
+        lang: the target language code for the Moses tokenizer ("en", "de", ...).
+        lowercase: bool, lowercase before tokenizing (the published scoring).
+
+    Returns:
+        `(score, signature)`; the signature is sacrebleu's (`tok:none`, `case:lc`
+        when lowercased) prefixed with `moses:<lang>|` so the tokenization is on
+        record.
+    """
+    from sacremoses import MosesTokenizer
+
+    if len(references) != len(hypotheses):
+        raise ValueError(
+            "`references` must have one entry per hypothesis. "
+            f"Received: {len(hypotheses)} hypotheses and {len(references)} references"
+        )
+    tokenizer = MosesTokenizer(lang=lang)
+
+    def prepare(text):
+        text = str(text).lower() if lowercase else str(text)
+        return tokenizer.tokenize(text, escape=False, return_str=True)
+
+    score, signature = corpus_bleu(
+        [prepare(h) for h in hypotheses],
+        [prepare(r) for r in references],
+        lowercase=False,
+        tokenize="none",
+    )
+    if lowercase:  # lowercased here, so sacrebleu itself saw "mixed" case
+        signature = signature.replace("case:mixed", "case:lc")
+    return score, f"moses:{lang}|" + signature

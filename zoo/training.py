@@ -161,6 +161,27 @@ def add_training_args(
     return group
 
 
+def add_output_args(parser, name):
+    """Adds the recipes' output flags: `--export-dir --report-dir --no-export`.
+
+    `--export-dir` (default `saved_models`) is the TF Serving base folder,
+    `--report-dir` (default `reports/<name>`) takes metrics, heat maps and HTML
+    reports, `--no-export` skips the SavedModel export.
+
+    Returns:
+        The argument group holding the flags.
+    """
+    group = parser.add_argument_group("output")
+    group.add_argument(
+        "--export-dir", default="saved_models", help="exports go to DIR/NAME/VERSION/"
+    )
+    group.add_argument(
+        "--report-dir", default=f"reports/{name}", help="metrics, plots, reports"
+    )
+    group.add_argument("--no-export", action="store_true", help="skip the export")
+    return group
+
+
 def set_seed(seed):
     """Seeds Python's `random`, NumPy, TensorFlow and Keras (`keras.utils.set_random_seed`)."""
     if not isinstance(seed, int):

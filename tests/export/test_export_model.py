@@ -96,6 +96,45 @@ def test_next_version_and_failed_export_leaves_nothing(
     assert sorted(os.listdir(base / "m")) == ["1", "1.keras", "2", "2.keras"]
 
 
+def test_extra_files_land_beside_the_version_or_not_at_all(tiny_export, tmp_path):
+    base = tmp_path / "sm"
+    model = tiny_model.build_model(8)
+    vocab = os.path.join(tiny_export["work"], "vocab.txt")
+    module = tiny_model.TinyServing(model, vocab)
+    kwargs = dict(
+        name="m",
+        signatures={"serving_default": module.serve},
+        base_dir=str(base),
+    )
+
+    def write_note(path):
+        assert path.endswith(".note.txt") and ".tmp-export-" in path
+        with open(path, "w") as f:
+            f.write("hello")
+
+    first = export_lib.export_model(
+        module, extra_files={".note.txt": write_note}, **kwargs
+    )
+    with open(first + ".note.txt") as f:
+        assert f.read() == "hello"
+
+    def half_then_fail(path):
+        with open(path, "w") as f:
+            f.write("partial")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        export_lib.export_model(
+            module,
+            extra_files={".note.txt": write_note, ".more.txt": half_then_fail},
+            **kwargs,
+        )
+    assert sorted(os.listdir(base / "m")) == ["1", "1.note.txt"]
+    with pytest.raises(ValueError, match="suffixes"):
+        export_lib.export_model(module, extra_files={"x.txt": write_note}, **kwargs)
+    assert sorted(os.listdir(base / "m")) == ["1", "1.note.txt"]
+
+
 def test_concurrent_renames_never_clobber(tmp_path):
     model_dir = tmp_path / "m"
     model_dir.mkdir()

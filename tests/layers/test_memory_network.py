@@ -40,8 +40,11 @@ def reference_pe(ids, table):
     return out
 
 
-def numpy_forward(layer, question, story):
-    """Independent NumPy forward pass for adjacent tying (PE + TE, add update)."""
+def numpy_forward(layer, question, story, nil=False):
+    """Independent NumPy forward pass for adjacent tying (PE + TE, add update).
+
+    `nil=True`: empty slots are nil memories (zero vectors, score 0) that stay in
+    the softmax, as in the authors' code."""
     tables = [to_numpy(e.embeddings) for e in layer.embeddings]
     temporal = [to_numpy(t.embeddings) for t in layer.temporal]
     u = reference_pe(question, tables[0])
@@ -50,8 +53,11 @@ def numpy_forward(layer, question, story):
     for hop in range(layer.hops):
         m = reference_pe(story, tables[hop]) + temporal[hop][None, :M]
         c = reference_pe(story, tables[hop + 1]) + temporal[hop + 1][None, :M]
+        if nil:
+            m, c = m * slot_mask[..., None], c * slot_mask[..., None]
         scores = np.einsum("bd,bmd->bm", u, m)
-        scores = np.where(slot_mask, scores, -np.inf)
+        if not nil:
+            scores = np.where(slot_mask, scores, -np.inf)
         p = np.exp(scores - scores.max(-1, keepdims=True))
         p = p / p.sum(-1, keepdims=True)
         attention.append(p)
@@ -91,6 +97,24 @@ def test_empty_slots_get_zero_attention_and_empty_memory_is_finite():
     # With nothing to read, u stays the question encoding.
     q_only = reference_pe(question[1:2], to_numpy(layer.embeddings[0].embeddings))
     np.testing.assert_allclose(to_numpy(u)[1:2], q_only, rtol=1e-5, atol=1e-6)
+
+
+def test_nil_empty_slots_compete_in_the_softmax_with_score_zero():
+    question, story = make_inputs(empty_slots=2)
+    story[1] = 0  # a story without any sentence
+    layer = MemoryNetwork(V, D, M, hops=3, empty_slots="nil")
+    u, p = layer([question, story], return_attention_scores=True)
+    ref_u, _, ref_p = numpy_forward(layer, question, story, nil=True)
+    p, u = to_numpy(p), to_numpy(u)
+    np.testing.assert_allclose(p, ref_p, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(u, ref_u, rtol=1e-5, atol=1e-6)
+    assert np.all(p[0, :, M - 2 :] > 0)  # empty slots take some attention
+    np.testing.assert_allclose(p.sum(-1), np.ones((3, 3)), rtol=1e-6)
+    np.testing.assert_allclose(p[1], np.full((3, M), 1.0 / M), rtol=1e-6)
+    # nothing to read: u stays the question encoding, as with masking
+    q_only = reference_pe(question[1:2], to_numpy(layer.embeddings[0].embeddings))
+    np.testing.assert_allclose(u[1:2], q_only, rtol=1e-5, atol=1e-6)
+    assert MemoryNetwork.from_config(layer.get_config()).empty_slots == "nil"
 
 
 def test_extra_memory_mask_removes_slots():
@@ -249,6 +273,7 @@ def test_config_shapes_keras_file_fit_float16(tmp_path):
         ({"hops": 0}, "hops=0"),
         ({"output_mode": "probs"}, "output_mode='probs'"),
         ({"query_update": "mul"}, "query_update='mul'"),
+        ({"empty_slots": "drop"}, "empty_slots='drop'"),
     ],
 )
 def test_bad_arguments(kwargs, match):

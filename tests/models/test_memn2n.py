@@ -1,8 +1,16 @@
+import math
+
 import keras
 import numpy as np
 import pytest
 
-from zoo.models.memn2n import LinearStart, MemN2N, compile_memn2n, step_decay
+from zoo.models.memn2n import (
+    LinearStart,
+    LinearStartSchedule,
+    MemN2N,
+    compile_memn2n,
+    step_decay,
+)
 
 V, M, J = 15, 6, 4
 
@@ -23,7 +31,13 @@ def test_outputs_and_tied_answer_matrix():
     assert probabilities.shape == (3, V) and attention.shape == (3, 3, M)
     assert probabilities.dtype == np.float32
     np.testing.assert_allclose(probabilities.sum(-1), 1.0, rtol=1e-5)
-    np.testing.assert_array_equal(attention[:, :, 3:], 0.0)
+    np.testing.assert_allclose(attention.sum(-1), 1.0, rtol=1e-5)
+    # default "nil": the empty slots 3.. score 0 and share the leftover attention
+    empty = attention[:, :, 3:]
+    np.testing.assert_allclose(empty, empty[..., :1].repeat(M - 3, -1), rtol=1e-5)
+    masked = MemN2N(V, M, J, embedding_dim=8, hops=3, empty_slots="mask")
+    masked_attention = keras.ops.convert_to_numpy(masked(inputs())["attention"])
+    np.testing.assert_array_equal(masked_attention[:, :, 3:], 0.0)
     # Adjacent tying: K + 1 embeddings + K + 1 temporal tables, W^T = C^K.
     assert len(model.trainable_weights) == 8
     assert model.memory.answer is None
@@ -39,6 +53,7 @@ def test_keras_file_round_trip_keeps_outputs_and_linear_start(tmp_path):
     loaded = keras.saving.load_model(path)
     assert type(loaded) is MemN2N
     assert loaded.get_config() == model.get_config()
+    assert loaded.empty_slots == "nil"
     assert not loaded.memory.linear_start_enabled
     got = loaded(x)
     for key in ("probabilities", "attention"):
@@ -99,3 +114,36 @@ def test_linear_start_callback_switches_when_validation_loss_stalls():
     )
     late.on_epoch_end(0, {"val_loss": 1.0})
     assert not late.layer.linear_start_enabled
+
+
+def test_linear_start_schedule_holds_then_restarts_the_step_decay():
+    model = MemN2N(V, M, J, embedding_dim=4, hops=1, linear_start=True)
+    compile_memn2n(model, learning_rate=0.005)
+    linear = LinearStart(model.memory, patience=math.inf, max_epochs=3)
+    schedule = LinearStartSchedule(0.005, 2, linear=linear, layer=model.memory)
+    for cb in (linear, schedule):
+        cb.set_model(model)
+    for epoch in range(8):
+        schedule.on_epoch_begin(epoch)
+        linear.on_epoch_end(epoch, {"val_loss": 1.0 / (epoch + 1)})  # improving
+    # LS for exactly 3 epochs at 0.005, then 0.005 halved every 2 epochs from there
+    assert linear.switched_at == 3
+    assert schedule.rates == [0.005] * 3 + [0.005, 0.005, 0.0025, 0.0025, 0.00125]
+    np.testing.assert_allclose(
+        float(keras.ops.convert_to_numpy(model.optimizer.learning_rate)), 0.00125
+    )
+    # without linear start it is the plain step decay
+    plain = LinearStartSchedule(0.01, 25)
+    assert [plain.rate(e) for e in (0, 24, 25, 50)] == [
+        step_decay(0.01, 25)(e) for e in (0, 24, 25, 50)
+    ]
+    # a run resumed after the switch (switched_at unknown) uses fallback_start
+    model.memory.set_linear_start(False)
+    resumed = LinearStartSchedule(
+        0.005,
+        2,
+        linear=LinearStart(model.memory),
+        layer=model.memory,
+        fallback_start=3,
+    )
+    assert resumed.rate(5) == 0.0025

@@ -97,10 +97,13 @@ def test_export_in_fresh_process_matches_keras(demo_run):
         served["attention"], keras.ops.convert_to_numpy(out["attention"]),
         rtol=1e-4, atol=1e-5,
     )  # fmt: skip
-    # Hop attention over a story of three sentences: slots 3.. are empty.
+    # Hop attention over a story of three sentences: slots 3.. are empty nil
+    # memories (the recipe's default): they share one score (0), so equal weights.
     attention = np.array(served["attention"])
-    np.testing.assert_array_equal(attention[:2, :, 3:], 0.0)
-    np.testing.assert_array_equal(attention[2], 0.0)  # empty story
+    np.testing.assert_allclose(attention.sum(-1), 1.0, rtol=1e-5)
+    empty = attention[:2, :, 3:]
+    np.testing.assert_allclose(empty, empty[..., :1].repeat(47, -1), rtol=1e-5)
+    np.testing.assert_allclose(attention[2], 1.0 / 50, rtol=1e-5)  # empty story
 
 
 def test_bad_inputs_against_the_reloaded_export(demo_run):
@@ -124,9 +127,10 @@ def test_bad_inputs_against_the_reloaded_export(demo_run):
     probabilities = out["probabilities"]
     assert np.all(np.isfinite(probabilities))
     np.testing.assert_allclose(probabilities.sum(-1), 1.0, rtol=1e-5)
-    # Empty story: nothing to attend to.
-    np.testing.assert_array_equal(out["attention"][0], 0.0)
-    # Empty question: attention spread over the three sentences only.
+    # Empty story: only nil memories, evenly attended; the output reads nothing.
+    np.testing.assert_allclose(out["attention"][0], 1.0 / 50, rtol=1e-5)
+    # Empty question: u = 0, so in the first hop every slot scores 0 (uniform).
+    np.testing.assert_allclose(out["attention"][1][0], 1.0 / 50, rtol=1e-5)
     np.testing.assert_allclose(out["attention"][1].sum(-1), 1.0, rtol=1e-5)
     # Longer than the memory: the most recent 50 sentences are kept.
     memory = [s.decode() for s in out["memory"][2]]
@@ -168,7 +172,15 @@ def test_real_task_1_data_pipeline(shared_data):
     config = memn2n_babi.parse_config(
         ["--data", str(shared_data / "babi"), "--tasks", "1", "--no-export"]
     )
-    assert config.training.epochs == 100 and config.embedding_dim == 20
+    # the authors' code: 20 linear-start epochs, then the 100-epoch schedule
+    assert config.ls_epochs == 20 and config.training.epochs == 120
+    assert config.embedding_dim == 20 and config.empty_slots == "nil"
     assert config.training.learning_rate == 0.005 and config.decay_every == 25
+    joint = memn2n_babi.parse_config(["--data", "x", "--joint"])
+    assert (joint.ls_epochs, joint.training.epochs, joint.decay_every) == (30, 90, 15)
+    val_ls = memn2n_babi.parse_config(["--data", "x", "--joint", "--ls-epochs", "0"])
+    assert (val_ls.ls_epochs, val_ls.training.epochs) == (0, 60)
+    with pytest.raises(ValueError, match="ls-epochs"):
+        memn2n_babi.parse_config(["--data", "x", "--ls-epochs", "-1"])
     tasks = memn2n_babi.load_tasks(config)
     assert len(tasks[1].train) == 900

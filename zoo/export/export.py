@@ -109,6 +109,7 @@ def export_model(
     warmup=None,
     keras_check=None,
     metadata=None,
+    extra_files=None,
 ):
     """Exports a `ServingModule` as `base_dir/name/VERSION/` (next integer version).
 
@@ -131,6 +132,10 @@ def export_model(
             `{"skipped": "reason"}` when no direct comparison exists (e.g. beam search).
         metadata: optional dict with `"recipe"`, `"data"`, `"metrics"` and any other
             JSON-serialisable entries for the manifest.
+        extra_files: optional `{suffix: write(path)}`: files written beside the
+            version folder as `VERSION<suffix>` (e.g. `".encoder.keras"`). Each
+            `write` gets a temporary path ending in `suffix`; the files are renamed
+            into place with the version folder and removed if the export fails.
 
     Returns:
         The path of the new version folder (str).
@@ -158,7 +163,16 @@ def export_model(
     model_dir = os.path.join(os.fspath(base_dir), name)
     os.makedirs(model_dir, exist_ok=True)
     tmp_dir = tempfile.mkdtemp(prefix=".tmp-export-", dir=model_dir)
-    tmp_keras = tmp_dir + ".keras" if keras_model is not None else None
+    extras = dict(extra_files or {})
+    if keras_model is not None:
+        extras = {".keras": keras_model.save, **extras}
+    for suffix in extras:
+        if not isinstance(suffix, str) or not suffix.startswith(".") or "/" in suffix:
+            shutil.rmtree(tmp_dir, ignore_errors=True)
+            raise ValueError(
+                "`extra_files` keys are suffixes like '.encoder.keras'. "
+                f"Received: {suffix!r}"
+            )
     try:
         _track_variables(module, concrete.values())
         tf.saved_model.save(module, tmp_dir, signatures=concrete)
@@ -175,15 +189,16 @@ def export_model(
             keras_file="../<VERSION>.keras" if keras_model is not None else None,
         )
         manifest_lib.write_manifest(tmp_dir, manifest)
-        if keras_model is not None:
-            keras_model.save(tmp_keras)
-        version_dir = _rename_to_next_version(tmp_dir, model_dir)
-        if tmp_keras is not None:
-            os.rename(tmp_keras, version_dir + ".keras")
+        for suffix, write in extras.items():
+            write(tmp_dir + suffix)
+        version_dir = _rename_to_next_version(tmp_dir, model_dir, list(extras))
+        for suffix in extras:
+            os.rename(tmp_dir + suffix, version_dir + suffix)
     except BaseException:
         shutil.rmtree(tmp_dir, ignore_errors=True)
-        if tmp_keras is not None and os.path.exists(tmp_keras):
-            os.remove(tmp_keras)
+        for suffix in extras:
+            if os.path.exists(tmp_dir + suffix):
+                os.remove(tmp_dir + suffix)
         raise
     return version_dir
 
@@ -202,12 +217,13 @@ def _track_variables(module, concrete_functions):
     return variables
 
 
-def _rename_to_next_version(tmp_dir, model_dir):
+def _rename_to_next_version(tmp_dir, model_dir, suffixes=(".keras",)):
     version = (latest_version(model_dir) or 0) + 1
     for _ in range(1000):
         target = os.path.join(model_dir, str(version))
-        # Also skip a number whose .keras file exists (a half-removed version).
-        if not os.path.exists(target) and not os.path.exists(target + ".keras"):
+        # Also skip a number whose side files exist (a half-removed version).
+        taken = [target] + [target + suffix for suffix in suffixes]
+        if not any(os.path.exists(path) for path in taken):
             try:
                 os.rename(tmp_dir, target)
                 return target

@@ -9,6 +9,7 @@ from zoo.layers.memory_encoding import PositionEncoding, TemporalEncoding
 _TYING = ("adjacent", "layerwise")
 _QUERY_UPDATE = ("add", "linear")
 _OUTPUT_MODE = ("state", "logits")
+_EMPTY_SLOTS = ("mask", "nil")
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -44,10 +45,15 @@ class MemoryNetwork(keras.layers.Layer):
     stays. A saved model keeps the current state of the switch (it is a weight);
     the `linear_start` config entry only gives the initial state.
 
-    Masking: word id 0 is padding. A memory slot whose words are all padding is an
-    empty slot: it gets exactly zero attention (also under linear start), and a
-    memory with no sentence at all gives `o = 0` (finite). An optional Keras mask
-    `[question_mask, memory_mask]` (memory mask `(B, M)`) removes further slots.
+    Empty slots: word id 0 is padding, and a memory slot whose words are all padding
+    is an empty slot. With `empty_slots="mask"` it gets exactly zero attention (also
+    under linear start). With `empty_slots="nil"` (the authors' code, where empty
+    slots hold the nil word whose embeddings are zero) it has the score 0 and output
+    vector 0 but competes in the softmax, so attention can go "nowhere"; under
+    linear start both modes give the same output. A memory with no sentence at all
+    gives `o = 0` (finite) either way. An optional Keras mask
+    `[question_mask, memory_mask]` (memory mask `(B, M)`) removes further slots
+    (always masked).
 
     Args:
         vocabulary_size: int, number of word ids (id 0 = padding).
@@ -65,6 +71,8 @@ class MemoryNetwork(keras.layers.Layer):
             `"logits"` returns `W u_{K+1}` `(B, vocabulary_size)` (before softmax).
         embeddings_initializer: initializer of all embedding and temporal matrices
             (default normal, stddev 0.1, as in the paper).
+        empty_slots: `"mask"` (empty slots get no attention) or `"nil"` (they
+            compete in the softmax with score 0, as in the authors' code).
         **kwargs: base layer keyword arguments.
 
     Call arguments:
@@ -93,9 +101,10 @@ class MemoryNetwork(keras.layers.Layer):
     Reference:
         Sukhbaatar, Szlam, Weston, Fergus. End-To-End Memory Networks. NIPS 2015.
 
-    Departures from the paper: memories are masked (the paper pads with a nil word
-    whose slot still competes in the softmax); `H` may also be used with adjacent
-    tying; position encoding uses the padded sentence length and doubled weights
+    Departures from the paper: with `empty_slots="mask"` (the default) empty
+    memories are masked (the paper pads with a nil word whose slot still competes
+    in the softmax: `empty_slots="nil"`); `H` may also be used with adjacent tying;
+    position encoding uses the padded sentence length and doubled weights
     (the authors' code; see `PositionEncoding`).
     """
 
@@ -112,6 +121,7 @@ class MemoryNetwork(keras.layers.Layer):
         query_update=None,
         output_mode="state",
         embeddings_initializer=None,
+        empty_slots="mask",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -141,6 +151,12 @@ class MemoryNetwork(keras.layers.Layer):
                 f"`output_mode` must be one of {_OUTPUT_MODE}. "
                 f"Received: output_mode={output_mode!r}"
             )
+        if empty_slots not in _EMPTY_SLOTS:
+            raise ValueError(
+                f"`empty_slots` must be one of {_EMPTY_SLOTS}. "
+                f"Received: empty_slots={empty_slots!r}"
+            )
+        self.empty_slots = empty_slots
         self.vocabulary_size = vocabulary_size
         self.embedding_dim = embedding_dim
         self.memory_size = memory_size
@@ -282,9 +298,12 @@ class MemoryNetwork(keras.layers.Layer):
         story = ops.cast(inputs[1], "int32")  # (B, M, J)
         question_words = ops.not_equal(question, 0)
         story_words = ops.not_equal(story, 0)
-        slot_mask = ops.any(story_words, axis=-1)  # (B, M) non-empty slots
+        filled = ops.any(story_words, axis=-1)  # (B, M) non-empty slots
+        slot_mask = filled if self.empty_slots == "mask" else ops.ones_like(filled)
         if mask is not None and mask[1] is not None:
             slot_mask = ops.logical_and(slot_mask, ops.cast(mask[1], "bool"))
+        if self.empty_slots == "nil":  # nil memories: score 0, output vector 0
+            filled_f = ops.expand_dims(ops.cast(filled, self.compute_dtype), -1)
 
         u = self._encode(question, question_words, self._question_index(), False)
         memories = {}
@@ -299,6 +318,8 @@ class MemoryNetwork(keras.layers.Layer):
         for hop in range(self.hops):
             m = memory(self._input_index(hop))
             c = memory(self._output_index(hop))
+            if self.empty_slots == "nil":
+                m, c = m * filled_f, c * filled_f
             scores = ops.einsum("bd,bmd->bm", u, m)  # (B, M)
             soft = masked_softmax(scores, slot_mask)
             linear = ops.where(slot_mask, scores, ops.zeros_like(scores))
@@ -357,6 +378,7 @@ class MemoryNetwork(keras.layers.Layer):
                 "linear_start": self.linear_start,
                 "query_update": self.query_update,
                 "output_mode": self.output_mode,
+                "empty_slots": self.empty_slots,
                 "embeddings_initializer": keras.initializers.serialize(
                     self.embeddings_initializer
                 ),

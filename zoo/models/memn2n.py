@@ -6,9 +6,11 @@ story (`zoo.layers.memory_network.MemoryNetwork`), and the answer
 adjacent tying. There is no recurrent answer module.
 
 The training pieces of the paper's protocol live here too: `LinearStart` (the
-callback that restores the softmax once validation loss stops falling) and
-`step_decay` (the learning-rate schedule: halved every 25 epochs, or 15 in joint
-training).
+callback that restores the softmax once validation loss stops falling, or after a
+fixed number of epochs as in the authors' code), `step_decay` (the learning-rate
+schedule: halved every 25 epochs, or 15 in joint training) and
+`LinearStartSchedule` (that schedule, held constant during linear start and
+restarted when the softmax comes back).
 """
 
 import math
@@ -26,7 +28,8 @@ class MemN2N(keras.Model):
     most recent sentence in slot 0, and `question (B, sentence_length)`. Outputs a
     dict: `probabilities (B, vocabulary_size)` (float32, the answer softmax) and
     `attention (B, hops, memory_size)` (float32, the memory attention of each hop;
-    zero on empty slots).
+    on empty slots it is the attention that went to no sentence with
+    `empty_slots="nil"`, and zero with `"mask"`).
 
     Args:
         vocabulary_size: int, word ids incl. `[PAD]`=0 and `[UNK]`=1; answers are
@@ -40,6 +43,9 @@ class MemN2N(keras.Model):
         temporal_encoding: bool, TE.
         linear_start: bool, start with linear attention (LS); switch it off with
             `LinearStart` or `model.memory.set_linear_start(False)`.
+        empty_slots: `"nil"` (default: empty memory slots compete in the softmax
+            with score 0 and contribute nothing, as in the authors' code) or
+            `"mask"` (they get no attention); see `MemoryNetwork`.
         **kwargs: `keras.Model` arguments (`name`, ...).
 
     Example:
@@ -53,11 +59,10 @@ class MemN2N(keras.Model):
     Reference:
         Sukhbaatar, Szlam, Weston, Fergus. End-To-End Memory Networks. NIPS 2015.
 
-    Departures from the paper: empty memory slots are masked out of the attention
-    (the paper lets nil-word memories compete); random-noise (RN) empty memories are
-    inserted by the input pipeline (`zoo.data.babi.make_dataset(noise_rate=...)`)
-    and are masked like other empty slots, so RN acts through the shifted temporal
-    positions; position encoding takes `J` = `sentence_length` for every sentence
+    Departures from the paper: random-noise (RN) empty memories are inserted by the
+    input pipeline (`zoo.data.babi.make_dataset(noise_rate=...)`) and are treated
+    like other empty slots (nil memories), as the authors' code does by skipping
+    temporal positions; position encoding takes `J` = `sentence_length` for every sentence
     and doubles the paper's weights, as the authors' code does (see
     `zoo.layers.memory_encoding.PositionEncoding`).
     """
@@ -73,6 +78,7 @@ class MemN2N(keras.Model):
         position_encoding=True,
         temporal_encoding=True,
         linear_start=False,
+        empty_slots="nil",
         **kwargs,
     ):
         # === Layers ===
@@ -85,6 +91,7 @@ class MemN2N(keras.Model):
             position_encoding=position_encoding,
             temporal_encoding=temporal_encoding,
             linear_start=linear_start,
+            empty_slots=empty_slots,
             output_mode="logits",
             name="memory_network",
         )
@@ -116,6 +123,7 @@ class MemN2N(keras.Model):
         self.position_encoding = position_encoding
         self.temporal_encoding = temporal_encoding
         self.linear_start = linear_start
+        self.empty_slots = empty_slots
 
     def get_config(self):
         return {
@@ -130,10 +138,13 @@ class MemN2N(keras.Model):
             "position_encoding": self.position_encoding,
             "temporal_encoding": self.temporal_encoding,
             "linear_start": self.linear_start,
+            "empty_slots": self.empty_slots,
         }
 
     @classmethod
     def from_config(cls, config):
+        config = dict(config)
+        config.setdefault("empty_slots", "mask")  # saved before the option existed
         return cls(**config)
 
     @staticmethod
@@ -234,3 +245,49 @@ class LinearStart(keras.callbacks.Callback):
         if self.wait >= self.patience or late:
             self.layer.set_linear_start(False)
             self.switched_at = epoch + 1
+
+
+class LinearStartSchedule(keras.callbacks.Callback):
+    """The step schedule around linear start, as in the authors' code.
+
+    While attention is linear the rate stays at `learning_rate`; from the first
+    softmax epoch `s` on it is `learning_rate * 0.5 ** ((epoch - s) // every)`, so
+    the paper's schedule (halve every `every` epochs) restarts when training
+    "recommences" with the softmax. Without linear start (`linear` is None or never
+    switched) it is plain `step_decay` from epoch 0.
+
+    Args:
+        learning_rate: the initial rate (0.005 with linear start in the paper).
+        every: epochs between halvings after linear start.
+        linear: the `LinearStart` callback (its `switched_at`), or None.
+        layer: the `MemoryNetwork`, read for its current switch state (so a resumed
+            run whose switch is already off uses `fallback_start`).
+        fallback_start: first softmax epoch to assume when the switch is off but
+            `linear.switched_at` is unknown (a run resumed after the switch).
+    """
+
+    def __init__(self, learning_rate, every, linear=None, layer=None, fallback_start=0):
+        super().__init__()
+        if every <= 0:
+            raise ValueError(f"`every` must be positive. Received: every={every!r}")
+        self.learning_rate = float(learning_rate)
+        self.every = int(every)
+        self.linear = linear
+        self.layer = layer
+        self.fallback_start = int(fallback_start)
+        self.rates = []
+
+    def rate(self, epoch):
+        """The rate for 0-based `epoch`."""
+        if self.layer is not None and self.layer.linear_start_enabled:
+            return self.learning_rate
+        start = 0
+        if self.layer is not None:
+            switched = self.linear.switched_at if self.linear is not None else None
+            start = switched if switched is not None else self.fallback_start
+        return self.learning_rate * 0.5 ** (max(epoch - start, 0) // self.every)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        rate = self.rate(epoch)
+        self.model.optimizer.learning_rate.assign(rate)
+        self.rates.append(rate)
