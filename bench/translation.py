@@ -219,6 +219,10 @@ def run_one(args, source, target, attention):
     return rows
 
 
+def _or(value, missing):
+    return missing if value is None else value
+
+
 def markdown(rows):
     head = (
         "| direction | attention | search | BLEU (cased, detok) | BLEU (lowercased) "
@@ -233,8 +237,8 @@ def markdown(rows):
         )
         lines.append(
             f"| {r['direction']} | {r['attention']} | {r['search']} | {r['bleu']} "
-            f"| {r['bleu_lowercase']} | {r['bleu_moses_lowercase'] or '-'} "
-            f"| {buckets} | {r['train_tokens_per_second'] or 'n/a'} "
+            f"| {r['bleu_lowercase']} | {_or(r['bleu_moses_lowercase'], '-')} "
+            f"| {buckets} | {_or(r['train_tokens_per_second'], 'n/a')} "
             f"| {r['decode_sentences_per_second']} |"
         )
     return "\n".join(lines)
