@@ -11,8 +11,9 @@ teacher forcing on length-bucketed batches (no compute on padding beyond a bucke
 masked cross-entropy with optional label smoothing. Subword (WordPiece) vocabularies
 are learned from the training data with tensorflow-text and applied in the graph.
 Metric: test BLEU with sacrebleu on detokenized, cased output (`13a`, with sacrebleu's
-signature string), plus BLEU on lowercased text (`lowercase=True`, 13a-tokenized: the
-scoring closest to the published lowercased, Moses-tokenized Multi30k numbers).
+signature string), plus BLEU on lowercased text (`lowercase=True`, 13a-tokenized) and,
+on real data, BLEU on lowercased, Moses-tokenized text (`zoo.metrics.moses_bleu`: the
+scoring of the published Multi30k numbers).
 
 Commands:
 
