@@ -255,10 +255,19 @@ def parse_config(argv=None):
         "demo_stories",
         "ls_epochs",
     ):
-        if getattr(args, name) < (0 if name in ("samples", "ls_epochs") else 1):
+        low = 0 if name in ("samples", "ls_epochs") else 1
+        if getattr(args, name) < low:
             raise ValueError(
-                f"--{name.replace('_', '-')} must be positive. Received: {getattr(args, name)!r}"
+                f"--{name.replace('_', '-')} must be >= {low}. "
+                f"Received: {getattr(args, name)!r}"
             )
+    if ls and args.ls_epochs >= epochs:
+        raise ValueError(
+            f"--ls-epochs ({args.ls_epochs}) must be smaller than --epochs ({epochs}), "
+            "or the softmax never comes back; pass --ls-epochs 0 to end linear start "
+            "when validation loss stops falling. "
+            f"Received: ls_epochs={args.ls_epochs}, epochs={epochs}"
+        )
     if not 0.0 <= args.random_noise < 1.0:
         raise ValueError(
             f"--random-noise must be in [0, 1). Received: {args.random_noise!r}"

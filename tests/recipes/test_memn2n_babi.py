@@ -180,7 +180,9 @@ def test_real_task_1_data_pipeline(shared_data):
     assert (joint.ls_epochs, joint.training.epochs, joint.decay_every) == (30, 90, 15)
     val_ls = memn2n_babi.parse_config(["--data", "x", "--joint", "--ls-epochs", "0"])
     assert (val_ls.ls_epochs, val_ls.training.epochs) == (0, 60)
-    with pytest.raises(ValueError, match="ls-epochs"):
+    with pytest.raises(ValueError, match="--ls-epochs must be >= 0"):
         memn2n_babi.parse_config(["--data", "x", "--ls-epochs", "-1"])
+    with pytest.raises(ValueError, match=r"--ls-epochs \(30\) must be smaller"):
+        memn2n_babi.parse_config(["--data", "x", "--joint", "--epochs", "20"])
     tasks = memn2n_babi.load_tasks(config)
     assert len(tasks[1].train) == 900
