@@ -160,19 +160,19 @@ def export_model(
     keras_check = _check_keras_check(keras_check, concrete, warmup, keras_model)
     logs = warmup_lib.build_requests(name, warmup or {}, input_specs)
 
-    model_dir = os.path.join(os.fspath(base_dir), name)
-    os.makedirs(model_dir, exist_ok=True)
-    tmp_dir = tempfile.mkdtemp(prefix=".tmp-export-", dir=model_dir)
     extras = dict(extra_files or {})
-    if keras_model is not None:
-        extras = {".keras": keras_model.save, **extras}
     for suffix in extras:
         if not isinstance(suffix, str) or not suffix.startswith(".") or "/" in suffix:
-            shutil.rmtree(tmp_dir, ignore_errors=True)
             raise ValueError(
                 "`extra_files` keys are suffixes like '.encoder.keras'. "
                 f"Received: {suffix!r}"
             )
+    if keras_model is not None:
+        extras = {".keras": keras_model.save, **extras}
+
+    model_dir = os.path.join(os.fspath(base_dir), name)
+    os.makedirs(model_dir, exist_ok=True)
+    tmp_dir = tempfile.mkdtemp(prefix=".tmp-export-", dir=model_dir)
     try:
         _track_variables(module, concrete.values())
         tf.saved_model.save(module, tmp_dir, signatures=concrete)

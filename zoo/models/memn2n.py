@@ -61,8 +61,8 @@ class MemN2N(keras.Model):
 
     Departures from the paper: random-noise (RN) empty memories are inserted by the
     input pipeline (`zoo.data.babi.make_dataset(noise_rate=...)`) and are treated
-    like other empty slots (nil memories), as the authors' code does by skipping
-    temporal positions; position encoding takes `J` = `sentence_length` for every sentence
+    like other empty slots, so RN acts through the shifted temporal positions (the
+    authors' code skips temporal positions); position encoding takes `J` = `sentence_length` for every sentence
     and doubles the paper's weights, as the authors' code does (see
     `zoo.layers.memory_encoding.PositionEncoding`).
     """
@@ -268,8 +268,7 @@ class LinearStartSchedule(keras.callbacks.Callback):
 
     def __init__(self, learning_rate, every, linear=None, layer=None, fallback_start=0):
         super().__init__()
-        if every <= 0:
-            raise ValueError(f"`every` must be positive. Received: every={every!r}")
+        step_decay(learning_rate, every)  # validates `every`
         self.learning_rate = float(learning_rate)
         self.every = int(every)
         self.linear = linear
@@ -285,7 +284,7 @@ class LinearStartSchedule(keras.callbacks.Callback):
         if self.layer is not None:
             switched = self.linear.switched_at if self.linear is not None else None
             start = switched if switched is not None else self.fallback_start
-        return self.learning_rate * 0.5 ** (max(epoch - start, 0) // self.every)
+        return step_decay(self.learning_rate, self.every)(max(epoch - start, 0))
 
     def on_epoch_begin(self, epoch, logs=None):
         rate = self.rate(epoch)
