@@ -447,18 +447,27 @@ class Translator:
         }
 
 
-def translate_corpus(translate_fn, texts, batch_size=64):
+def translate_corpus(translate_fn, texts, batch_size=64, sort_by_length=True):
     """Runs a string-batch function (e.g. a serving signature) over `texts`.
 
+    With `sort_by_length` the texts are batched in order of length (characters) and
+    the outputs put back in the input order: a batched search runs until the
+    longest hypothesis of its batch ends, so batches of similar lengths waste fewer
+    steps (the results are the same up to rounding; only the speed changes).
+
     Returns:
-        One dict of NumPy outputs per text.
+        One dict of NumPy outputs per text, in the order of `texts`.
     """
-    outputs = []
+    order = list(range(len(texts)))
+    if sort_by_length:
+        order.sort(key=lambda i: len(texts[i]))
+    outputs = [None] * len(texts)
     for start in range(0, len(texts), batch_size):
-        out = translate_fn(tf.constant(texts[start : start + batch_size]))
+        batch = order[start : start + batch_size]
+        out = translate_fn(tf.constant([texts[i] for i in batch]))
         out = {k: v.numpy() for k, v in out.items()}
-        for i in range(len(out["translation"])):
-            outputs.append({k: v[i] for k, v in out.items()})
+        for j, i in enumerate(batch):
+            outputs[i] = {k: v[j] for k, v in out.items()}
     return outputs
 
 

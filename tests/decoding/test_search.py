@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.decoding.beam_search import beam_search
+from zoo.decoding.beam_search import beam_search, top_k_last_axis
 from zoo.decoding.greedy import greedy_search, max_target_lengths
 from zoo.decoding.penalties import coverage_penalty, gnmt_score, length_penalty
 from zoo.layers.attention_decoder import AttentionDecoder
@@ -195,3 +195,89 @@ def test_jit_compile_matches_eager():
 def test_bad_beam_width():
     with pytest.raises(ValueError, match="Received: beam_width=0"):
         _run(beam_search, 0.0, 0.0, beam_width=0)
+
+
+@pytest.mark.parametrize("vocab", [7, 128, 1000, 1037])
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_top_k_last_axis_equals_tf_top_k(vocab, k):
+    rng = np.random.default_rng(vocab + k)
+    cases = [
+        rng.normal(size=(6, vocab)),
+        np.round(rng.normal(size=(6, vocab)) * 2.0),  # many ties
+        np.where(rng.random((6, vocab)) < 0.5, -np.inf, rng.normal(size=(6, vocab))),
+    ]
+    fn = tf.function(top_k_last_axis, reduce_retracing=True)
+    for x in cases:
+        x = tf.constant(x, tf.float32)
+        expected = tf.math.top_k(x, k=k)
+        for values, indices in (top_k_last_axis(x, k), fn(x, k)):
+            np.testing.assert_array_equal(values, expected.values)
+            np.testing.assert_array_equal(indices, expected.indices)
+
+
+def _numpy_flat_beam(logits, attention, max_steps, k, alpha, beta, limit):
+    """The textbook search: every beam times every token ranked at every step."""
+    vocab = logits.shape[1]
+    log_softmax = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    end_only = np.full(vocab, -1e9)
+    end_only[END] = 0.0
+    prev = np.full(k, START)
+    log_prob = np.where(np.arange(k) == 0, 0.0, -1e9)
+    lengths = np.zeros(k, int)
+    coverage = np.zeros((k, attention.shape[1]))
+    finished = np.zeros(k, bool)
+    tokens = np.zeros((k, max_steps), int)
+    lp = lambda n: ((5.0 + n) / 6.0) ** alpha  # noqa: E731
+    cp = lambda c: beta * np.log(np.clip(c, 1e-10, 1.0)).sum(-1)  # noqa: E731
+    for t in range(max_steps):
+        if finished.all():
+            break
+        rows = log_softmax[prev].copy()
+        rows[:, [0, START]] = -1e9
+        rows[finished | (t + 1 >= limit)] = end_only
+        weights = attention[prev] * (~finished)[:, None]
+        new_lengths = lengths + (~finished)
+        new_coverage = coverage + weights
+        candidates = log_prob[:, None] + rows
+        ranking = candidates / lp(new_lengths)[:, None] + cp(new_coverage)[:, None]
+        flat = np.argsort(-ranking.reshape(-1), kind="stable")[:k]
+        parent, token = flat // vocab, flat % vocab
+        log_prob = candidates.reshape(-1)[flat]
+        token = np.where(finished[parent], 0, token)
+        lengths, coverage = new_lengths[parent], new_coverage[parent]
+        tokens = tokens[parent]
+        tokens[:, t] = token
+        finished = finished[parent] | (token == END)
+        prev = token
+    scores = log_prob / lp(lengths) + cp(coverage)
+    best = int(np.argmax(scores))
+    return tokens[best], scores[best]
+
+
+@pytest.mark.parametrize("vocab", [40, 700])
+def test_beam_equals_numpy_flat_search_on_a_large_vocabulary(vocab):
+    # Ranking only each beam's k best tokens must give the same search as ranking
+    # all k * V candidates, including on vocabularies where blocks are used.
+    rng = np.random.default_rng(vocab)
+    logits = (rng.normal(size=(vocab, vocab)) * 3.0).astype(np.float32)
+    attention = rng.dirichlet(np.ones(3), size=vocab).astype(np.float32)
+    table, att = tf.constant(logits), tf.constant(attention)
+
+    def step_fn(ids, state, memory, position):
+        return tf.gather(table, ids), tf.gather(att, ids), state
+
+    for alpha, beta in ((0.0, 0.0), (0.6, 0.2), (1.0, 1.0)):
+        out = beam_search(
+            step_fn,
+            tf.zeros([1, 1]),
+            tf.zeros([1, 1]),
+            tf.ones([1, 3], tf.bool),
+            max_steps=8,
+            beam_width=4,
+            alpha=alpha,
+            beta=beta,
+        )
+        # limit min(ceil(1.5 * 3 + 5), max_steps) = 8
+        tokens, score = _numpy_flat_beam(logits, attention, 8, 4, alpha, beta, 8)
+        np.testing.assert_array_equal(out["tokens"][0], tokens)
+        np.testing.assert_allclose(out["scores"][0], score, rtol=1e-4, atol=1e-4)

@@ -20,18 +20,62 @@ from zoo.decoding.greedy import (
     NEG_INF,
     PAD_ID,
     START_ID,
-    ban_tokens,
-    force_end,
     max_target_lengths,
 )
 from zoo.decoding.penalties import coverage_penalty, length_penalty
 
-__all__ = ["beam_search", "tile_beams"]
+__all__ = ["beam_search", "tile_beams", "top_k_last_axis"]
 
 
 def tile_beams(tree, beam_width):
     """Repeats every `(B, ...)` tensor of a nested structure to `(B * K, ...)`."""
     return tf.nest.map_structure(lambda x: tf.repeat(x, beam_width, axis=0), tree)
+
+
+def top_k_last_axis(values, k, block=128):
+    """`tf.math.top_k(values, k)` for `(N, V)` floats, faster on CPU for large `V`.
+
+    The row is cut into blocks of `block` entries; the k largest entries lie in the
+    k blocks with the largest maxima, so only those `k * block` entries are ranked.
+    Results, ties included (the lower index first), equal `tf.math.top_k`'s: the
+    chosen blocks are taken in index order. Falls back to `tf.math.top_k` when `V` is
+    not static or too small for the blocks to pay.
+
+    Returns:
+        `(values, indices)`, each `(N, k)`.
+    """
+    vocab = values.shape[-1]
+    blocks = -(-vocab // block) if vocab is not None else 0
+    if vocab is None or blocks <= 2 * k:
+        return tf.math.top_k(values, k=k)
+    rows = tf.shape(values)[0]
+    padding = blocks * block - vocab
+    if padding:
+        values = tf.pad(values, [[0, 0], [0, padding]], constant_values=float("-inf"))
+    values = tf.reshape(values, [rows, blocks, block])
+    _, chosen = tf.math.top_k(tf.reduce_max(values, axis=-1), k=k)
+    chosen = tf.sort(chosen, axis=-1)  # index order keeps top_k's tie-breaking
+    candidates = tf.reshape(tf.gather(values, chosen, batch_dims=1), [rows, k * block])
+    top, position = tf.math.top_k(candidates, k=k)
+    index = tf.gather(chosen, position // block, batch_dims=1) * block
+    return top, index + position % block
+
+
+def _top_k_allowed(logits, k, banned):
+    """The top `k` of each row of `(N, V)` logits among the ids not in `banned`.
+
+    The top `k + len(banned)` ids hold the top `k` allowed ones, so the ban touches
+    `(N, k + len(banned))` values, not the whole row; ties resolve as
+    `tf.math.top_k` on the banned row would (the lower id first).
+    """
+    extra = len(banned)
+    top, ids = top_k_last_axis(logits, k + extra)
+    allowed = tf.reduce_all(
+        tf.not_equal(ids[:, :, None], tf.constant(banned, tf.int32)), axis=-1
+    )
+    top = tf.where(allowed, top, tf.constant(NEG_INF, top.dtype))
+    order = tf.math.top_k(top, k=k).indices
+    return tf.gather(top, order, batch_dims=1), tf.gather(ids, order, batch_dims=1)
 
 
 def beam_search(
@@ -94,34 +138,38 @@ def beam_search(
 
     def body(t, ids, state, finished, lengths, log_prob, coverage, tokens, attention):
         logits, weights, new_state = step_fn(ids, state, memory, t)
-        vocab = tf.shape(logits)[-1]
-        log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1)
-        log_probs = ban_tokens(log_probs, [pad_id, start_id])
-        log_probs = tf.reshape(log_probs, [batch, k, vocab])
-        log_probs = force_end(log_probs, t + 1 >= limits, end_id)
-        # A finished beam has one candidate: itself, unchanged (token = padding).
-        frozen = tf.where(
-            tf.equal(tf.range(vocab), end_id), 0.0, tf.constant(NEG_INF, tf.float32)
+        logits = tf.cast(logits, tf.float32)  # (B * K, V)
+        # log P = logit - logsumexp(logits): the normaliser includes the banned ids,
+        # as log_softmax followed by banning would. Ranking inside one beam is by
+        # log P alone (its length and coverage terms are the same for all of its
+        # tokens), so the K best tokens of each beam hold the K best candidates of
+        # the step: K * K candidates instead of K * V.
+        normaliser = tf.reduce_logsumexp(logits, axis=-1)  # (B * K,)
+        per_beam = k if logits.shape[-1] is None else min(k, logits.shape[-1] - 2)
+        top_logits, top_tokens = _top_k_allowed(logits, per_beam, [pad_id, start_id])
+        top_lp = tf.reshape(top_logits - normaliser[:, None], [batch, k, per_beam])
+        top_tokens = tf.reshape(top_tokens, [batch, k, per_beam])
+        # An end-only beam (finished, or at its length limit) has one candidate: the
+        # end marker with log-prob 0; its other slots are fillers that never rank.
+        end_only = tf.logical_or(finished, t + 1 >= limits)[:, :, None]  # (B, K, 1)
+        end_only_lp = tf.where(
+            tf.equal(tf.range(per_beam), 0), 0.0, tf.constant(NEG_INF, tf.float32)
         )
-        log_probs = tf.where(
-            finished[:, :, None],
-            tf.broadcast_to(frozen, tf.shape(log_probs)),
-            log_probs,
-        )
+        top_lp = tf.where(end_only, end_only_lp, top_lp)
+        top_tokens = tf.where(end_only, end_id, top_tokens)
         alive_f = 1.0 - tf.cast(finished, tf.float32)  # (B, K)
         weights = tf.reshape(tf.cast(weights, tf.float32), [batch, k, -1])
         weights = weights * alive_f[:, :, None]
         new_lengths = lengths + tf.cast(1.0 - tf.cast(finished, tf.float32), tf.int32)
         new_coverage = coverage + weights  # (B, K, Ts)
-        candidates = log_prob[:, :, None] + log_probs  # (B, K, V)
+        candidates = log_prob[:, :, None] + top_lp  # (B, K, k')
         ranking = candidates / length_penalty(new_lengths, alpha)[:, :, None]
         ranking = ranking + coverage_penalty(new_coverage, mask_bk, beta)[:, :, None]
-        _, flat_index = tf.math.top_k(tf.reshape(ranking, [batch, k * vocab]), k=k)
-        parent = flat_index // vocab  # (B, K)
-        token = flat_index % vocab
-        log_prob = tf.gather(
-            tf.reshape(candidates, [batch, k * vocab]), flat_index, batch_dims=1
-        )
+        flat = [batch, k * per_beam]
+        _, flat_index = tf.math.top_k(tf.reshape(ranking, flat), k=k)
+        parent = flat_index // per_beam  # (B, K)
+        token = tf.gather(tf.reshape(top_tokens, flat), flat_index, batch_dims=1)
+        log_prob = tf.gather(tf.reshape(candidates, flat), flat_index, batch_dims=1)
         parent_finished = tf.gather(finished, parent, batch_dims=1)
         token = tf.where(parent_finished, pad_id, token)
         lengths = tf.gather(new_lengths, parent, batch_dims=1)
