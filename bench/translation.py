@@ -10,7 +10,8 @@ report
 - BLEU by source length bucket (words: 1-10, 11-15, 16-20, 21+), as in Bahdanau et
   al.'s Figure 2,
 - training target tokens per second (real tokens, padding excluded) and decoding
-  sentences per second (in-graph greedy and beam search, batch 64).
+  sentences per second (in-graph greedy and beam search, batches of 64 sources of
+  similar length, as `recipes.translation.translate_corpus` forms them).
 
 Commands:
 

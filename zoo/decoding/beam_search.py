@@ -6,7 +6,10 @@ The step function has the form described in `zoo.decoding.greedy`.
 
 At every step each live beam is extended by every token; candidates are ranked by the
 GNMT score `s = log P / lp + cp` (`zoo.decoding.penalties`) computed with the length and
-the attention coverage the candidate would have. A finished beam (it produced `[END]`)
+the attention coverage the candidate would have. The length and coverage of a candidate
+depend only on its beam, so within a beam the ranking is by `log P`: only each beam's
+`K` most probable tokens can enter the new beam, and `K * K` candidates are ranked
+instead of `K * V` (the same result, faster; `top_k_last_axis` finds them). A finished beam (it produced `[END]`)
 stays in the beam with its score frozen, as its only candidate; the search stops when
 every beam of every source has finished or at `max_steps`. At the per-example length
 limit `ceil(a * |X| + b)` the end marker is forced, so every returned hypothesis ends.
