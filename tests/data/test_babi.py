@@ -230,3 +230,28 @@ def test_real_10k_task_3_is_na(shared_data):
     tasks = babi.load_babi(shared_data / "babi", tasks=[3], size="10k")
     assert tasks[3].train is None and tasks[3].missing
     assert len(tasks[3].test) == 1000
+
+
+def test_random_noise_is_seeded_and_changes_every_epoch():
+    sentences = np.arange(60 * 3, dtype="int32").reshape(60, 3)
+    sentences[0] = 0  # sentence 0 is the empty one
+    arrays = {
+        "sentences": sentences,
+        "memory": np.tile(np.arange(1, 11, dtype="int32"), (40, 1)),
+        "question": np.ones((40, 3), "int32"),
+        "answer": np.arange(40, dtype="int32"),
+    }
+
+    def epochs(ds, n=2):
+        return [np.concatenate([x["story"].numpy() for x, _ in ds]) for _ in range(n)]
+
+    first = epochs(babi.make_dataset(arrays, 8, shuffle=True, seed=3, noise_rate=0.3))
+    tf.random.uniform([5])  # other random ops in between must not matter
+    again = epochs(babi.make_dataset(arrays, 8, shuffle=True, seed=3, noise_rate=0.3))
+    other = epochs(babi.make_dataset(arrays, 8, shuffle=True, seed=4, noise_rate=0.3))
+    for a, b in zip(first, again, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(first[0], first[1])  # new noise (and order) each epoch
+    assert not np.array_equal(first[0], other[0])
+    # some memories were shifted by inserted empty slots
+    assert (first[0][:, 0, :] == 0).all(axis=-1).any()

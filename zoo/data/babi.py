@@ -495,7 +495,7 @@ def make_dataset(
         arrays: `vectorize` output.
         batch_size: int.
         shuffle: reshuffle each epoch (seeded).
-        seed: shuffle seed.
+        seed: shuffle and RN seed (both change every epoch, reproducibly).
         noise_rate: RN rate (0.1 in the paper for training), 0 = off.
         drop_remainder: fixed batch shape (avoids a retrace for the last batch).
 
@@ -510,10 +510,16 @@ def make_dataset(
     if shuffle:
         ds = ds.shuffle(len(arrays["answer"]), seed=seed, reshuffle_each_iteration=True)
     ds = ds.batch(batch_size, drop_remainder=drop_remainder)
+    # One stateless seed pair per batch from a seeded stream that changes every epoch:
+    # the noise differs from epoch to epoch but does not depend on thread timing (a
+    # stateful draw inside a parallel map would) or on what ran before in the process.
+    seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(2)
+    ds = tf.data.Dataset.zip((ds, seeds))
 
-    def assemble(memory, question, answer):
+    def assemble(batch, noise_seed):
+        memory, question, answer = batch
         if noise_rate > 0:
-            memory = random_empty_memories(memory, noise_rate)
+            memory = random_empty_memories(memory, noise_rate, seed=noise_seed)
         story = tf.gather(table, memory)  # (B, M, J)
         return {"story": story, "question": question}, answer
 
