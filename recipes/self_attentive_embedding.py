@@ -16,7 +16,8 @@ Commands:
     python -m recipes.self_attentive_embedding              # generated demo, < 1 min
     python -m recipes.self_attentive_embedding --data ../shared/data/sst --task sst5
     python -m recipes.self_attentive_embedding --data ../shared/data/sst --task sst2
-        # SST-2 trains on the phrase-level set by default (--no-phrases: sentences)
+        # SST trains on every labelled phrase of the training trees by default
+        # (--no-phrases: root sentences only)
     python -m recipes.self_attentive_embedding --data ../shared/data/yelp_10k/yelp.csv \\
         --task csv --label-column stars
     ... --embeddings glove.840B.300d.txt   # optional pretrained word vectors
@@ -156,7 +157,8 @@ def parse_config(argv=None):
         "--phrases",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="train on every labelled phrase of the SST trees (default: on for sst2)",
+        help="train on every labelled phrase of the SST training trees (default: "
+        "on, the usual protocol; --no-phrases trains on the sentences)",
     )
     parser.add_argument("--text-column", default="text", help="CSV text column")
     parser.add_argument(
@@ -229,9 +231,7 @@ def load_splits(config):
         splits = demo_corpus(num_train=800, seed=config.training.seed)
         return splits, "generated demo corpus"
     if config.task in ("sst5", "sst2"):
-        phrases = (
-            config.phrases if config.phrases is not None else config.task == "sst2"
-        )
+        phrases = config.phrases if config.phrases is not None else True
         splits = load_sst(config.data, config.task, phrases=phrases)
         level = "phrase-level" if phrases else "sentence-level"
         description = f"{config.task.upper()} ({config.data}, {level} training)"
