@@ -68,9 +68,9 @@ FULL = dict(
     attention_units=128,
     num_hops=16,
     hidden_units=1000,
-    epochs=6,
+    epochs=2,  # on all SST phrases: about 36 min (SST-5) and 14 min (SST-2) here
     batch_size=32,
-    max_train={"sst5": None, "sst2": 30000, "yelp": None},
+    max_train={"sst5": None, "sst2": None, "yelp": None},
     max_length={"sst5": 60, "sst2": 60, "yelp": 200},
 )
 
