@@ -9,9 +9,10 @@ GNMT score `s = log P / lp + cp` (`zoo.decoding.penalties`) computed with the le
 the attention coverage the candidate would have. The length and coverage of a candidate
 depend only on its beam, so within a beam the ranking is by `log P`: only each beam's
 `K` most probable tokens can enter the new beam, and `K * K` candidates are ranked
-instead of `K * V` (the same result, faster; `top_k_last_axis` finds them). A finished beam (it produced `[END]`)
-stays in the beam with its score frozen, as its only candidate; the search stops when
-every beam of every source has finished or at `max_steps`. At the per-example length
+instead of `K * V` (the same result, faster; `top_k_last_axis` finds them). A finished
+beam (it produced `[END]`) stays in the beam with its score frozen, as its only
+candidate; the search stops when every beam of every source has finished or at
+`max_steps`. At the per-example length
 limit `ceil(a * |X| + b)` the end marker is forced, so every returned hypothesis ends.
 The best-scoring beam is returned with its tokens, scores and attention matrix.
 """
@@ -135,6 +136,7 @@ def beam_search(
     state = tile_beams(initial_state, k)
     # Flat row of beam k of source b is b * K + k.
     row_offsets = tf.range(batch)[:, None] * k  # (B, 1)
+    banned = [pad_id, start_id]
 
     def cond(t, ids, state, finished, *_):
         return tf.logical_and(t < max_steps, tf.logical_not(tf.reduce_all(finished)))
@@ -148,8 +150,9 @@ def beam_search(
         # tokens), so the K best tokens of each beam hold the K best candidates of
         # the step: K * K candidates instead of K * V.
         normaliser = tf.reduce_logsumexp(logits, axis=-1)  # (B * K,)
-        per_beam = k if logits.shape[-1] is None else min(k, logits.shape[-1] - 2)
-        top_logits, top_tokens = _top_k_allowed(logits, per_beam, [pad_id, start_id])
+        vocab = logits.shape[-1]
+        per_beam = k if vocab is None else min(k, vocab - len(banned))
+        top_logits, top_tokens = _top_k_allowed(logits, per_beam, banned)
         top_lp = tf.reshape(top_logits - normaliser[:, None], [batch, k, per_beam])
         top_tokens = tf.reshape(top_tokens, [batch, k, per_beam])
         # An end-only beam (finished, or at its length limit) has one candidate: the
