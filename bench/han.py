@@ -68,9 +68,23 @@ def parse_args(argv=None):
     parser.add_argument("--embedding-dim", type=int, default=200)
     parser.add_argument("--rnn-units", type=int, default=50)
     parser.add_argument("--context-units", type=int, default=100)
+    parser.add_argument(
+        "--word2vec-epochs",
+        type=int,
+        default=0,
+        help="start every model from skip-gram vectors trained for this many epochs "
+        "on the training + validation documents (the paper's initialisation; 0 = off)",
+    )
+    parser.add_argument(
+        "--embeddings", default=None, help="start from these word2vec/GloVe vectors"
+    )
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--json-out", default=None)
     args = parser.parse_args(argv)
+    if args.word2vec_epochs < 0:
+        parser.error(f"--word2vec-epochs must be >= 0, got {args.word2vec_epochs}")
+    if args.embeddings and args.word2vec_epochs:
+        parser.error("use either --embeddings or --word2vec-epochs, not both")
     quick = {
         "train_docs": 600,
         "test_docs": 400,
@@ -114,7 +128,9 @@ class FlatPreprocessor(tf.Module):
 
 def build_flat(vocab_size, num_classes, args):
     ids = keras.Input((None,), dtype="int32", name="token_ids")
-    x = keras.layers.Embedding(vocab_size, args.embedding_dim, mask_zero=True)(ids)
+    x = keras.layers.Embedding(
+        vocab_size, args.embedding_dim, mask_zero=True, name="embedding"
+    )(ids)
     x = keras.layers.Bidirectional(
         keras.layers.GRU(args.rnn_units, return_sequences=True)
     )(x)
@@ -169,6 +185,24 @@ def run_dataset(name, args, workdir):
     vocab_size = len(Vocabulary.load(vocab_file))
     han_pre = HANPreprocessor(vocab_file, args.max_sentences, args.max_words)
     flat_pre = FlatPreprocessor(han_pre)
+    from recipes.han_classification import initial_embeddings
+
+    emb_cfg = argparse.Namespace(
+        embeddings=args.embeddings,
+        word2vec_epochs=args.word2vec_epochs,
+        embedding_dim=args.embedding_dim,
+        training=argparse.Namespace(seed=args.seed, run_dir=workdir),
+    )
+    t0 = time.time()
+    matrix, how = initial_embeddings(
+        emb_cfg,
+        argparse.Namespace(train=train, validation=val),
+        han_pre,
+        vocab_file,
+    )
+    embedding_s = time.time() - t0
+    args.embedding_dim = emb_cfg.embedding_dim
+    print(f"{name}: {how} ({embedding_s:.0f} s)", flush=True)
     y = {
         part: encode_labels(d, labels)
         for part, d in (("train", train), ("val", val), ("test", test))
@@ -179,6 +213,8 @@ def run_dataset(name, args, workdir):
         keras.utils.set_random_seed(args.seed)
         if model_name == "flat":
             model, fn = build_flat(vocab_size, len(labels), args), flat_pre
+            if matrix is not None:
+                model.get_layer("embedding").embeddings.assign(matrix)
         else:
             han = HANClassifier(
                 vocab_size,
@@ -188,6 +224,8 @@ def run_dataset(name, args, workdir):
                 context_units=args.context_units,
                 pooling="mean" if model_name == "han_mean" else "attention",
             )
+            if matrix is not None:
+                han.set_embedding_matrix(matrix)
             model = han.probabilities_model()
             fn = lambda t: han_pre(t)["token_ids"]  # noqa: E731
         model.compile(
@@ -228,6 +266,8 @@ def run_dataset(name, args, workdir):
             "params": int(model.count_params()),
             "wall_s": round(time.time() - t0, 1),
             "train_s": round(train_s, 1),
+            "embeddings": how,
+            "embedding_s": round(embedding_s, 1),
         }
         print(json.dumps(row), flush=True)
         rows.append(row)
@@ -263,7 +303,14 @@ def main(argv=None):
         f"max {args.max_sentences} sentences x {args.max_words} words, "
         f"embedding {args.embedding_dim}, GRU {args.rnn_units}/direction, context "
         f"{args.context_units}, batch {args.batch_size}, Adam {args.learning_rate}, "
-        f"{args.epochs} epochs (best validation epoch kept), seed {args.seed}"
+        f"{args.epochs} epochs (best validation epoch kept), seed {args.seed}, "
+        + (
+            f"word2vec initialisation ({args.word2vec_epochs} epochs)"
+            if args.word2vec_epochs
+            else f"vectors from {args.embeddings}"
+            if args.embeddings
+            else "embeddings from scratch"
+        )
     )
     print()
     print(f"date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")

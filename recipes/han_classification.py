@@ -88,6 +88,8 @@ class Config:
     context_units: int = 100
     dropout: float = 0.0
     pooling: str = "attention"
+    embeddings: str = None
+    word2vec_epochs: int = 0
     max_train_documents: int = None
     demo_documents: int = 400
     report_documents: int = 8
@@ -132,6 +134,18 @@ def parse_config(argv=None):
     parser.add_argument("--dropout", type=float, default=0.0)
     parser.add_argument("--pooling", choices=("attention", "mean"), default="attention")
     parser.add_argument(
+        "--embeddings",
+        default=None,
+        help="initial word vectors, word2vec/GloVe text file (sets --embedding-dim)",
+    )
+    parser.add_argument(
+        "--word2vec-epochs",
+        type=int,
+        default=0,
+        help="first train skip-gram vectors on the training and validation documents "
+        "for this many epochs and start from them, as the paper does (0 = off)",
+    )
+    parser.add_argument(
         "--max-train-documents",
         type=int,
         default=None,
@@ -152,6 +166,12 @@ def parse_config(argv=None):
     if demo:  # short generated documents: small fixed limits, no early stopping
         parser.set_defaults(patience=0, max_sentences=8, max_words=16)
     args = parser.parse_args(argv)
+    if args.word2vec_epochs < 0:
+        parser.error(f"--word2vec-epochs must be >= 0, got {args.word2vec_epochs}")
+    if args.embeddings and args.word2vec_epochs:
+        parser.error("use either --embeddings or --word2vec-epochs, not both")
+    if args.embeddings and not os.path.isfile(args.embeddings):
+        parser.error(f"--embeddings: no such file: {args.embeddings}")
     training = TrainingConfig.from_args(args, tensorboard=not demo)
     fields = {f.name for f in dataclasses.fields(Config)} - {"training"}
     values = {k: v for k, v in vars(args).items() if k in fields}
@@ -248,10 +268,59 @@ def build_datasets(config, splits, vocab_file):
     return preprocessor, data
 
 
+def document_ids(texts, preprocessor, max_sentences=200, max_words=200, chunk=500):
+    """Yields each document's word ids (1-D int32, sentences concatenated).
+
+    The tokenization is the model's (`tokenize_documents` + its vocabulary), with
+    generous limits: word vectors learn from the whole document, not only from the
+    part the classifier reads.
+    """
+    texts = list(texts)
+    for start in range(0, len(texts), chunk):
+        _, words = tokenize_documents(
+            tf.constant(texts[start : start + chunk]), max_sentences, max_words
+        )
+        ids = tf.cast(preprocessor.lookup(words.merge_dims(1, 2)), tf.int32)
+        yield from (row.numpy() for row in ids)
+
+
+def initial_embeddings(config, splits, preprocessor, vocab_file):
+    """The starting embedding matrix (or None) and a line describing it.
+
+    `--embeddings FILE` loads vectors for the vocabulary; `--word2vec-epochs N` trains
+    skip-gram vectors on the training and validation documents (Yang et al. 2016) and
+    also writes them to `RUN_DIR/word2vec.txt` (word2vec text format).
+    """
+    vocab = Vocabulary.load(vocab_file)
+    if config.embeddings:
+        from zoo.data.embeddings import load_embeddings
+
+        matrix, stats = load_embeddings(config.embeddings, vocab)
+        config.embedding_dim = stats.dim
+        return matrix, f"pretrained vectors {config.embeddings}: {stats}"
+    if not config.word2vec_epochs:
+        return None, "embeddings learned from scratch"
+    from zoo.text.word2vec import train_word2vec, write_word2vec
+
+    texts = list(splits.train.texts) + list(splits.validation.texts)
+    matrix, report = train_word2vec(
+        document_ids(texts, preprocessor),
+        vocabulary_size=preprocessor.lookup.size,
+        dim=config.embedding_dim,
+        epochs=config.word2vec_epochs,
+        seed=config.training.seed,
+        return_report=True,
+    )
+    write_word2vec(
+        os.path.join(config.training.run_dir, "word2vec.txt"), vocab.tokens, matrix
+    )
+    return matrix, f"word2vec on {len(texts)} training + validation documents: {report}"
+
+
 # --- Model ----------------------------------------------------------------------------
 
 
-def build_model(config, vocabulary_size, num_classes):
+def build_model(config, vocabulary_size, num_classes, embedding_matrix=None):
     """The `HANClassifier` and the compiled probabilities view that is trained."""
     model = HANClassifier(
         vocabulary_size=vocabulary_size,
@@ -263,6 +332,8 @@ def build_model(config, vocabulary_size, num_classes):
         pooling=config.pooling,
         name="han_classifier",
     )
+    if embedding_matrix is not None:
+        model.set_embedding_matrix(embedding_matrix)
     trainer = model.probabilities_model()
     trainer.compile(
         optimizer=keras.optimizers.Adam(config.training.learning_rate, clipnorm=5.0),
@@ -442,10 +513,14 @@ def main(argv=None):
     preprocessor, data = build_datasets(config, splits, vocab_file)
     vocab_size = preprocessor.lookup.size
     clock(f"vocabulary: {vocab_size} words; classes: {splits.label_names}")
+    embedding_matrix, how = initial_embeddings(config, splits, preprocessor, vocab_file)
+    clock(how)
 
     strategy = get_strategy(config.training.distribute)
     with strategy.scope():
-        model, trainer = build_model(config, vocab_size, len(splits.label_names))
+        model, trainer = build_model(
+            config, vocab_size, len(splits.label_names), embedding_matrix
+        )
     train(config, trainer, data)
     clock("trained")
 

@@ -157,3 +157,52 @@ def test_bad_inputs_against_reloaded_export(served, signature):
     )
     if signature == "explain":
         assert results["mixed_lengths"]["shapes"]["words"] == [2, 8, 5]
+
+
+def test_word2vec_initialisation(tmp_path):
+    from recipes.han_classification import (
+        build_datasets,
+        build_model,
+        initial_embeddings,
+        load_splits,
+    )
+
+    config = parse_config(
+        ["--word2vec-epochs", "1", "--run-dir", str(tmp_path), "--demo-documents", "60"]
+    )
+    splits = load_splits(config)
+    vocab_file = str(tmp_path / "vocab.txt")
+    preprocessor, _ = build_datasets(config, splits, vocab_file)
+    matrix, how = initial_embeddings(config, splits, preprocessor, vocab_file)
+    size = preprocessor.lookup.size
+    assert matrix.shape == (size, 200) and "word2vec on" in how
+    assert not matrix[:2].any() and np.isfinite(matrix).all()
+    # The vectors are also written for reuse, and `--embeddings` reads them back.
+    from zoo.data.embeddings import load_embeddings
+    from zoo.text.vocabulary import Vocabulary
+
+    again, stats = load_embeddings(
+        tmp_path / "word2vec.txt", Vocabulary.load(vocab_file)
+    )
+    assert stats.coverage == 1.0
+    np.testing.assert_allclose(again[2:], matrix[2:], rtol=1e-4, atol=1e-6)
+    model, _ = build_model(config, size, len(splits.label_names), matrix)
+    np.testing.assert_array_equal(
+        keras.ops.convert_to_numpy(model.embedding.embeddings), matrix
+    )
+    with pytest.raises(ValueError, match="must have shape"):
+        model.set_embedding_matrix(matrix[:-1])
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--word2vec-epochs", "-1"], "--word2vec-epochs must be >= 0"),
+        (["--embeddings", "v.txt", "--word2vec-epochs", "2"], "either --embeddings"),
+        (["--embeddings", "/nonexistent/v.txt"], "no such file"),
+    ],
+)
+def test_embedding_flags_are_checked(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        parse_config(argv)
+    assert message in capsys.readouterr().err

@@ -81,9 +81,10 @@ class HANClassifier(keras.Model):
         Yang et al., 2016, "Hierarchical Attention Networks for Document
         Classification", NAACL.
 
-    Departures from the paper: embeddings are learned from scratch (the paper
-    initialises them with word2vec trained on the corpus); `dropout`, `rnn_type` and
-    `pooling` are options whose defaults give the paper's model.
+    The paper initialises the embeddings with word2vec trained on the corpus: load
+    such vectors with `set_embedding_matrix` (`zoo.text.word2vec` trains them; the
+    recipe does it with `--word2vec-epochs`). `dropout`, `rnn_type` and `pooling` are
+    options whose defaults give the paper's model.
     """
 
     def __init__(
@@ -157,6 +158,16 @@ class HANClassifier(keras.Model):
         self.context_units = context_units
         self.dropout = dropout
         self.pooling = pooling
+
+    def set_embedding_matrix(self, matrix):
+        """Loads pretrained word vectors `(vocabulary_size, embedding_dim)`."""
+        expected = (self.vocabulary_size, self.embedding_dim)
+        if tuple(matrix.shape) != expected:
+            raise ValueError(
+                f"The embedding matrix must have shape {expected}. "
+                f"Received: matrix.shape={tuple(matrix.shape)!r}"
+            )
+        self.embedding.embeddings.assign(matrix)
 
     def probabilities_model(self):
         """A model sharing these layers that outputs only the probabilities.
