@@ -309,6 +309,7 @@ def initial_embeddings(config, splits, preprocessor, vocab_file):
         dim=config.embedding_dim,
         epochs=config.word2vec_epochs,
         seed=config.training.seed,
+        verbose=True,
         return_report=True,
     )
     write_word2vec(

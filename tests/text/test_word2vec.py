@@ -81,18 +81,22 @@ def test_bad_input_names_the_problem(sequences, kwargs, message):
 
 
 def test_written_vectors_load_back_for_a_vocabulary(tmp_path):
-    tokens = ["[PAD]", "[UNK]", "good", "bad", "film"]
+    tokens = ["[PAD]", "[UNK]", "good", "bad\x85", "film"]  # NEL is not a break
     vectors = np.arange(15, dtype=np.float32).reshape(5, 3) / 7
     path = tmp_path / "sub" / "vectors.txt"
     write_word2vec(path, tokens, vectors)
     assert os.listdir(path.parent) == ["vectors.txt"]  # no temp file left
     assert path.read_text().splitlines()[0] == "3 3"
-    matrix, stats = load_embeddings(path, ["[PAD]", "[UNK]", "film", "good", "new"])
-    assert stats.found == 2 and stats.dim == 3
+    matrix, stats = load_embeddings(
+        path, ["[PAD]", "[UNK]", "film", "good", "bad\x85", "new"]
+    )
+    assert stats.found == 3 and stats.dim == 3
+    np.testing.assert_allclose(matrix[4], vectors[3], rtol=1e-5)
     np.testing.assert_allclose(matrix[2], vectors[4], rtol=1e-5)
     np.testing.assert_allclose(matrix[3], vectors[2], rtol=1e-5)
-    with pytest.raises(ValueError, match="whitespace"):
-        write_word2vec(tmp_path / "x.txt", ["[PAD]", "[UNK]", "a b"], vectors[:3])
+    for token in ("a b", "a\nb", "a\rb", ""):
+        with pytest.raises(ValueError, match="space or line break"):
+            write_word2vec(tmp_path / "x.txt", ["[PAD]", "[UNK]", token], vectors[:3])
     with pytest.raises(ValueError, match="shape"):
         write_word2vec(tmp_path / "x.txt", tokens, vectors[:3])
     assert not (tmp_path / "x.txt").exists()

@@ -316,9 +316,15 @@ def write_word2vec(path, tokens, vectors, skip=2):
             f"`vectors` must have shape ({len(tokens)}, dim). Received: {vectors.shape}"
         )
     rows = [(str(t), v) for t, v in zip(tokens[skip:], vectors[skip:], strict=True)]
-    bad = [t for t, _ in rows if not t or any(c.isspace() for c in t)]
+    # The format separates fields with " " and lines with "\n" (readers open it in
+    # text mode, where "\r" also ends a line); other characters, other Unicode spaces
+    # included, round-trip.
+    bad = [t for t, _ in rows if not t or any(c in t for c in " \n\r")]
     if bad:
-        raise ValueError(f"Tokens with whitespace cannot be written: {bad[:5]!r}")
+        raise ValueError(
+            f"Empty tokens and tokens with a space or line break cannot be written: "
+            f"{bad[:5]!r}"
+        )
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".word2vec-", suffix=".tmp")
