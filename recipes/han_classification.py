@@ -91,6 +91,7 @@ class Config:
     embeddings: str = None
     word2vec_epochs: int = 0
     max_train_documents: int = None
+    max_eval_documents: int = None
     demo_documents: int = 400
     report_documents: int = 8
     training: TrainingConfig = dataclasses.field(default_factory=TrainingConfig)
@@ -151,6 +152,12 @@ def parse_config(argv=None):
         default=None,
         help="train on a seeded sample of at most this many documents",
     )
+    parser.add_argument(
+        "--max-eval-documents",
+        type=int,
+        default=None,
+        help="validate and test on seeded samples of at most this many documents each",
+    )
     parser.add_argument("--demo-documents", type=int, default=400)
     parser.add_argument("--report-documents", type=int, default=8)
     pre = argparse.ArgumentParser(add_help=False)  # demo or real data: defaults
@@ -166,6 +173,10 @@ def parse_config(argv=None):
     if demo:  # short generated documents: small fixed limits, no early stopping
         parser.set_defaults(patience=0, max_sentences=8, max_words=16)
     args = parser.parse_args(argv)
+    for flag in ("max_train_documents", "max_eval_documents"):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            parser.error(f"--{flag.replace('_', '-')} must be >= 1, got {value}")
     if args.word2vec_epochs < 0:
         parser.error(f"--word2vec-epochs must be >= 0, got {args.word2vec_epochs}")
     if args.embeddings and args.word2vec_epochs:
@@ -194,6 +205,15 @@ def load_splits(config):
         rng = np.random.default_rng(config.training.seed)
         keep = rng.permutation(len(splits.train))[: config.max_train_documents]
         splits.train = splits.train.subset(sorted(keep.tolist()))
+        splits.description += f"; {len(splits.train)} training documents sampled"
+    if config.max_eval_documents:
+        for part in ("validation", "test"):
+            docs = getattr(splits, part)
+            if len(docs) > config.max_eval_documents:
+                rng = np.random.default_rng(config.training.seed)
+                keep = rng.permutation(len(docs))[: config.max_eval_documents]
+                setattr(splits, part, docs.subset(sorted(keep.tolist())))
+                splits.description += f"; {config.max_eval_documents} {part} sampled"
     return splits
 
 
