@@ -13,6 +13,11 @@ Commands:
         # or its .tar.gz), binary
     python -m recipes.han_classification --data ../shared/data/yelp_10k/yelp.csv \\
         --text-column text --label-column stars            # Yelp, 5 classes
+    python -m recipes.han_classification --data ... --word2vec-epochs 5
+        # start from skip-gram vectors of the training + validation documents (the
+        # paper's initialisation; also written to RUN_DIR/word2vec.txt)
+    python -m recipes.han_classification --data ... --embeddings vectors.txt
+        # start from your own word2vec/GloVe text vectors
 
 Outputs: `runs/han_classification/` (checkpoints, logs), `reports/han_classification/`
 (`metrics.json`, `metrics.txt`, `attention.html`: the highest-weighted sentences and
