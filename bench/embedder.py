@@ -151,7 +151,7 @@ def run_dataset(dataset, args, sizes, out_dir):
         predict,
     )
     from zoo.models.self_attentive_encoder import SentencePreprocessor
-    from zoo.training import TrainingConfig
+    from zoo.training import TrainingConfig, validate_more_often
 
     phrases = (
         not args.quick
@@ -187,16 +187,10 @@ def run_dataset(dataset, args, sizes, out_dir):
         coverage = stats.coverage
         print(f"[{dataset}] pretrained vectors: {stats}", flush=True)
     num_classes = splits["train"].num_classes
-    fit_args = dict(epochs=sizes["epochs"])
-    if args.evals_per_epoch > 1:
-        # Validation (and the best-weights choice) every 1/N epoch: the same batches
-        # in the same order, cut into N parts per pass over the training set.
-        batches = sum(1 for _ in data["train"])
-        fit_args = dict(
-            epochs=sizes["epochs"] * args.evals_per_epoch,
-            steps_per_epoch=-(-batches // args.evals_per_epoch),
-        )
-        data["train"] = data["train"].repeat()
+    # Validation (and the best-weights choice) every 1/N epoch.
+    data["train"], fit_args = validate_more_often(
+        data["train"], sizes["epochs"], args.evals_per_epoch
+    )
     rows = []
     variants = [
         v

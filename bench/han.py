@@ -36,6 +36,7 @@ from zoo.data.documents import encode_labels, load_documents
 from zoo.layers.attention_pooling import AttentionPooling
 from zoo.models.han_classifier import HANClassifier, HANPreprocessor
 from zoo.text.vocabulary import Vocabulary
+from zoo.training import validate_more_often
 
 DATASETS = {
     "imdb": {"path": "aclImdb", "text_column": "text", "label_column": None},
@@ -60,6 +61,12 @@ def parse_args(argv=None):
     parser.add_argument("--train-docs", type=int, default=None)
     parser.add_argument("--test-docs", type=int, default=None)
     parser.add_argument("--epochs", type=int, default=None)
+    parser.add_argument(
+        "--evals-per-epoch",
+        type=int,
+        default=1,
+        help="validate (and keep the best weights) N times per epoch",
+    )
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument("--max-sentences", type=int, default=None)
@@ -80,7 +87,14 @@ def parse_args(argv=None):
     )
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--json-out", default=None)
+    parser.add_argument(
+        "--work-dir",
+        default=None,
+        help="keep vocabularies and word2vec vectors here (default: a temp folder)",
+    )
     args = parser.parse_args(argv)
+    if args.evals_per_epoch < 1:
+        parser.error(f"--evals-per-epoch must be >= 1, got {args.evals_per_epoch}")
     if args.word2vec_epochs < 0:
         parser.error(f"--word2vec-epochs must be >= 0, got {args.word2vec_epochs}")
     if args.embeddings and args.word2vec_epochs:
@@ -191,7 +205,9 @@ def run_dataset(name, args, workdir):
         embeddings=args.embeddings,
         word2vec_epochs=args.word2vec_epochs,
         embedding_dim=args.embedding_dim,
-        training=argparse.Namespace(seed=args.seed, run_dir=workdir),
+        training=argparse.Namespace(
+            seed=args.seed, run_dir=os.path.join(workdir, name)
+        ),
     )
     t0 = time.time()
     matrix, how = initial_embeddings(
@@ -238,20 +254,23 @@ def run_dataset(name, args, workdir):
         train_ds = _dataset(train.texts, y["train"], fn, bs, True, args.seed)
         val_ds = _dataset(val.texts, y["val"], fn, bs, False, args.seed)
         test_ds = _dataset(test.texts, y["test"], fn, bs, False, args.seed)
+        train_ds, fit_args = validate_more_often(
+            train_ds, args.epochs, args.evals_per_epoch
+        )
         t0 = time.time()
         history = model.fit(
             train_ds,
             validation_data=val_ds,
-            epochs=args.epochs,
             verbose=2,
             callbacks=[
                 keras.callbacks.EarlyStopping(
                     monitor="val_accuracy",
                     mode="max",
-                    patience=args.epochs,
+                    patience=fit_args["epochs"],
                     restore_best_weights=True,
                 )
             ],
+            **fit_args,
         )
         train_s = time.time() - t0
         _, accuracy = model.evaluate(test_ds, verbose=0)
@@ -263,6 +282,8 @@ def run_dataset(name, args, workdir):
             "train_docs": len(train),
             "test_docs": len(test),
             "epochs": args.epochs,
+            "evals_per_epoch": args.evals_per_epoch,
+            "val_accuracy": [round(v, 4) for v in history.history["val_accuracy"]],
             "params": int(model.count_params()),
             "wall_s": round(time.time() - t0, 1),
             "train_s": round(train_s, 1),
@@ -291,7 +312,9 @@ def main(argv=None):
     import tempfile
 
     rows = []
-    with tempfile.TemporaryDirectory() as workdir:
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = args.work_dir or tmp
+        os.makedirs(workdir, exist_ok=True)
         for name in args.datasets.split(","):
             if name not in DATASETS:
                 raise ValueError(
@@ -303,7 +326,8 @@ def main(argv=None):
         f"max {args.max_sentences} sentences x {args.max_words} words, "
         f"embedding {args.embedding_dim}, GRU {args.rnn_units}/direction, context "
         f"{args.context_units}, batch {args.batch_size}, Adam {args.learning_rate}, "
-        f"{args.epochs} epochs (best validation epoch kept), seed {args.seed}, "
+        f"{args.epochs} epochs (best of {args.epochs * args.evals_per_epoch} "
+        f"validations kept), seed {args.seed}, "
         + (
             f"word2vec initialisation ({args.word2vec_epochs} epochs)"
             if args.word2vec_epochs

@@ -520,3 +520,35 @@ def bucket_by_length(
         padding_values=padding_values,
         drop_remainder=drop_remainder,
     )
+
+
+def validate_more_often(train_ds, epochs, evals_per_epoch):
+    """Validation `evals_per_epoch` times per pass over `train_ds` in `Model.fit`.
+
+    Keras validates (and callbacks such as `EarlyStopping(restore_best_weights=True)`
+    or checkpoints choose weights) once per Keras epoch. On a large training set one
+    pass can already overfit; this cuts each pass into `evals_per_epoch` Keras epochs
+    of equal step counts, over the same batches in the same order.
+
+    Args:
+        train_ds: a finite `tf.data.Dataset` of training batches (it is iterated once
+            here to count its batches).
+        epochs: passes over the data.
+        evals_per_epoch: validations per pass (1 returns the inputs unchanged).
+
+    Returns:
+        `(dataset, fit_kwargs)`: pass both to `fit` (`fit_kwargs` holds `epochs` and,
+        when cut, `steps_per_epoch`).
+    """
+    for name, value in (("epochs", epochs), ("evals_per_epoch", evals_per_epoch)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"`{name}` must be a positive int. Received: {value!r}")
+    if evals_per_epoch == 1:
+        return train_ds, {"epochs": epochs}
+    batches = sum(1 for _ in train_ds)
+    if batches == 0:
+        raise ValueError("The training data set holds no batch.")
+    return train_ds.repeat(), {
+        "epochs": epochs * evals_per_epoch,
+        "steps_per_epoch": -(-batches // evals_per_epoch),
+    }
