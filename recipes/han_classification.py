@@ -13,9 +13,10 @@ Commands:
         # or its .tar.gz), binary
     python -m recipes.han_classification --data ../shared/data/yelp_10k/yelp.csv \\
         --text-column text --label-column stars            # Yelp, 5 classes
-    python -m recipes.han_classification --data ... --word2vec-epochs 5
-        # start from skip-gram vectors of the training + validation documents (the
-        # paper's initialisation; also written to RUN_DIR/word2vec.txt)
+    python -m recipes.han_classification --data ... --word2vec-epochs 0
+        # embeddings from scratch; by default real data first trains skip-gram
+        # vectors for 5 epochs on the training + validation documents (the paper's
+        # initialisation; also written to RUN_DIR/word2vec.txt)
     python -m recipes.han_classification --data ... --embeddings vectors.txt
         # start from your own word2vec/GloVe text vectors
 
@@ -147,9 +148,10 @@ def parse_config(argv=None):
     parser.add_argument(
         "--word2vec-epochs",
         type=int,
-        default=0,
+        default=None,
         help="first train skip-gram vectors on the training and validation documents "
-        "for this many epochs and start from them, as the paper does (0 = off)",
+        "for this many epochs and start from them, as the paper does (0 = off; "
+        "default 5 with --data, 0 on the demo corpus or with --embeddings)",
     )
     parser.add_argument(
         "--max-train-documents",
@@ -182,10 +184,12 @@ def parse_config(argv=None):
         value = getattr(args, flag)
         if value is not None and value < 1:
             parser.error(f"--{flag.replace('_', '-')} must be >= 1, got {value}")
-    if args.word2vec_epochs < 0:
+    if args.word2vec_epochs is not None and args.word2vec_epochs < 0:
         parser.error(f"--word2vec-epochs must be >= 0, got {args.word2vec_epochs}")
     if args.embeddings and args.word2vec_epochs:
         parser.error("use either --embeddings or --word2vec-epochs, not both")
+    if args.word2vec_epochs is None:
+        args.word2vec_epochs = 0 if demo or args.embeddings else 5
     if args.embeddings and not os.path.isfile(args.embeddings):
         parser.error(f"--embeddings: no such file: {args.embeddings}")
     training = TrainingConfig.from_args(args, tensorboard=not demo)

@@ -71,6 +71,9 @@ def test_parse_config_demo_and_data_defaults():
     assert real.training.epochs == 10 and real.max_sentences == 30
     assert (real.max_words, real.embedding_dim, real.rnn_units) == (50, 200, 50)
     assert real.context_units == 100 and real.label_column == "stars"
+    # The paper's word2vec initialisation is on for real data, off for the demo and
+    # when vectors are given.
+    assert real.word2vec_epochs == 5 and demo.word2vec_epochs == 0
 
 
 @pytest.mark.slow
@@ -206,3 +209,10 @@ def test_embedding_flags_are_checked(argv, message, capsys):
     with pytest.raises(SystemExit):
         parse_config(argv)
     assert message in capsys.readouterr().err
+
+
+def test_given_vectors_turn_word2vec_off(tmp_path):
+    vectors = tmp_path / "v.txt"
+    vectors.write_text("good 0.1 0.2\n")
+    config = parse_config(["--data", "x.csv", "--embeddings", str(vectors)])
+    assert config.word2vec_epochs == 0 and config.embeddings == str(vectors)
