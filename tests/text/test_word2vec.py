@@ -86,6 +86,9 @@ def test_written_vectors_load_back_for_a_vocabulary(tmp_path):
     path = tmp_path / "sub" / "vectors.txt"
     write_word2vec(path, tokens, vectors)
     assert os.listdir(path.parent) == ["vectors.txt"]  # no temp file left
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask  # not mkstemp's 0600
     assert path.read_text().splitlines()[0] == "3 3"
     matrix, stats = load_embeddings(
         path, ["[PAD]", "[UNK]", "film", "good", "bad\x85", "new"]

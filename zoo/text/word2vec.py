@@ -333,6 +333,9 @@ def write_word2vec(path, tokens, vectors, skip=2):
             f.write(f"{len(rows)} {vectors.shape[1]}\n")
             for token, v in rows:
                 f.write(token + " " + " ".join(f"{x:.6g}" for x in v) + "\n")
+        umask = os.umask(0)  # mkstemp makes 0600; give the usual 0666 & ~umask
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
