@@ -14,7 +14,7 @@ Each model is trained for `--epochs` epochs (the weights of the best of the
 `--evals-per-epoch` validations per epoch are kept) and its test accuracy and wall time are printed as a Markdown table.
 
     python -m bench.han --quick          # < 5 min: small samples, 2 epochs, from scratch
-    python -m bench.han                  # full protocol, about 55 min on 2 CPU cores:
+    python -m bench.han                  # full protocol, about an hour on 2 CPU cores:
         # IMDB (2 epochs) and Yelp-10k (3 epochs), 20 sentences x 40 words, validation
         # twice per epoch, embeddings from word2vec on train + validation (5 epochs)
     python -m bench.han --word2vec-epochs 0   # embeddings from scratch
@@ -118,7 +118,7 @@ def parse_args(argv=None):
         "max_sentences": 12,
         "max_words": 25,
     }
-    full = {  # about 55 min on 2 cores: IMDB ~40 (word2vec ~11), Yelp-10k ~15
+    full = {  # about an hour on 2 cores (estimated: IMDB ~45 min, Yelp-10k ~15)
         "train_docs": None,
         "test_docs": None,
         "max_sentences": 20,
