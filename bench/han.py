@@ -135,10 +135,8 @@ def parse_args(argv=None):
 
 
 def epochs_for(name, args):
-    """`--epochs`, or the data set's default (2 with --quick)."""
-    if args.epochs:
-        return args.epochs
-    return 2 if args.quick else DEFAULT_EPOCHS[name]
+    """`--epochs` (2 with --quick), or the data set's default."""
+    return args.epochs or DEFAULT_EPOCHS[name]
 
 
 def _sample(docs, n, seed):

@@ -162,3 +162,18 @@ def load_embeddings(path, vocabulary, scale=0.1, seed=0, reserved=2):
         dim=dim,
     )
     return matrix, stats
+
+
+def assign_embedding_matrix(embedding_layer, matrix):
+    """Loads `matrix` into a built `keras.layers.Embedding`, checking its shape first.
+
+    Raises:
+        ValueError: the matrix is not `(input_dim, output_dim)` of the layer.
+    """
+    expected = (embedding_layer.input_dim, embedding_layer.output_dim)
+    if tuple(matrix.shape) != expected:
+        raise ValueError(
+            f"The embedding matrix must have shape {expected}. "
+            f"Received: matrix.shape={tuple(matrix.shape)!r}"
+        )
+    embedding_layer.embeddings.assign(matrix)

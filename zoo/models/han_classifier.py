@@ -161,13 +161,9 @@ class HANClassifier(keras.Model):
 
     def set_embedding_matrix(self, matrix):
         """Loads pretrained word vectors `(vocabulary_size, embedding_dim)`."""
-        expected = (self.vocabulary_size, self.embedding_dim)
-        if tuple(matrix.shape) != expected:
-            raise ValueError(
-                f"The embedding matrix must have shape {expected}. "
-                f"Received: matrix.shape={tuple(matrix.shape)!r}"
-            )
-        self.embedding.embeddings.assign(matrix)
+        from zoo.data.embeddings import assign_embedding_matrix
+
+        assign_embedding_matrix(self.embedding, matrix)
 
     def probabilities_model(self):
         """A model sharing these layers that outputs only the probabilities.

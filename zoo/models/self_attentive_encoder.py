@@ -142,13 +142,9 @@ class SelfAttentiveEncoder(keras.Model):
 
     def set_embedding_matrix(self, matrix):
         """Loads pretrained word vectors `(vocabulary_size, embedding_dim)`."""
-        expected = (self.vocabulary_size, self.embedding_dim)
-        if tuple(matrix.shape) != expected:
-            raise ValueError(
-                f"The embedding matrix must have shape {expected}. "
-                f"Received: matrix.shape={tuple(matrix.shape)!r}"
-            )
-        self.token_embedding.embeddings.assign(matrix)
+        from zoo.data.embeddings import assign_embedding_matrix
+
+        assign_embedding_matrix(self.token_embedding, matrix)
 
     def get_config(self):
         return {
