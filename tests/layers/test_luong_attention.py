@@ -358,3 +358,24 @@ def test_mixed_float16_finite(score, window):
         return_attention_scores=True,
     )
     assert np.all(out[1][0, :, 6:] == 0.0) and np.all(out[0][1] == 0.0)
+
+
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_local_window_positions_exact_under_mixed_precision(policy):
+    # bfloat16 holds integers exactly only up to 256: positions and the Gaussian
+    # are computed in float32, so the window of query row t is still [t - D, t + D].
+    tq, tv, d = 300, 320, 3
+    rng = np.random.default_rng(0)
+    # Small scores, so no in-window weight underflows in float16.
+    query = 0.1 * rng.normal(size=(1, tq, 8)).astype("float32")
+    value = rng.normal(size=(1, tv, 8)).astype("float32")
+    layer = LuongAttention("dot", window="local-m", window_size=d, dtype=policy)
+    _, weights = layer([query, value], return_attention_scores=True)
+    weights = to_numpy(ops.cast(weights, "float32"))
+    rows = np.arange(tq)[:, None]
+    inside = np.abs(np.arange(tv)[None, :] - rows) <= d
+    assert np.all(weights[0][~inside] == 0.0)
+    assert np.all((weights[0] > 0) == inside)  # every in-window key gets weight
+    # The largest Gaussian factor (1 at s = t) sits on the row's own position.
+    gauss = np.exp(-((np.arange(tv)[None, :] - rows) ** 2) / (2 * (d / 2) ** 2))
+    assert np.all(np.argmax(gauss * inside, axis=-1) == np.arange(tq))

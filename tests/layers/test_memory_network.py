@@ -286,3 +286,25 @@ def test_story_longer_than_memory_is_rejected():
         MemoryNetwork(V, D, M)(
             [np.ones((1, J), "int32"), np.ones((1, M + 1, J), "int32")]
         )
+
+
+@pytest.mark.parametrize("policy,tolerance", [("mixed_bfloat16", 0.05)])
+def test_hops_in_float32_under_mixed_precision(policy, tolerance):
+    # Wide embeddings, many slots, three hops: rounding every hop's scores to
+    # bfloat16 compounds (0.36 relative error here before the hops ran in float32).
+    rng = np.random.default_rng(0)
+    batch, slots, words = 64, 128, 7
+    question = rng.integers(1, 50, size=(batch, 6)).astype("int32")
+    story = rng.integers(1, 50, size=(batch, slots, words))
+    story = np.where(rng.random(story.shape) < 0.8, story, 0).astype("int32")
+    kwargs = dict(vocabulary_size=50, embedding_dim=512, memory_size=slots, hops=3)
+    reference = MemoryNetwork(**kwargs)
+    expected = keras.ops.convert_to_numpy(reference([question, story]))
+    mixed = MemoryNetwork(**kwargs, dtype=policy)
+    mixed([question, story])
+    mixed.set_weights(reference.get_weights())
+    out, p = mixed([question, story], return_attention_scores=True)
+    out = keras.ops.convert_to_numpy(keras.ops.cast(out, "float32"))
+    assert np.abs(out - expected).max() <= tolerance * np.abs(expected).max()
+    p = keras.ops.convert_to_numpy(keras.ops.cast(p, "float32"))
+    np.testing.assert_allclose(p.sum(-1), 1.0, atol=1e-2)

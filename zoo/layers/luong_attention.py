@@ -10,7 +10,7 @@ from zoo.layers.bahdanau_attention import (
     apply_attention,
     unpack_attention_inputs,
 )
-from zoo.layers.masking import masked_softmax, merge_masks
+from zoo.layers.masking import masked_softmax, merge_masks, precise_dtype
 
 LUONG_SCORES = ("dot", "general", "concat", "location")
 WINDOWS = (None, "local-m", "local-p")
@@ -268,17 +268,22 @@ class LuongAttention(ProjectedKeyAttention):
         """`p_t` of the local window, `(B or 1, Tq, 1)` floats.
 
         `local-m`: `position + t` for query row `t`; `local-p`:
-        `S * sigmoid(v_p^T tanh(W_p h_t))`.
+        `S * sigmoid(v_p^T tanh(W_p h_t))`. Computed in float32 under a 16-bit
+        policy (`masking.precise_dtype`), so positions stay exact.
         """
-        dtype = self.compute_dtype
+        dtype = precise_dtype(self.compute_dtype)
         if self.window == "local-m":
             rows = ops.cast(ops.arange(ops.shape(query)[1]), dtype)  # (Tq,)
             start = ops.cast(ops.convert_to_tensor(position), dtype)
             start = ops.reshape(start, (-1, 1))  # (B or 1, 1)
             return ops.expand_dims(start + rows, axis=-1)  # (B or 1, Tq, 1)
-        hidden = ops.tanh(scores_lib.project(query, self._weight(self.position_kernel)))
+        hidden = ops.tanh(
+            scores_lib.project(
+                ops.cast(query, dtype), ops.cast(self.position_kernel, dtype)
+            )
+        )
         gate = ops.sigmoid(
-            ops.sum(hidden * self._weight(self.position_v), axis=-1, keepdims=True)
+            ops.sum(hidden * ops.cast(self.position_v, dtype), axis=-1, keepdims=True)
         )  # (B, Tq, 1)
         if value_mask is not None:
             length = ops.sum(ops.cast(value_mask, dtype), axis=-1)  # (B,)
@@ -289,14 +294,14 @@ class LuongAttention(ProjectedKeyAttention):
 
     def _window(self, p, source_length):
         """Window mask `(.., Tq, Tv)` and log Gaussian factor around `p`."""
-        dtype = self.compute_dtype
+        dtype = precise_dtype(self.compute_dtype)
         positions = ops.cast(ops.arange(source_length), dtype)  # (Tv,)
         distance = ops.abs(positions - p)  # (B or 1, Tq, Tv)
         half_width = float(self.window_size)
         inside = distance <= ops.cast(half_width, dtype)
         if not self.window_gaussian:
             return inside, None
-        # Clamp outside the window (masked anyway) so float16 never overflows.
+        # Clamp outside the window (masked anyway) so no dtype ever overflows.
         distance = ops.minimum(distance, ops.cast(half_width + 1.0, dtype))
         sigma = half_width / 2.0
         log_gauss = -ops.square(distance) / ops.cast(2.0 * sigma * sigma, dtype)
@@ -359,10 +364,10 @@ class LuongAttention(ProjectedKeyAttention):
         if self.probability == "softmax":
             weights = masked_softmax(scores, mask)
             if log_gauss is not None:
-                weights = weights * ops.exp(log_gauss)
+                weights = weights * ops.cast(ops.exp(log_gauss), weights.dtype)
         else:
             if log_gauss is not None:
-                scores = scores + log_gauss
+                scores = scores + ops.cast(log_gauss, scores.dtype)
             weights = probability_lib.attention_probabilities(
                 scores,
                 mask,

@@ -20,6 +20,18 @@ def large_negative_number(dtype):
     return -1e9
 
 
+def precise_dtype(dtype):
+    """`"float32"` for the 16-bit float dtypes, else `dtype` itself.
+
+    Under a mixed-precision policy the layers compute the numerically fragile parts
+    in this dtype: positions and Gaussian windows (bfloat16 holds integers exactly
+    only up to 256, float16 up to 2048) and the memory network's hop-by-hop
+    scores, whose rounding compounds over the hops.
+    """
+    dtype = keras.backend.standardize_dtype(dtype)
+    return "float32" if dtype in ("float16", "bfloat16") else dtype
+
+
 def merge_masks(*masks):
     """Logical AND of the given masks, ignoring `None`; returns `None` if all are `None`.
 

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from zoo.layers.masking import masked_softmax
+from zoo.layers.masking import masked_softmax, precise_dtype
 from zoo.layers.memory_encoding import PositionEncoding, TemporalEncoding
 
 _TYING = ("adjacent", "layerwise")
@@ -171,12 +171,21 @@ class MemoryNetwork(keras.layers.Layer):
             embeddings_initializer = keras.initializers.RandomNormal(stddev=0.1)
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
 
+        # Under a 16-bit policy the whole memory computation runs in float32
+        # (`masking.precise_dtype`): its rounding compounds hop by hop. The layer's
+        # outputs are cast back to its compute dtype.
+        inner = (
+            self.dtype_policy
+            if precise_dtype(self.compute_dtype) == self.compute_dtype
+            else "float32"
+        )
+
         def embedding(name):
             return keras.layers.Embedding(
                 vocabulary_size,
                 embedding_dim,
                 embeddings_initializer=self.embeddings_initializer,
-                dtype=self.dtype_policy,
+                dtype=inner,
                 name=name,
             )
 
@@ -184,7 +193,7 @@ class MemoryNetwork(keras.layers.Layer):
             return TemporalEncoding(
                 memory_size,
                 embeddings_initializer=self.embeddings_initializer,
-                dtype=self.dtype_policy,
+                dtype=inner,
                 name=name,
             )
 
@@ -207,17 +216,17 @@ class MemoryNetwork(keras.layers.Layer):
                 if self.temporal_encoding
                 else []
             )
-        self.encoder = PositionEncoding(dtype=self.dtype_policy, name="position")
+        self.encoder = PositionEncoding(dtype=inner, name="position")
         self.query_map = (
             keras.layers.Dense(
-                embedding_dim, use_bias=False, dtype=self.dtype_policy, name="query_map"
+                embedding_dim, use_bias=False, dtype=inner, name="query_map"
             )
             if query_update == "linear"
             else None
         )
         self.answer = (
             keras.layers.Dense(
-                vocabulary_size, use_bias=False, dtype=self.dtype_policy, name="answer"
+                vocabulary_size, use_bias=False, dtype=inner, name="answer"
             )
             if output_mode == "logits" and tying == "layerwise"
             else None
@@ -302,17 +311,23 @@ class MemoryNetwork(keras.layers.Layer):
         slot_mask = filled if self.empty_slots == "mask" else ops.ones_like(filled)
         if mask is not None and mask[1] is not None:
             slot_mask = ops.logical_and(slot_mask, ops.cast(mask[1], "bool"))
-        if self.empty_slots == "nil":  # nil memories: score 0, output vector 0
-            filled_f = ops.expand_dims(ops.cast(filled, self.compute_dtype), -1)
 
-        u = self._encode(question, question_words, self._question_index(), False)
+        dtype = precise_dtype(self.compute_dtype)  # float32 under 16-bit policies
+        u = ops.cast(
+            self._encode(question, question_words, self._question_index(), False),
+            dtype,
+        )
         memories = {}
 
         def memory(index):
             if index not in memories:
-                memories[index] = self._encode(story, story_words, index, True)
+                memories[index] = ops.cast(
+                    self._encode(story, story_words, index, True), dtype
+                )
             return memories[index]  # (B, M, d)
 
+        if self.empty_slots == "nil":  # nil memories: score 0, output vector 0
+            filled_f = ops.expand_dims(ops.cast(filled, dtype), -1)
         use_softmax = ops.greater(self.softmax_enabled, 0.5)
         attention = []
         for hop in range(self.hops):
@@ -325,18 +340,22 @@ class MemoryNetwork(keras.layers.Layer):
             linear = ops.where(slot_mask, scores, ops.zeros_like(scores))
             p = ops.where(use_softmax, soft, linear)  # (B, M)
             o = ops.einsum("bm,bmd->bd", p, c)  # (B, d)
-            u = (self.query_map(u) if self.query_map is not None else u) + o
+            if self.query_map is not None:
+                u = ops.cast(self.query_map(u), dtype)
+            u = u + o
             attention.append(p)
 
         output = u
         if self.output_mode == "logits":
             if self.answer is not None:
-                output = self.answer(u)
+                output = self.answer(ops.cast(u, self.compute_dtype))
             else:  # W^T = C^K
                 table = ops.cast(self.embeddings[-1].embeddings, u.dtype)  # (V, d)
                 output = ops.matmul(u, ops.transpose(table))  # (B, V)
+        output = ops.cast(output, self.compute_dtype)
         if return_attention_scores:
-            return output, ops.stack(attention, axis=1)  # (B, hops, M)
+            attention = ops.cast(ops.stack(attention, axis=1), self.compute_dtype)
+            return output, attention  # (B, hops, M)
         return output
 
     def compute_mask(self, inputs, mask=None):
