@@ -157,17 +157,43 @@ class MemN2N(keras.Model):
         return {"probabilities": answer, "attention": keras.ops.zeros_like(answer)}
 
 
+def _summed(gradient):
+    """An embedding's gradient with its per-lookup slices summed (dense)."""
+    if type(gradient).__name__ == "IndexedSlices":  # TensorFlow's sparse gradient
+        import tensorflow as tf
+
+        return tf.convert_to_tensor(gradient)
+    return gradient
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class ClippedSGD(keras.optimizers.SGD):
+    """SGD whose `clipnorm` bounds the norm of each weight's whole gradient.
+
+    Keras clips an embedding's gradient, a `tf.IndexedSlices` with one slice per
+    lookup, by the norm of the unsummed slices: a word looked up `n` times in a
+    batch with similar gradients gets up to `sqrt(n)` times the step the clip
+    allows. The paper's code clips the summed gradient of each weight matrix, which
+    is what this optimizer does (the slices are summed first; MemN2N's vocabularies
+    are small, so the dense gradient is cheap).
+    """
+
+    def _clip_gradients(self, grads):
+        return super()._clip_gradients([_summed(g) for g in grads])
+
+
 def compile_memn2n(model, learning_rate=0.01, clipnorm=40.0, jit_compile="auto"):
     """Compiles as in the paper: SGD, gradient norm clipped at 40, cross-entropy.
 
-    The cross-entropy is summed over the batch (not averaged), as in the paper's
+    The cross-entropy is summed over the batch (not averaged) and the clipping
+    bounds each weight's summed gradient (`ClippedSGD`), as in the paper's
     implementation, so the learning rate (0.01, or 0.005 with linear start) and
     the clipping norm (40) mean what they mean there; the logged loss is
     therefore a per-batch sum. Only `probabilities` has a loss (`attention` is for
     reading); the metric is answer accuracy.
     """
     model.compile(
-        optimizer=keras.optimizers.SGD(learning_rate=learning_rate, clipnorm=clipnorm),
+        optimizer=ClippedSGD(learning_rate=learning_rate, clipnorm=clipnorm),
         loss={
             "probabilities": keras.losses.SparseCategoricalCrossentropy(reduction="sum")
         },
