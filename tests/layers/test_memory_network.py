@@ -288,10 +288,12 @@ def test_story_longer_than_memory_is_rejected():
         )
 
 
-@pytest.mark.parametrize("policy,tolerance", [("mixed_bfloat16", 0.05)])
+@pytest.mark.parametrize("policy,tolerance", [("mixed_bfloat16", 0.01)])
 def test_hops_in_float32_under_mixed_precision(policy, tolerance):
     # Wide embeddings, many slots, three hops: rounding every hop's scores to
-    # bfloat16 compounds (0.36 relative error here before the hops ran in float32).
+    # bfloat16 compounds. With this seed the error was 0.21 before the layer ran
+    # in float32 (0.03-0.05 with seeds 1-3), 0.003 after.
+    keras.utils.set_random_seed(0)
     rng = np.random.default_rng(0)
     batch, slots, words = 64, 128, 7
     question = rng.integers(1, 50, size=(batch, 6)).astype("int32")

@@ -312,22 +312,17 @@ class MemoryNetwork(keras.layers.Layer):
         if mask is not None and mask[1] is not None:
             slot_mask = ops.logical_and(slot_mask, ops.cast(mask[1], "bool"))
 
-        dtype = precise_dtype(self.compute_dtype)  # float32 under 16-bit policies
-        u = ops.cast(
-            self._encode(question, question_words, self._question_index(), False),
-            dtype,
-        )
+        # The sublayers compute in float32 under a 16-bit policy (see __init__).
+        u = self._encode(question, question_words, self._question_index(), False)
         memories = {}
 
         def memory(index):
             if index not in memories:
-                memories[index] = ops.cast(
-                    self._encode(story, story_words, index, True), dtype
-                )
+                memories[index] = self._encode(story, story_words, index, True)
             return memories[index]  # (B, M, d)
 
         if self.empty_slots == "nil":  # nil memories: score 0, output vector 0
-            filled_f = ops.expand_dims(ops.cast(filled, dtype), -1)
+            filled_f = ops.expand_dims(ops.cast(filled, u.dtype), -1)
         use_softmax = ops.greater(self.softmax_enabled, 0.5)
         attention = []
         for hop in range(self.hops):
@@ -340,15 +335,13 @@ class MemoryNetwork(keras.layers.Layer):
             linear = ops.where(slot_mask, scores, ops.zeros_like(scores))
             p = ops.where(use_softmax, soft, linear)  # (B, M)
             o = ops.einsum("bm,bmd->bd", p, c)  # (B, d)
-            if self.query_map is not None:
-                u = ops.cast(self.query_map(u), dtype)
-            u = u + o
+            u = (self.query_map(u) if self.query_map is not None else u) + o
             attention.append(p)
 
         output = u
         if self.output_mode == "logits":
             if self.answer is not None:
-                output = self.answer(ops.cast(u, self.compute_dtype))
+                output = self.answer(u)
             else:  # W^T = C^K
                 table = ops.cast(self.embeddings[-1].embeddings, u.dtype)  # (V, d)
                 output = ops.matmul(u, ops.transpose(table))  # (B, V)
