@@ -11,7 +11,8 @@ the same data, vocabulary and preprocessing:
   (the same tokens, sentences concatenated).
 
 Each model is trained for `--epochs` epochs (the weights of the best of the
-`--evals-per-epoch` validations per epoch are kept) and its test accuracy and wall time are printed as a Markdown table.
+`--evals-per-epoch` validations per epoch are kept); its test accuracy and wall time
+are printed as a Markdown table.
 
     python -m bench.han --quick          # < 5 min: small samples, 2 epochs, from scratch
     python -m bench.han                  # full protocol, about an hour on 2 CPU cores:
@@ -92,7 +93,8 @@ def parse_args(argv=None):
         type=int,
         default=None,
         help="start every model from skip-gram vectors trained for this many epochs "
-        "on the training + validation documents (the paper's initialisation; 0 = off; default 5, 0 with --quick)",
+        "on the training + validation documents (the paper's initialisation; 0 = off; "
+        "default 5, 0 with --quick)",
     )
     parser.add_argument(
         "--embeddings", default=None, help="start from these word2vec/GloVe vectors"
