@@ -79,7 +79,10 @@ from zoo.training import (
 )
 
 EXPORT_NAME = "translation"
-BUCKETS = [8, 12, 16, 20, 24, 32, 48]
+# One bucket per length up to 32 tokens (the bucket key is max(source, target)), then
+# wider ones: on Multi30k 94% of the target positions the model computes are real
+# tokens (85% with buckets 4 tokens wide), 91% of the source positions (82%).
+BUCKETS = [*range(4, 33), 36, 40, 48]
 
 
 @dataclasses.dataclass
@@ -356,8 +359,8 @@ class _Throughput(keras.callbacks.Callback):
     """Training target tokens per second (padding excluded), tracing excluded.
 
     Each epoch is timed from the end of its first batch (which includes tracing and
-    pipeline start-up) to its end, and credited with the matching share of the
-    epoch's tokens.
+    pipeline start-up) to the end of its last batch (validation excluded), and
+    credited with the matching share of the epoch's tokens.
     """
 
     def __init__(self, tokens_per_epoch):
@@ -366,17 +369,18 @@ class _Throughput(keras.callbacks.Callback):
         self.rates = []
 
     def on_epoch_begin(self, epoch, logs=None):
-        self._steps, self._first = 0, None
+        self._steps, self._first, self._last = 0, None, None
 
     def on_train_batch_end(self, batch, logs=None):
         self._steps += 1
+        self._last = time.time()
         if self._first is None:
-            self._first = time.time()
+            self._first = self._last
 
     def on_epoch_end(self, epoch, logs=None):
         if self._first is None or self._steps < 2:
             return
-        seconds = max(time.time() - self._first, 1e-9)
+        seconds = max(self._last - self._first, 1e-9)
         share = (self._steps - 1) / self._steps
         self.rates.append(self.tokens_per_epoch * share / seconds)
 

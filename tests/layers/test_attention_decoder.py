@@ -104,3 +104,27 @@ def test_wrong_number_of_states():
     decoder = AttentionDecoder(VOCAB, UNITS, cell="lstm")
     with pytest.raises(ValueError, match="Received: 1"):
         decoder.initial_state([np.zeros((1, UNITS), "float32")])
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_split_input_projection_equals_the_keras_cell(cell):
+    # The recurrence computes e_t W_e for all steps outside the loop and adds
+    # x_t W_x inside it; the result must be the Keras cell's on [e_t; x_t].
+    rng = np.random.default_rng(1)
+    decoder = AttentionDecoder(VOCAB, UNITS, embedding_dim=5, cell=cell)
+    target, memory, mask, states = _inputs(cell)
+    decoder([target, memory, mask, *states])
+    for variable in decoder.cell.weights:  # non-zero biases too
+        variable.assign(rng.normal(size=variable.shape, scale=0.5))
+    embedded = rng.normal(size=(B, 5)).astype("float32")
+    extra = rng.normal(size=(B, DEPTH)).astype("float32")
+    expected, expected_state = decoder.cell(
+        ops.concatenate([embedded, extra], axis=-1), list(states)
+    )
+    weights = decoder._rnn_weights()
+    projected = decoder._project_inputs(embedded, None, weights)
+    output, state = decoder._rnn(projected, extra, list(states), weights)
+    np.testing.assert_allclose(output, expected, atol=1e-5)
+    expected_state = expected_state if cell == "lstm" else [expected_state[0]]
+    for got, want in zip(state, expected_state, strict=True):
+        np.testing.assert_allclose(got, want, atol=1e-5)

@@ -249,25 +249,96 @@ class AttentionDecoder(keras.layers.Layer):
             state.append(ops.zeros_like(state[0]))
         return tuple(state)
 
-    def _cell_step(self, embedded, state, memory_bundle, position, training=None):
-        """One recurrence step: `(features (B, H), weights (B, Ts), new_state)`."""
+    def _rnn_weights(self):
+        """The cell's weights, its kernel split at the embedding.
+
+        The RNN input is `[e_t; x_t]` (`x` = the context, the input feed or the fixed
+        context), so `[e_t; x_t] W = e_t W_e + x_t W_x`: the `e_t W_e` share does not
+        depend on the recurrence and is computed for all steps in one matrix product
+        (`_project_inputs`); only `x_t W_x` runs inside the loop. The weights are the
+        Keras cell's own (same variables, same checkpoints), read once per call.
+
+        Returns:
+            `(W_e, W_x, input_bias, recurrent_kernel, recurrent_bias)`, the last
+            `None` for LSTM (one bias).
+        """
+        dtype = self.compute_dtype
+        kernel = ops.cast(self.cell.kernel, dtype)
+        recurrent = ops.cast(self.cell.recurrent_kernel, dtype)
+        bias = ops.cast(self.cell.bias, dtype)
+        if self.cell_type == "gru":  # reset_after: bias rows = input, recurrent
+            input_bias, recurrent_bias = bias[0], bias[1]
+        else:
+            input_bias, recurrent_bias = bias, None
+        e = self.embedding_dim
+        return kernel[:e], kernel[e:], input_bias, recurrent, recurrent_bias
+
+    def _project_inputs(self, embedded, memory_bundle, weights):
+        """`e W_e + b` for embeddings `(B, E)` or `(B, Tt, E)`; for `"none"` also the
+        fixed context's share (the same at every step)."""
+        kernel_e, kernel_x, input_bias = weights[:3]
+        projected = ops.matmul(embedded, kernel_e) + input_bias  # (B, [Tt,] G)
+        if self.attention == "none":
+            fixed = ops.matmul(memory_bundle[3], kernel_x)  # (B, G)
+            if len(projected.shape) == 3:
+                fixed = ops.expand_dims(fixed, 1)
+            projected = projected + fixed
+        return projected
+
+    def _rnn(self, projected, extra, rnn_state, weights):
+        """One GRU/LSTM step, the Keras cell's math (GRU with `reset_after`).
+
+        Args:
+            projected: `(B, G)`, this step's `e_t W_e + b` from `_project_inputs`.
+            extra: `(B, Dx)` or `None`, the rest of the RNN input.
+            rnn_state: list of `(B, units)` tensors.
+            weights: from `_rnn_weights`.
+
+        Returns:
+            `(output (B, units), new_state list)`.
+        """
+        _, kernel_x, _, recurrent, recurrent_bias = weights
+        gates = projected if extra is None else projected + ops.matmul(extra, kernel_x)
+        activation = self.cell.activation
+        recurrent_activation = self.cell.recurrent_activation
+        if self.cell_type == "gru":
+            h = rnn_state[0]
+            inner = ops.matmul(h, recurrent) + recurrent_bias  # (B, 3U)
+            x_z, x_r, x_h = ops.split(gates, 3, axis=-1)
+            inner_z, inner_r, inner_h = ops.split(inner, 3, axis=-1)
+            z = recurrent_activation(x_z + inner_z)
+            r = recurrent_activation(x_r + inner_r)
+            candidate = activation(x_h + r * inner_h)
+            h = z * h + (1.0 - z) * candidate
+            return h, [h]
+        h, c = rnn_state
+        gates = gates + ops.matmul(h, recurrent)  # (B, 4U): i, f, c, o
+        x_i, x_f, x_c, x_o = ops.split(gates, 4, axis=-1)
+        c = recurrent_activation(x_f) * c + recurrent_activation(x_i) * activation(x_c)
+        h = recurrent_activation(x_o) * activation(c)
+        return h, [h, c]
+
+    def _cell_step(
+        self, projected, state, memory_bundle, position, weights, training=None
+    ):
+        """One recurrence step: `(features (B, H), weights (B, Ts), new_state)`.
+
+        `features` leave out the target embedding that the readout also reads
+        (`_logits` adds it), so the loop does not carry it.
+        """
         memory, keys, mask, fixed_context = memory_bundle
         rnn_state = list(state[: self.num_rnn_states])
         if self.attention == "bahdanau":
-            context, weights = self.attention_layer.attend(
+            context, attention = self.attention_layer.attend(
                 rnn_state[0], keys, memory, value_mask=mask, training=training
             )
-            output, new_rnn = self.cell(
-                ops.concatenate([embedded, context], axis=-1), rnn_state
-            )
-            features = ops.concatenate([output, context, embedded], axis=-1)
-            return features, weights, tuple(_as_list(new_rnn))
+            output, new_rnn = self._rnn(projected, context, rnn_state, weights)
+            features = ops.concatenate([output, context], axis=-1)
+            return features, attention, tuple(new_rnn)
         if self.attention == "luong":
             feed = state[self.num_rnn_states]
-            output, new_rnn = self.cell(
-                ops.concatenate([embedded, feed], axis=-1), rnn_state
-            )
-            context, weights = self.attention_layer.attend(
+            output, new_rnn = self._rnn(projected, feed, rnn_state, weights)
+            context, attention = self.attention_layer.attend(
                 output,
                 keys,
                 memory,
@@ -276,22 +347,20 @@ class AttentionDecoder(keras.layers.Layer):
                 training=training,
             )
             attentional = self.attentional(ops.concatenate([context, output], axis=-1))
-            return attentional, weights, (*_as_list(new_rnn), attentional)
-        output, new_rnn = self.cell(
-            ops.concatenate([embedded, fixed_context], axis=-1), rnn_state
-        )
-        features = ops.concatenate([output, fixed_context, embedded], axis=-1)
-        weights = ops.cast(keys, features.dtype)  # the uniform weights
-        return features, weights, tuple(_as_list(new_rnn))
+            return attentional, attention, (*new_rnn, attentional)
+        output, new_rnn = self._rnn(projected, None, rnn_state, weights)
+        features = ops.concatenate([output, fixed_context], axis=-1)
+        attention = ops.cast(keys, features.dtype)  # the uniform weights
+        return features, attention, tuple(new_rnn)
 
     def _feature_dim(self, memory):
         if self.attention == "luong":
             return self.units
-        return self.units + memory.shape[-1] + self.embedding_dim
+        return self.units + memory.shape[-1]
 
-    def _logits(self, features, training=None):
+    def _logits(self, features, embedded, training=None):
         if self.readout is not None:
-            features = self.readout(features)
+            features = self.readout(ops.concatenate([features, embedded], axis=-1))
         features = self.readout_dropout(features, training=training)
         return self.output_projection(features)
 
@@ -309,10 +378,13 @@ class AttentionDecoder(keras.layers.Layer):
             `(logits (B, vocab_size), weights (B, Ts), new_state)`.
         """
         embedded = self.embedding(token_ids)  # (B, E)
-        features, weights, new_state = self._cell_step(
-            embedded, state, memory_bundle, position, training=training
+        weights = self._rnn_weights()
+        projected = self._project_inputs(embedded, memory_bundle, weights)
+        features, attention, new_state = self._cell_step(
+            projected, state, memory_bundle, position, weights, training=training
         )
-        return self._logits(features, training=training), weights, new_state
+        logits = self._logits(features, embedded, training=training)
+        return logits, attention, new_state
 
     def call(self, inputs, training=None, return_attention=False):
         target_ids, memory, source_mask = inputs[0], inputs[1], inputs[2]
@@ -320,28 +392,35 @@ class AttentionDecoder(keras.layers.Layer):
         state = self.initial_state(list(inputs[3:]))
         embedded = self.embedding(target_ids)  # (B, Tt, E)
         embedded = self.embedding_dropout(embedded, training=training)
-        embedded = ops.transpose(embedded, (1, 0, 2))  # (Tt, B, E)
+        weights = self._rnn_weights()
+        projected = self._project_inputs(embedded, memory_bundle, weights)  # (B, Tt, G)
+        projected = ops.transpose(projected, (1, 0, 2))  # (Tt, B, G)
 
         # keras.ops.scan (TensorFlow backend) stacks outputs shaped like the carry, so
         # the step outputs travel in the carry and are read back from the stack.
         batch = ops.shape(target_ids)[0]
         features0 = ops.zeros((batch, self._feature_dim(memory)), self.compute_dtype)
-        weights0 = ops.zeros_like(ops.cast(memory_bundle[2], self.compute_dtype))
+        attention0 = ops.zeros_like(ops.cast(memory_bundle[2], self.compute_dtype))
 
-        def body(carry, embedded_t):
+        def body(carry, projected_t):
             step_state, position = carry[0], carry[1]
-            features, weights, new_state = self._cell_step(
-                embedded_t, step_state, memory_bundle, position, training=training
+            features, attention, new_state = self._cell_step(
+                projected_t,
+                step_state,
+                memory_bundle,
+                position,
+                weights,
+                training=training,
             )
-            carry = (new_state, position + 1, features, weights)
+            carry = (new_state, position + 1, features, attention)
             return carry, carry
 
-        init = (state, ops.convert_to_tensor(0, "int32"), features0, weights0)
-        _, (_, _, features, weights) = ops.scan(body, init, embedded)
+        init = (state, ops.convert_to_tensor(0, "int32"), features0, attention0)
+        _, (_, _, features, attention) = ops.scan(body, init, projected)
         features = ops.transpose(features, (1, 0, 2))  # (B, Tt, H)
-        logits = self._logits(features, training=training)  # (B, Tt, V)
+        logits = self._logits(features, embedded, training=training)  # (B, Tt, V)
         if return_attention:
-            return logits, ops.transpose(weights, (1, 0, 2))  # (B, Tt, Ts)
+            return logits, ops.transpose(attention, (1, 0, 2))  # (B, Tt, Ts)
         return logits
 
     def compute_mask(self, inputs, mask=None):
