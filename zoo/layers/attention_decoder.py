@@ -20,7 +20,8 @@ class AttentionDecoder(keras.layers.Layer):
     sequence (teacher forcing, for training and scoring), `step()` runs it for one
     token with an explicit state (for greedy and beam search in `zoo.decoding`). The
     attention keys are projected once per source sequence (`prepare_memory`), never
-    once per step.
+    once per step, and in teacher forcing the target embeddings' share of the RNN
+    input gates is one matrix product over the whole sequence, outside the loop.
 
     Attention variants (`y` = previous target token, `e` = its embedding, `h` = the
     RNN state, `c` = the context, `a` = the attention weights):
