@@ -1,0 +1,237 @@
+"""Training speed against the peer, measured side by side on the same machine.
+
+The peer is the TensorFlow NMT tutorial's model built from Keras built-ins: the
+tutorial's text standardization (NFKD, lowercase, `.?!,` split off) and word
+vocabularies of 10,000 (`TextVectorization`), every sequence padded to 40 tokens,
+an embedding and bidirectional GRU encoder of 256 (directions summed), a GRU decoder
+of 256, one-head cross-attention after the decoder RNN (`MultiHeadAttention`, residual
+and layer norm), a softmax layer, batches of 64, Adam. The zoo's side is
+`recipes.translation`'s Bahdanau model at the same width (length-bucketed batches,
+subword vocabularies).
+
+Both train for `--epochs` on the same training pairs, one after the other in this
+process, and both are timed by the recipe's meter (from the end of an epoch's first
+batch to the end of its last, validation excluded). The tokenizers differ, so
+"target tokens" are not the same unit (the peer's are words and punctuation, the
+zoo's subwords); the comparison that does not depend on the tokenizer is sentence
+pairs per second, printed beside tokens per second.
+
+    python -m bench.translation_peer --data ../shared/data/multi30k --epochs 1
+"""
+
+import argparse
+import json
+import platform
+import time
+
+PEER_LENGTH = 40
+PEER_VOCABULARY = 10_000
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m bench.translation_peer")
+    parser.add_argument("--data", required=True, help="Multi30k folder or Anki TSV")
+    parser.add_argument("--source", default="de")
+    parser.add_argument("--target", default="en")
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--units", type=int, default=256)
+    parser.add_argument("--limit", type=int, default=None, help="training pairs")
+    parser.add_argument("--order", default="peer,zoo", help="which model first")
+    parser.add_argument("--run-dir", default="runs/bench_translation_peer")
+    parser.add_argument("--out", default="reports/bench_translation_peer.json")
+    args = parser.parse_args(argv)
+    if args.epochs < 1:
+        parser.error(f"--epochs must be >= 1. Received: {args.epochs}")
+    order = args.order.split(",")
+    if sorted(order) != ["peer", "zoo"]:
+        parser.error(f"--order must name peer and zoo once each. Received: {order}")
+    return args
+
+
+def standardize(text):
+    """The tutorial's `tf_lower_and_split_punct`."""
+    import tensorflow as tf
+    import tensorflow_text as tf_text
+
+    text = tf_text.normalize_utf8(text, "NFKD")
+    text = tf.strings.lower(text)
+    text = tf.strings.regex_replace(text, "[^ a-z.?!,¿]", "")
+    text = tf.strings.regex_replace(text, "[.?!,¿]", r" \0 ")
+    text = tf.strings.strip(text)
+    return tf.strings.join(["[START]", text, "[END]"], separator=" ")
+
+
+def build_peer(source_vocab, target_vocab, units):
+    """The tutorial's encoder / GRU decoder / cross-attention, as one Functional model."""
+    import keras
+
+    context = keras.Input((PEER_LENGTH,), dtype="int32", name="context")
+    target_in = keras.Input((PEER_LENGTH - 1,), dtype="int32", name="target_in")
+    x = keras.layers.Embedding(source_vocab, units, mask_zero=True)(context)
+    x = keras.layers.Bidirectional(
+        keras.layers.GRU(units, return_sequences=True), merge_mode="sum"
+    )(x)
+    y = keras.layers.Embedding(target_vocab, units, mask_zero=True)(target_in)
+    y = keras.layers.GRU(units, return_sequences=True)(y)
+    attended = keras.layers.MultiHeadAttention(num_heads=1, key_dim=units)(
+        query=y, value=x
+    )
+    y = keras.layers.LayerNormalization()(keras.layers.Add()([y, attended]))
+    logits = keras.layers.Dense(target_vocab)(y)
+    return keras.Model([context, target_in], logits, name="peer")
+
+
+def peer_loss(y_true, y_pred):
+    """The tutorial's masked loss: mean cross-entropy over non-padding targets."""
+    from keras import ops
+
+    loss = ops.sparse_categorical_crossentropy(y_true, y_pred, from_logits=True)
+    mask = ops.cast(ops.not_equal(y_true, 0), loss.dtype)
+    return ops.sum(loss * mask) / ops.maximum(ops.sum(mask), 1.0)
+
+
+def run_peer(args, splits):
+    import keras
+    import tensorflow as tf
+
+    from recipes.translation import _Throughput
+
+    train = splits["train"]
+    vectorizers = []
+    for texts in (train.sources, train.targets):
+        layer = keras.layers.TextVectorization(
+            max_tokens=PEER_VOCABULARY,
+            standardize=standardize,
+            output_sequence_length=PEER_LENGTH,
+        )
+        layer.adapt(tf.data.Dataset.from_tensor_slices(texts).batch(512))
+        vectorizers.append(layer)
+    source_ids = vectorizers[0](tf.constant(train.sources))
+    target_ids = vectorizers[1](tf.constant(train.targets))
+    ds = (
+        tf.data.Dataset.from_tensor_slices(
+            ((source_ids, target_ids[:, :-1]), target_ids[:, 1:])
+        )
+        .shuffle(len(train.sources), seed=0)
+        .batch(64)
+        .prefetch(tf.data.AUTOTUNE)
+    )
+    tokens = int(tf.reduce_sum(tf.cast(target_ids[:, 1:] > 0, tf.int64)))
+    model = build_peer(
+        vectorizers[0].vocabulary_size(), vectorizers[1].vocabulary_size(), args.units
+    )
+    model.compile(optimizer="adam", loss=peer_loss)
+    meter = _Throughput(tokens)
+    model.fit(ds, epochs=args.epochs, callbacks=[meter], verbose=2)
+    return _row("peer", meter.rates, tokens, len(train.sources), PEER_LENGTH)
+
+
+def run_zoo(args, splits):
+    import os
+
+    import tensorflow as tf
+
+    import recipes.translation as recipe
+    from zoo.training import fit, set_seed
+
+    units = str(args.units)
+    config = recipe.parse_config(
+        [
+            "--data",
+            args.data,
+            "--source",
+            args.source,
+            "--target",
+            args.target,
+            "--run-dir",
+            os.path.join(args.run_dir, "zoo"),
+            "--epochs",
+            str(args.epochs),
+            "--embedding-dim",
+            units,
+            "--encoder-units",
+            units,
+            "--decoder-units",
+            units,
+            "--patience",
+            "0",
+            "--no-export",
+        ]  # fmt: skip
+    )
+    set_seed(config.training.seed)
+    data = recipe.build_datasets(config, splits)
+    model = recipe.build_model(
+        config,
+        data["tokenizers"]["source"].vocab_size,
+        data["tokenizers"]["target"].vocab_size,
+    )
+    counts = data["train"].map(lambda x, y: tf.reduce_sum(tf.cast(y > 0, tf.int64)))
+    tokens = int(counts.reduce(tf.constant(0, tf.int64), lambda a, b: a + b))
+    meter = recipe._Throughput(tokens)
+    fit(model, data["train"], data["val"], config.training, callbacks=[meter])
+    return _row("zoo", meter.rates, tokens, len(splits["train"].sources), None)
+
+
+def _row(name, rates, tokens, pairs, padded_to):
+    """Per-epoch rates; pairs/s is tokens/s scaled by pairs per token (same meter)."""
+    import numpy as np
+
+    median = float(np.median(rates))
+    return {
+        "model": name,
+        "target_tokens_per_epoch": tokens,
+        "target_tokens_per_pair": round(tokens / pairs, 2),
+        "padded_to": padded_to,
+        "tokens_per_second": [round(r) for r in rates],
+        "median_tokens_per_second": round(median),
+        "median_pairs_per_second": round(median * pairs / tokens, 1),
+    }
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    import os
+
+    from zoo.data.parallel import load_parallel
+
+    splits = load_parallel(args.data, args.source, args.target, limit=args.limit)
+    rows = {}
+    for name in args.order.split(","):
+        start = time.strftime("%H:%M:%S")
+        rows[name] = (run_peer if name == "peer" else run_zoo)(args, splits)
+        rows[name]["started"] = start
+        print(json.dumps(rows[name]), flush=True)
+    ratio_pairs = rows["zoo"]["median_pairs_per_second"] / max(
+        rows["peer"]["median_pairs_per_second"], 1e-9
+    )
+    ratio_tokens = rows["zoo"]["median_tokens_per_second"] / max(
+        rows["peer"]["median_tokens_per_second"], 1e-9
+    )
+    print(
+        "| model | target tokens/pair | tokens/s | pairs/s |\n|---|---|---|---|\n"
+        + "\n".join(
+            f"| {r['model']} | {r['target_tokens_per_pair']} | "
+            f"{r['median_tokens_per_second']:,} | {r['median_pairs_per_second']} |"
+            for r in rows.values()
+        )
+    )
+    print(f"zoo / peer: {ratio_pairs:.2f}x pairs/s, {ratio_tokens:.2f}x tokens/s")
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(
+            {
+                "rows": list(rows.values()),
+                "ratio_pairs_per_second": round(ratio_pairs, 3),
+                "ratio_tokens_per_second": round(ratio_tokens, 3),
+                "machine": platform.processor() or platform.machine(),
+                "cpus": os.cpu_count(),
+                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                "args": vars(args),
+            },
+            f,
+            indent=1,
+        )
+
+
+if __name__ == "__main__":
+    main()
