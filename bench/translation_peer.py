@@ -37,6 +37,12 @@ def parse_args(argv=None):
     parser.add_argument("--units", type=int, default=256)
     parser.add_argument("--limit", type=int, default=None, help="training pairs")
     parser.add_argument("--order", default="peer,zoo", help="which model first")
+    parser.add_argument(
+        "--decode",
+        action="store_true",
+        help="also time the peer's greedy decoding of the test set (the tutorial's "
+        "eager loop, batches of 64 in test order)",
+    )
     parser.add_argument("--run-dir", default="runs/bench_translation_peer")
     parser.add_argument("--out", default="reports/bench_translation_peer.json")
     args = parser.parse_args(argv)
@@ -62,23 +68,60 @@ def standardize(text):
 
 
 def build_peer(source_vocab, target_vocab, units):
-    """The tutorial's encoder / GRU decoder / cross-attention, as one Functional model."""
+    """The tutorial's encoder / GRU decoder / cross-attention.
+
+    Returns:
+        `(model, layers)`: the Functional training model (teacher forcing) and its
+        layers by name, which `peer_greedy` runs one step at a time.
+    """
     import keras
 
+    layers = {
+        "source_embedding": keras.layers.Embedding(source_vocab, units, mask_zero=True),
+        "encoder": keras.layers.Bidirectional(
+            keras.layers.GRU(units, return_sequences=True), merge_mode="sum"
+        ),
+        "target_embedding": keras.layers.Embedding(target_vocab, units, mask_zero=True),
+        "rnn": keras.layers.GRU(units, return_sequences=True, return_state=True),
+        "attention": keras.layers.MultiHeadAttention(num_heads=1, key_dim=units),
+        "add": keras.layers.Add(),
+        "norm": keras.layers.LayerNormalization(),
+        "output": keras.layers.Dense(target_vocab),
+    }
     context = keras.Input((PEER_LENGTH,), dtype="int32", name="context")
     target_in = keras.Input((PEER_LENGTH - 1,), dtype="int32", name="target_in")
-    x = keras.layers.Embedding(source_vocab, units, mask_zero=True)(context)
-    x = keras.layers.Bidirectional(
-        keras.layers.GRU(units, return_sequences=True), merge_mode="sum"
-    )(x)
-    y = keras.layers.Embedding(target_vocab, units, mask_zero=True)(target_in)
-    y = keras.layers.GRU(units, return_sequences=True)(y)
-    attended = keras.layers.MultiHeadAttention(num_heads=1, key_dim=units)(
-        query=y, value=x
+    x = layers["encoder"](layers["source_embedding"](context))
+    y, _ = layers["rnn"](layers["target_embedding"](target_in))
+    attended = layers["attention"](query=y, value=x)
+    y = layers["norm"](layers["add"]([y, attended]))
+    logits = layers["output"](y)
+    return keras.Model([context, target_in], logits, name="peer"), layers
+
+
+def peer_greedy(layers, context_ids, start_id, end_id, max_length=50):
+    """The tutorial's greedy `translate`: an eager Python loop, one token per step,
+    stopping when every row has produced `[END]`. Returns `(B, T)` token ids."""
+    from keras import ops
+
+    context_ids = ops.convert_to_tensor(context_ids, "int32")
+    source_mask = ops.not_equal(context_ids, 0)
+    memory = layers["encoder"](
+        layers["source_embedding"](context_ids), mask=source_mask
     )
-    y = keras.layers.LayerNormalization()(keras.layers.Add()([y, attended]))
-    logits = keras.layers.Dense(target_vocab)(y)
-    return keras.Model([context, target_in], logits, name="peer")
+    batch = ops.shape(context_ids)[0]
+    token = ops.full((batch, 1), start_id, "int32")
+    done = ops.zeros((batch,), "bool")
+    state, tokens = None, []
+    for _ in range(max_length):
+        y, state = layers["rnn"](layers["target_embedding"](token), initial_state=state)
+        attended = layers["attention"](query=y, value=memory, value_mask=source_mask)
+        logits = layers["output"](layers["norm"](layers["add"]([y, attended])))
+        token = ops.cast(ops.argmax(logits, axis=-1), "int32")  # (B, 1)
+        tokens.append(ops.where(done[:, None], 0, token))
+        done = ops.logical_or(done, ops.equal(token[:, 0], end_id))
+        if bool(ops.all(done)):
+            break
+    return ops.concatenate(tokens, axis=1)
 
 
 def peer_loss(y_true, y_pred):
@@ -92,6 +135,7 @@ def peer_loss(y_true, y_pred):
 
 def run_peer(args, splits):
     import keras
+    import numpy as np
     import tensorflow as tf
 
     from recipes.translation import _Throughput
@@ -117,13 +161,27 @@ def run_peer(args, splits):
         .prefetch(tf.data.AUTOTUNE)
     )
     tokens = int(tf.reduce_sum(tf.cast(target_ids[:, 1:] > 0, tf.int64)))
-    model = build_peer(
+    model, layers = build_peer(
         vectorizers[0].vocabulary_size(), vectorizers[1].vocabulary_size(), args.units
     )
     model.compile(optimizer="adam", loss=peer_loss)
     meter = _Throughput(tokens)
     model.fit(ds, epochs=args.epochs, callbacks=[meter], verbose=2)
-    return _row("peer", meter.rates, tokens, len(train.sources), PEER_LENGTH)
+    row = _row("peer", meter.rates, tokens, len(train.sources), PEER_LENGTH)
+    if args.decode:
+        vocabulary = vectorizers[1].get_vocabulary()
+        start_id, end_id = vocabulary.index("[START]"), vocabulary.index("[END]")
+        test = splits["test"].sources
+        test_ids = vectorizers[0](tf.constant(test))
+        peer_greedy(layers, test_ids[:64], start_id, end_id)  # warm-up
+        begin, lengths = time.time(), []
+        for i in range(0, len(test), 64):  # test order, as the tutorial translates
+            out = peer_greedy(layers, test_ids[i : i + 64], start_id, end_id)
+            lengths.extend((np.asarray(out) > 0).sum(axis=1).tolist())
+        seconds = time.time() - begin
+        row["greedy_sentences_per_second"] = round(len(test) / seconds, 1)
+        row["greedy_mean_output_tokens"] = round(float(np.mean(lengths)), 2)
+    return row
 
 
 def run_zoo(args, splits):

@@ -19,7 +19,7 @@ def test_standardize_is_the_tutorials():
 def test_peer_model_shapes_and_masked_loss():
     from bench.translation_peer import PEER_LENGTH, build_peer, peer_loss
 
-    model = build_peer(30, 40, units=8)
+    model, _ = build_peer(30, 40, units=8)
     rng = np.random.default_rng(0)
     context = rng.integers(1, 30, (2, PEER_LENGTH)).astype("int32")
     target_in = rng.integers(1, 40, (2, PEER_LENGTH - 1)).astype("int32")
@@ -40,3 +40,25 @@ def test_order_must_name_both_models():
 
     with pytest.raises(SystemExit):
         parse_args(["--data", "x", "--order", "zoo,zoo"])
+
+
+def test_peer_greedy_is_the_teacher_forced_model_run_step_by_step():
+    # Feeding the greedy output back as teacher-forced input must give the same
+    # argmax at every step (the step loop and the training graph are one model).
+    from bench.translation_peer import PEER_LENGTH, build_peer, peer_greedy
+
+    model, layers = build_peer(30, 40, units=8)
+    rng = np.random.default_rng(1)
+    context = rng.integers(1, 30, (3, PEER_LENGTH)).astype("int32")
+    context[1, 20:] = 0  # padded source
+    tokens = np.asarray(peer_greedy(layers, context, start_id=2, end_id=3, max_length=6))
+    assert tokens.shape[0] == 3 and 1 <= tokens.shape[1] <= 6
+    target_in = np.zeros((3, PEER_LENGTH - 1), "int32")
+    target_in[:, 0] = 2
+    target_in[:, 1 : tokens.shape[1]] = tokens[:, :-1]
+    forced = np.asarray(model([context, target_in])).argmax(-1)[:, : tokens.shape[1]]
+    for row in range(3):
+        ended = np.flatnonzero(tokens[row] == 3)
+        stop = ended[0] + 1 if len(ended) else tokens.shape[1]
+        np.testing.assert_array_equal(tokens[row, :stop], forced[row, :stop])
+        assert (tokens[row, stop:] == 0).all()

@@ -322,7 +322,7 @@ class AttentionDecoder(keras.layers.Layer):
     def _cell_step(
         self, projected, state, memory_bundle, position, weights, training=None
     ):
-        """One recurrence step: `(features (B, H), weights (B, Ts), new_state)`.
+        """One recurrence step: `(features (B, H), attention (B, Ts), new_state)`.
 
         `features` leave out the target embedding that the readout also reads
         (`_logits` adds it), so the loop does not carry it.
@@ -463,7 +463,3 @@ class AttentionDecoder(keras.layers.Layer):
             }
         )
         return config
-
-
-def _as_list(state):
-    return list(state) if isinstance(state, (list, tuple)) else [state]
