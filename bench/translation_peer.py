@@ -187,10 +187,8 @@ def run_peer(args, splits):
 def run_zoo(args, splits):
     import os
 
-    import tensorflow as tf
-
     import recipes.translation as recipe
-    from zoo.training import fit, set_seed
+    from zoo.training import set_seed
 
     units = str(args.units)
     config = recipe.parse_config(
@@ -223,11 +221,14 @@ def run_zoo(args, splits):
         data["tokenizers"]["source"].vocab_size,
         data["tokenizers"]["target"].vocab_size,
     )
-    counts = data["train"].map(lambda x, y: tf.reduce_sum(tf.cast(y > 0, tf.int64)))
-    tokens = int(counts.reduce(tf.constant(0, tf.int64), lambda a, b: a + b))
-    meter = recipe._Throughput(tokens)
-    fit(model, data["train"], data["val"], config.training, callbacks=[meter])
-    return _row("zoo", meter.rates, tokens, len(splits["train"].sources), None)
+    history, _ = recipe.train(config, model, data)
+    return _row(
+        "zoo",
+        history.tokens_per_second,
+        history.target_tokens,
+        len(splits["train"].sources),
+        None,
+    )
 
 
 def _row(name, rates, tokens, pairs, padded_to):

@@ -388,11 +388,16 @@ class _Throughput(keras.callbacks.Callback):
 
 
 def train(config, model, data):
-    """Fits with `zoo.training.fit`; returns `(history, train tokens/s)`."""
+    """Fits with `zoo.training.fit`; returns `(history, train tokens/s)`.
+
+    The tokens/s is the median over epochs; `history.tokens_per_second` keeps the
+    per-epoch rates and `history.target_tokens` the real target tokens per epoch.
+    """
     counts = data["train"].map(lambda x, y: tf.reduce_sum(tf.cast(y > 0, tf.int64)))
     tokens = int(counts.reduce(tf.constant(0, tf.int64), lambda a, b: a + b))
     meter = _Throughput(tokens)
     history = fit(model, data["train"], data["val"], config.training, callbacks=[meter])
+    history.tokens_per_second, history.target_tokens = list(meter.rates), tokens
     rate = float(np.median(meter.rates)) if meter.rates else 0.0
     return history, rate
 
