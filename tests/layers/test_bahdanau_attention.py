@@ -167,6 +167,12 @@ def test_step_mode_equals_call_row_by_row():
         assert tuple(c.shape) == (B, DV) and tuple(w.shape) == (B, TV)
         np.testing.assert_allclose(to_numpy(c), to_numpy(full_c)[:, t], atol=1e-6)
         np.testing.assert_allclose(to_numpy(w), to_numpy(full_w)[:, t], atol=1e-7)
+        # align(): the same weights without the weighted sum
+        np.testing.assert_allclose(
+            to_numpy(layer.align(query[:, t], keys, value_mask)), to_numpy(w)
+        )
+    aligned = layer.align(query, keys, value_mask)  # all query steps at once
+    np.testing.assert_allclose(to_numpy(aligned), to_numpy(full_w), atol=1e-7)
 
 
 def _model(normalize=False, probability="softmax"):

@@ -216,8 +216,14 @@ class AttentionDecoder(keras.layers.Layer):
             source_mask: `(B, Ts)`, True/1 for real tokens.
 
         Returns:
-            A tuple `(memory, keys, mask, fixed_context)` for `step()`; every entry
-            has the batch as its first axis (so beam search can tile it).
+            A tuple `(memory, keys, mask, fixed_context[, input_share])` for `step()`;
+            every entry has the batch as its first axis (so beam search can tile it).
+            `input_share` is the context's share of the RNN input gates, computed
+            once per source: for `"bahdanau"` per source position, `memory W_x`
+            `(B, Ts, G)` (the step's share `c_t W_x = sum_j a_tj (m_j W_x)` is then
+            its attention weights times this, a product over `Ts` instead of over the
+            memory depth); for `"none"` `fixed_context W_x` `(B, G)`. Luong feeds
+            the attentional vector, which changes every step, and has none.
         """
         memory = ops.cast(memory, self.compute_dtype)
         mask = ops.cast(source_mask, "bool")
@@ -228,7 +234,12 @@ class AttentionDecoder(keras.layers.Layer):
             keys = self.attention_layer.project_keys(memory)
         else:
             keys = maskf / count  # (B, Ts): the uniform weights of "none"
-        return (memory, keys, mask, fixed_context)
+        bundle = (memory, keys, mask, fixed_context)
+        if self.attention == "luong":
+            return bundle
+        kernel_x = self._rnn_weights()[1]
+        source = memory if self.attention == "bahdanau" else fixed_context
+        return (*bundle, ops.matmul(source, kernel_x))
 
     def initial_state(self, rnn_state):
         """The step state from the initial RNN state(s) (a tensor or a list).
@@ -277,10 +288,10 @@ class AttentionDecoder(keras.layers.Layer):
     def _project_inputs(self, embedded, memory_bundle, weights):
         """`e W_e + b` for embeddings `(B, E)` or `(B, Tt, E)`; for `"none"` also the
         fixed context's share (the same at every step)."""
-        kernel_e, kernel_x, input_bias = weights[:3]
+        kernel_e, _, input_bias = weights[:3]
         projected = ops.matmul(embedded, kernel_e) + input_bias  # (B, [Tt,] G)
         if self.attention == "none":
-            fixed = ops.matmul(memory_bundle[3], kernel_x)  # (B, G)
+            fixed = memory_bundle[4]  # (B, G)
             if len(projected.shape) == 3:
                 fixed = ops.expand_dims(fixed, 1)
             projected = projected + fixed
@@ -324,18 +335,24 @@ class AttentionDecoder(keras.layers.Layer):
     ):
         """One recurrence step: `(features (B, H), attention (B, Ts), new_state)`.
 
-        `features` leave out the target embedding that the readout also reads
-        (`_logits` adds it), so the loop does not carry it.
+        `features` leave out what the readout also reads but the recurrence does not
+        need: the target embedding and (Bahdanau, no attention) the context;
+        `_readout_features` adds the context, `_logits` the embedding. The loop
+        thus carries only the RNN output, and the contexts of all steps are formed
+        in one product after it.
         """
-        memory, keys, mask, fixed_context = memory_bundle
+        memory, keys, mask = memory_bundle[:3]
         rnn_state = list(state[: self.num_rnn_states])
         if self.attention == "bahdanau":
-            context, attention = self.attention_layer.attend(
-                rnn_state[0], keys, memory, value_mask=mask, training=training
+            attention = self.attention_layer.align(
+                rnn_state[0], keys, value_mask=mask, training=training
             )
-            output, new_rnn = self._rnn(projected, context, rnn_state, weights)
-            features = ops.concatenate([output, context], axis=-1)
-            return features, attention, tuple(new_rnn)
+            # c_t W_x = sum_j a_tj (m_j W_x): (B, 1, Ts) x (B, Ts, G)
+            share = ops.matmul(ops.expand_dims(attention, 1), memory_bundle[4])
+            output, new_rnn = self._rnn(
+                projected + ops.squeeze(share, 1), None, rnn_state, weights
+            )
+            return output, attention, tuple(new_rnn)
         if self.attention == "luong":
             feed = state[self.num_rnn_states]
             output, new_rnn = self._rnn(projected, feed, rnn_state, weights)
@@ -350,14 +367,31 @@ class AttentionDecoder(keras.layers.Layer):
             attentional = self.attentional(ops.concatenate([context, output], axis=-1))
             return attentional, attention, (*new_rnn, attentional)
         output, new_rnn = self._rnn(projected, None, rnn_state, weights)
-        features = ops.concatenate([output, fixed_context], axis=-1)
-        attention = ops.cast(keys, features.dtype)  # the uniform weights
-        return features, attention, tuple(new_rnn)
+        attention = ops.cast(keys, output.dtype)  # the uniform weights
+        return output, attention, tuple(new_rnn)
 
-    def _feature_dim(self, memory):
+    def _readout_features(self, features, attention, memory_bundle):
+        """Appends the context to `_cell_step`'s features (Bahdanau: the attention
+        weights times the memory; no attention: the fixed context), for one step
+        (`(B, H)`, `(B, Ts)`) or all steps (`(B, Tt, H)`, `(B, Tt, Ts)`)."""
         if self.attention == "luong":
-            return self.units
-        return self.units + memory.shape[-1]
+            return features
+        memory, fixed_context = memory_bundle[0], memory_bundle[3]
+        if self.attention == "bahdanau":
+            if len(attention.shape) == 2:
+                context = ops.squeeze(
+                    ops.matmul(ops.expand_dims(attention, 1), memory), 1
+                )
+            else:
+                context = ops.matmul(attention, memory)  # (B, Tt, De)
+        else:
+            context = fixed_context
+            if len(features.shape) == 3:
+                context = ops.broadcast_to(
+                    ops.expand_dims(context, 1),
+                    (*ops.shape(features)[:2], ops.shape(context)[-1]),
+                )
+        return ops.concatenate([features, context], axis=-1)
 
     def _logits(self, features, embedded, training=None):
         if self.readout is not None:
@@ -384,6 +418,7 @@ class AttentionDecoder(keras.layers.Layer):
         features, attention, new_state = self._cell_step(
             projected, state, memory_bundle, position, weights, training=training
         )
+        features = self._readout_features(features, attention, memory_bundle)
         logits = self._logits(features, embedded, training=training)
         return logits, attention, new_state
 
@@ -400,7 +435,7 @@ class AttentionDecoder(keras.layers.Layer):
         # keras.ops.scan (TensorFlow backend) stacks outputs shaped like the carry, so
         # the step outputs travel in the carry and are read back from the stack.
         batch = ops.shape(target_ids)[0]
-        features0 = ops.zeros((batch, self._feature_dim(memory)), self.compute_dtype)
+        features0 = ops.zeros((batch, self.units), self.compute_dtype)
         attention0 = ops.zeros_like(ops.cast(memory_bundle[2], self.compute_dtype))
 
         def body(carry, projected_t):
@@ -419,9 +454,11 @@ class AttentionDecoder(keras.layers.Layer):
         init = (state, ops.convert_to_tensor(0, "int32"), features0, attention0)
         _, (_, _, features, attention) = ops.scan(body, init, projected)
         features = ops.transpose(features, (1, 0, 2))  # (B, Tt, H)
+        attention = ops.transpose(attention, (1, 0, 2))  # (B, Tt, Ts)
+        features = self._readout_features(features, attention, memory_bundle)
         logits = self._logits(features, embedded, training=training)  # (B, Tt, V)
         if return_attention:
-            return logits, ops.transpose(attention, (1, 0, 2))  # (B, Tt, Ts)
+            return logits, attention
         return logits
 
     def compute_mask(self, inputs, mask=None):

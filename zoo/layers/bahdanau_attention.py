@@ -297,12 +297,38 @@ class BahdanauAttention(ProjectedKeyAttention):
         """
         self._check_built("attend")
         single_step = len(query.shape) == 2
-        query = ops.cast(query, self.compute_dtype)
         value = ops.cast(value, self.compute_dtype)
         if single_step:
             query = ops.expand_dims(query, axis=1)  # (B, 1, dq)
             if query_mask is not None:
                 query_mask = ops.expand_dims(query_mask, axis=1)
+        weights = self.align(query, keys, value_mask, training=training)
+        context, weights = apply_attention(weights, value, query_mask)
+        if single_step:
+            context = ops.squeeze(context, axis=1)
+            weights = ops.squeeze(weights, axis=1)
+        return context, weights
+
+    def align(self, query, keys, value_mask=None, training=None):
+        """The attention weights of `attend` without the weighted sum of the values.
+
+        For a caller that needs only the weights at each step (the decoder forms
+        the contexts of all its steps in one product afterwards).
+
+        Args:
+            query: `(B, dq)` or `(B, Tq, dq)`.
+            keys: `(B, Tv, units)` from `project_keys`.
+            value_mask: `(B, Tv)` boolean or `None`.
+            training: Python bool.
+
+        Returns:
+            `(B, Tv)` or `(B, Tq, Tv)` weights.
+        """
+        self._check_built("align")
+        single_step = len(query.shape) == 2
+        query = ops.cast(query, self.compute_dtype)
+        if single_step:
+            query = ops.expand_dims(query, axis=1)  # (B, 1, dq)
         processed = project(query, self._weight(self.query_kernel))  # (B, Tq, units)
         scores = concat_score(processed, keys, self.scoring_vector())  # (B, Tq, Tv)
         mask = None
@@ -318,11 +344,7 @@ class BahdanauAttention(ProjectedKeyAttention):
                 training=training,
                 seed_generator=self.seed_generator,
             )
-        context, weights = apply_attention(weights, value, query_mask)
-        if single_step:
-            context = ops.squeeze(context, axis=1)
-            weights = ops.squeeze(weights, axis=1)
-        return context, weights
+        return ops.squeeze(weights, axis=1) if single_step else weights
 
     def get_config(self):
         config = super().get_config()
