@@ -21,7 +21,10 @@ class AttentionDecoder(keras.layers.Layer):
     token with an explicit state (for greedy and beam search in `zoo.decoding`). The
     attention keys are projected once per source sequence (`prepare_memory`), never
     once per step, and in teacher forcing the target embeddings' share of the RNN
-    input gates is one matrix product over the whole sequence, outside the loop.
+    input gates is one matrix product over the whole sequence, outside the loop. For
+    Bahdanau the context's share of the gates is formed from `memory W_x`, computed
+    once per source (`c_t W_x = sum_j a_tj m_j W_x`), and the contexts, which only the
+    readout reads, are formed for all steps after the loop.
 
     Attention variants (`y` = previous target token, `e` = its embedding, `h` = the
     RNN state, `c` = the context, `a` = the attention weights):
