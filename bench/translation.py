@@ -67,7 +67,12 @@ def parse_args(argv=None):
     parser.add_argument("--eval-limit", type=int, default=None, help="test pairs")
     parser.add_argument("--run-dir", default="runs/bench_translation")
     parser.add_argument("--out", default="reports/bench_translation.json")
-    parser.add_argument("--extra", default="", help="more recipe flags, one string")
+    parser.add_argument(
+        "--extra",
+        default="",
+        help="more recipe flags, one string; write --extra=\"--flag ...\" when it "
+        "starts with a dash",
+    )
     parser.add_argument(
         "--decode-only",
         action="store_true",
