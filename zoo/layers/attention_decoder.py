@@ -350,11 +350,9 @@ class AttentionDecoder(keras.layers.Layer):
             attention = self.attention_layer.align(
                 rnn_state[0], keys, value_mask=mask, training=training
             )
-            # c_t W_x = sum_j a_tj (m_j W_x): (B, 1, Ts) x (B, Ts, G)
-            share = ops.matmul(ops.expand_dims(attention, 1), memory_bundle[4])
-            output, new_rnn = self._rnn(
-                projected + ops.squeeze(share, 1), None, rnn_state, weights
-            )
+            # c_t W_x = sum_j a_tj (m_j W_x)
+            share = _weighted_sum(attention, memory_bundle[4])  # (B, G)
+            output, new_rnn = self._rnn(projected + share, None, rnn_state, weights)
             return output, attention, tuple(new_rnn)
         if self.attention == "luong":
             feed = state[self.num_rnn_states]
@@ -381,12 +379,7 @@ class AttentionDecoder(keras.layers.Layer):
             return features
         memory, fixed_context = memory_bundle[0], memory_bundle[3]
         if self.attention == "bahdanau":
-            if len(attention.shape) == 2:
-                context = ops.squeeze(
-                    ops.matmul(ops.expand_dims(attention, 1), memory), 1
-                )
-            else:
-                context = ops.matmul(attention, memory)  # (B, Tt, De)
+            context = _weighted_sum(attention, memory)  # (B, [Tt,] De)
         else:
             context = fixed_context
             if len(features.shape) == 3:
@@ -503,3 +496,11 @@ class AttentionDecoder(keras.layers.Layer):
             }
         )
         return config
+
+
+def _weighted_sum(attention, values):
+    """`attention @ values` for one step `(B, Ts)` or all steps `(B, Tt, Ts)`, with
+    `values` `(B, Ts, D)`: `(B, D)` or `(B, Tt, D)`."""
+    if len(attention.shape) == 3:
+        return ops.matmul(attention, values)
+    return ops.squeeze(ops.matmul(ops.expand_dims(attention, 1), values), 1)
