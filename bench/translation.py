@@ -70,7 +70,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--extra",
         default="",
-        help="more recipe flags, one string; write --extra=\"--flag ...\" when it "
+        help='more recipe flags, one string; write --extra="--flag ..." when it '
         "starts with a dash",
     )
     parser.add_argument(

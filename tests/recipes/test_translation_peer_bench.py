@@ -51,7 +51,9 @@ def test_peer_greedy_is_the_teacher_forced_model_run_step_by_step():
     rng = np.random.default_rng(1)
     context = rng.integers(1, 30, (3, PEER_LENGTH)).astype("int32")
     context[1, 20:] = 0  # padded source
-    tokens = np.asarray(peer_greedy(layers, context, start_id=2, end_id=3, max_length=6))
+    tokens = np.asarray(
+        peer_greedy(layers, context, start_id=2, end_id=3, max_length=6)
+    )
     assert tokens.shape[0] == 3 and 1 <= tokens.shape[1] <= 6
     target_in = np.zeros((3, PEER_LENGTH - 1), "int32")
     target_in[:, 0] = 2
