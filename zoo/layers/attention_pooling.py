@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from zoo.layers.initializers import fresh_initializer
 from zoo.layers.masking import masked_softmax
 
 
@@ -85,7 +86,9 @@ class AttentionPooling(keras.layers.Layer):
             )
         dim = input_shape[-1]
         self.kernel = self.add_weight(
-            name="kernel", shape=(dim, self.units), initializer=self.kernel_initializer
+            name="kernel",
+            shape=(dim, self.units),
+            initializer=fresh_initializer(self.kernel_initializer, 0),
         )
         self.bias = (
             self.add_weight(name="bias", shape=(self.units,), initializer="zeros")
@@ -93,7 +96,9 @@ class AttentionPooling(keras.layers.Layer):
             else None
         )
         self.context = self.add_weight(
-            name="context", shape=(self.units,), initializer=self.context_initializer
+            name="context",
+            shape=(self.units,),
+            initializer=fresh_initializer(self.context_initializer, 1),
         )
 
     def call(self, inputs, mask=None, return_attention_scores=False):

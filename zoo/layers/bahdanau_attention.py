@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from zoo.layers import probability as probability_lib
+from zoo.layers.initializers import fresh_initializer
 from zoo.layers.masking import masked_softmax
 from zoo.layers.scores import concat_score, project
 
@@ -214,22 +215,26 @@ class BahdanauAttention(ProjectedKeyAttention):
         self.query_kernel = self.add_weight(
             name="query_kernel",
             shape=(query_dim, self.units),
-            initializer=self.kernel_initializer,
+            initializer=fresh_initializer(self.kernel_initializer, 0),
         )
         self.key_kernel = self.add_weight(
             name="key_kernel",
             shape=(key_dim, self.units),
-            initializer=self.kernel_initializer,
+            initializer=fresh_initializer(self.kernel_initializer, 1),
         )
         self.key_bias = (
             self.add_weight(
-                name="key_bias", shape=(self.units,), initializer=self.bias_initializer
+                name="key_bias",
+                shape=(self.units,),
+                initializer=fresh_initializer(self.bias_initializer, 3),
             )
             if self.use_bias
             else None
         )
         self.attention_v = self.add_weight(
-            name="attention_v", shape=(self.units,), initializer=self.kernel_initializer
+            name="attention_v",
+            shape=(self.units,),
+            initializer=fresh_initializer(self.kernel_initializer, 2),
         )
         if self.normalize:
             self.attention_g = self.add_weight(
@@ -240,7 +245,7 @@ class BahdanauAttention(ProjectedKeyAttention):
             self.attention_b = self.add_weight(
                 name="attention_b",
                 shape=(self.units,),
-                initializer=self.bias_initializer,
+                initializer=fresh_initializer(self.bias_initializer, 4),
             )
         else:
             self.attention_g = self.attention_b = None

@@ -1,5 +1,7 @@
 """LuongAttention: global and local (monotonic / predictive) multiplicative attention."""
 
+import itertools
+
 import keras
 from keras import ops
 
@@ -10,6 +12,7 @@ from zoo.layers.bahdanau_attention import (
     apply_attention,
     unpack_attention_inputs,
 )
+from zoo.layers.initializers import fresh_initializer
 from zoo.layers.masking import masked_softmax, merge_masks, precise_dtype
 
 LUONG_SCORES = ("dot", "general", "concat", "location")
@@ -172,7 +175,11 @@ class LuongAttention(ProjectedKeyAttention):
                 f"Received: input_shape={input_shape!r}"
             )
         hidden = self.units or query_dim
-        init = self.kernel_initializer
+        draws = itertools.count()  # each weight its own draw (see fresh_initializer)
+
+        def new_initializer():
+            return fresh_initializer(self.kernel_initializer, next(draws))
+
         self.kernel = self.query_kernel = self.key_kernel = self.attention_v = None
         self.scale_weight = self.position_kernel = self.position_v = None
         self.max_length = None
@@ -185,17 +192,21 @@ class LuongAttention(ProjectedKeyAttention):
         if self.score == "general":
             # Stored as (dk, dq) so that project_keys(k) = k @ kernel = (W_a^T k).
             self.kernel = self.add_weight(
-                name="kernel", shape=(key_dim, query_dim), initializer=init
+                name="kernel", shape=(key_dim, query_dim), initializer=new_initializer()
             )
         elif self.score == "concat":
             self.query_kernel = self.add_weight(
-                name="query_kernel", shape=(query_dim, hidden), initializer=init
+                name="query_kernel",
+                shape=(query_dim, hidden),
+                initializer=new_initializer(),
             )
             self.key_kernel = self.add_weight(
-                name="key_kernel", shape=(key_dim, hidden), initializer=init
+                name="key_kernel",
+                shape=(key_dim, hidden),
+                initializer=new_initializer(),
             )
             self.attention_v = self.add_weight(
-                name="attention_v", shape=(hidden,), initializer=init
+                name="attention_v", shape=(hidden,), initializer=new_initializer()
             )
         elif self.score == "location":
             max_length = value_shape[-2] if len(value_shape) >= 2 else None
@@ -207,7 +218,9 @@ class LuongAttention(ProjectedKeyAttention):
                 )
             self.max_length = int(max_length)
             self.kernel = self.add_weight(
-                name="kernel", shape=(query_dim, self.max_length), initializer=init
+                name="kernel",
+                shape=(query_dim, self.max_length),
+                initializer=new_initializer(),
             )
         if self.scale:
             self.scale_weight = self.add_weight(
@@ -215,10 +228,12 @@ class LuongAttention(ProjectedKeyAttention):
             )
         if self.window == "local-p":
             self.position_kernel = self.add_weight(
-                name="position_kernel", shape=(query_dim, hidden), initializer=init
+                name="position_kernel",
+                shape=(query_dim, hidden),
+                initializer=new_initializer(),
             )
             self.position_v = self.add_weight(
-                name="position_v", shape=(hidden,), initializer=init
+                name="position_v", shape=(hidden,), initializer=new_initializer()
             )
 
     def _weight(self, variable):

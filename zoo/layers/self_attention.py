@@ -1,10 +1,12 @@
 """SelfAttention: multi-head scaled dot-product intra-attention over one sequence."""
 
+import itertools
 import math
 
 import keras
 from keras import ops
 
+from zoo.layers.initializers import fresh_initializer
 from zoo.layers.masking import attention_mask, masked_softmax
 
 
@@ -165,15 +167,17 @@ class SelfAttention(keras.layers.Layer):
             )
         heads, kd, vd = self.num_heads, self.key_dim, self._value_dim
         out = self.output_dim or dim
-        init, binit = self.kernel_initializer, self.bias_initializer
+        draws = itertools.count()  # each weight its own draw (see fresh_initializer)
 
         def kernel(name, shape):
+            init = fresh_initializer(self.kernel_initializer, next(draws))
             return self.add_weight(name=name, shape=shape, initializer=init)
 
         def bias(name, shape):
             if not self.use_bias:
                 return None
-            return self.add_weight(name=name, shape=shape, initializer=binit)
+            init = fresh_initializer(self.bias_initializer, next(draws))
+            return self.add_weight(name=name, shape=shape, initializer=init)
 
         self.query_kernel = kernel("query_kernel", (dim, heads, kd))
         self.query_bias = bias("query_bias", (heads, kd))

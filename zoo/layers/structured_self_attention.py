@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from zoo.layers.initializers import fresh_initializer
 from zoo.layers.masking import masked_softmax
 
 
@@ -138,12 +139,12 @@ class StructuredSelfAttention(keras.layers.Layer):
         self.w_s1 = self.add_weight(
             name="w_s1",
             shape=(dim, self.units),
-            initializer=self.kernel_initializer,
+            initializer=fresh_initializer(self.kernel_initializer, 0),
         )
         self.w_s2 = self.add_weight(
             name="w_s2",
             shape=(self.units, self.num_hops),
-            initializer=self.kernel_initializer,
+            initializer=fresh_initializer(self.kernel_initializer, 1),
         )
 
     def call(self, inputs, mask=None, return_attention_scores=False, training=None):
