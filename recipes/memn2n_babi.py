@@ -62,6 +62,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+import zoo
 from zoo.data import babi
 from zoo.models.memn2n import (
     LinearStart,
@@ -442,8 +443,10 @@ def _fingerprint(config, label, restart, vocabulary_size, sentence_length):
     fields.pop("report_dir"), fields.pop("export_dir"), fields.pop("no_export")
     fields.pop("samples"), fields.pop("restarts")  # more restarts reuse earlier ones
     fields["training"].pop("verbose", None)
+    # The library version is part of the key: a run finished by an older version
+    # (e.g. before 0.2.0's separate initial draws per table) is trained again.
     key = json.dumps(
-        [fields, label, restart, vocabulary_size, sentence_length],
+        [fields, label, restart, vocabulary_size, sentence_length, zoo.__version__],
         sort_keys=True,
         default=str,
     )

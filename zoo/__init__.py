@@ -1,3 +1,3 @@
 """attention-zoo: classic NLP attention models as servable Keras 3 software."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -156,6 +156,20 @@ def test_parse_tasks_and_error_table():
     assert summary["unavailable_tasks"] == [3] and summary["failed"] == 1
 
 
+def test_cached_runs_are_keyed_by_configuration_and_library_version(monkeypatch):
+    import zoo
+
+    config = memn2n_babi.parse_config(["--data", "x", "--tasks", "1"])
+    key = memn2n_babi._fingerprint(config, "task1", 0, 30, 6)
+    assert key == memn2n_babi._fingerprint(config, "task1", 0, 30, 6)
+    assert key != memn2n_babi._fingerprint(config, "task1", 1, 30, 6)
+    other = memn2n_babi.parse_config(["--data", "x", "--tasks", "1", "--hops", "2"])
+    assert key != memn2n_babi._fingerprint(other, "task1", 0, 30, 6)
+    # A run finished by another version of the library is not reused.
+    monkeypatch.setattr(zoo, "__version__", "0.0.0")
+    assert key != memn2n_babi._fingerprint(config, "task1", 0, 30, 6)
+
+
 def test_concat_arrays_reindexes_sentences():
     examples = babi.parse_babi(babi.generate_demo_lines(10, seed=1))
     vocab = babi.build_vocabulary(examples)
