@@ -62,7 +62,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-import zoo
+from zoo import __version__ as zoo_version
 from zoo.data import babi
 from zoo.models.memn2n import (
     LinearStart,
@@ -446,7 +446,7 @@ def _fingerprint(config, label, restart, vocabulary_size, sentence_length):
     # The library version is part of the key: a run finished by an older version
     # (e.g. before 0.2.0's separate initial draws per table) is trained again.
     key = json.dumps(
-        [fields, label, restart, vocabulary_size, sentence_length, zoo.__version__],
+        [fields, label, restart, vocabulary_size, sentence_length, zoo_version],
         sort_keys=True,
         default=str,
     )

@@ -39,9 +39,11 @@ def demo_run(tmp_path_factory):
     from recipes.self_attentive_embedding import main
 
     tmp = tmp_path_factory.mktemp("sae")
+    # Three epochs: after one, test accuracy varied from 0.63 to 0.99 with the seed
+    # (seeds 1-7); after three it was 0.93-1.0 (seeds 2, 4, 5, 6, 1234).
     argv = [
         "--epochs",
-        "1",
+        "3",
         "--run-dir",
         str(tmp / "run"),
         "--report-dir",
@@ -140,7 +142,7 @@ def fresh(demo_run):
 def test_demo_trains_evaluates_and_draws_heatmaps(demo_run):
     tmp, result = demo_run
     assert result["model"] == "sentence_embedder" and result["metric"] == "accuracy"
-    # the demo label is carried by one word: one epoch learns it
+    # the demo label is carried by one word: three epochs learn it
     assert result["value"] >= 0.8
     with open(tmp / "report" / "metrics.json") as f:
         metrics = json.load(f)
