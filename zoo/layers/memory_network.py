@@ -73,7 +73,8 @@ class MemoryNetwork(keras.layers.Layer):
         output_mode: `"state"` returns the final `u_{K+1} = u_K + o_K` `(B, d)`;
             `"logits"` returns `W u_{K+1}` `(B, vocabulary_size)` (before softmax).
         embeddings_initializer: initializer of all embedding and temporal matrices
-            (default normal, stddev 0.1, as in the paper).
+            (default normal, stddev 0.1, as in the paper); each matrix gets a draw
+            of its own (`zoo.layers.initializers.fresh_initializer`).
         empty_slots: `"mask"` (empty slots get no attention) or `"nil"` (they
             compete in the softmax with score 0, as in the authors' code).
         **kwargs: base layer keyword arguments.
