@@ -18,6 +18,7 @@ import math
 import keras
 
 from zoo.layers.memory_network import MemoryNetwork
+from zoo.optimizers import summed_gradient
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -157,15 +158,6 @@ class MemN2N(keras.Model):
         return {"probabilities": answer, "attention": keras.ops.zeros_like(answer)}
 
 
-def _summed(gradient):
-    """An embedding's gradient with its per-lookup slices summed (dense)."""
-    if type(gradient).__name__ == "IndexedSlices":  # TensorFlow's sparse gradient
-        import tensorflow as tf
-
-        return tf.convert_to_tensor(gradient)
-    return gradient
-
-
 @keras.saving.register_keras_serializable(package="zoo")
 class ClippedSGD(keras.optimizers.SGD):
     """SGD whose `clipnorm` bounds the norm of each weight's whole gradient.
@@ -179,7 +171,7 @@ class ClippedSGD(keras.optimizers.SGD):
     """
 
     def _clip_gradients(self, grads):
-        return super()._clip_gradients([_summed(g) for g in grads])
+        return super()._clip_gradients([summed_gradient(g) for g in grads])
 
 
 def compile_memn2n(model, learning_rate=0.01, clipnorm=40.0, jit_compile="auto"):
