@@ -101,3 +101,42 @@ def test_bad_arguments():
         _model(rnn="rnn")
     with pytest.raises(ValueError, match="Received: encoder_layers=0"):
         _model(encoder_layers=0)
+    with pytest.raises(ValueError, match="training_logits_dtype='float16'"):
+        _model(training_logits_dtype="float16")
+
+
+def test_bfloat16_training_logits_only_change_training_steps():
+    import tensorflow as tf
+
+    inputs, labels = _batch()
+    keras.utils.set_random_seed(1)
+    reference = _model()
+    mixed = _model(training_logits_dtype="bfloat16")
+    mixed.set_weights(reference.get_weights())
+    # inference (validation, decoding, export) is float32 either way: identical
+    np.testing.assert_array_equal(mixed(inputs), reference(inputs))
+    bundle, state, _ = mixed.encode(inputs["source_ids"])
+    step_logits, _, _ = mixed.decoder.step(inputs["target_ids"][:, 0], state, bundle)
+    np.testing.assert_allclose(
+        step_logits, keras.ops.convert_to_numpy(reference(inputs))[:, 0], atol=1e-5
+    )
+
+    # training steps: float32 logits from a bfloat16 product, close to float32's
+    def loss_and_grads(model):
+        with tf.GradientTape() as tape:
+            logits = model(inputs, training=True)  # dropout is 0
+            loss = MaskedSparseCrossentropy()(labels, logits)
+        kernel = model.decoder.output_projection.kernel
+        return logits, loss, tape.gradient(loss, kernel)
+
+    ref_logits, ref_loss, ref_grad = loss_and_grads(reference)
+    logits, loss, grad = loss_and_grads(mixed)
+    assert logits.dtype == "float32" and grad.dtype == "float32"
+    assert not np.array_equal(logits, ref_logits)  # the bfloat16 product ran
+    np.testing.assert_allclose(logits, ref_logits, atol=0.02)
+    np.testing.assert_allclose(loss, ref_loss, rtol=0.01)
+    np.testing.assert_allclose(grad, ref_grad, atol=0.01 * np.abs(ref_grad).max())
+    assert mixed.decoder.output_projection.kernel.dtype == "float32"
+    assert mixed.get_config()["training_logits_dtype"] == "bfloat16"
+    restored = Seq2SeqTranslator.from_config(mixed.get_config())
+    assert restored.decoder.training_logits_dtype == "bfloat16"

@@ -113,6 +113,8 @@ class Seq2SeqTranslator(keras.Model):
         window_size: half-width of the local window.
         attention_units: Bahdanau/concat scorer size (default `decoder_units`).
         dropout: dropout of encoder inputs, decoder embeddings and readout.
+        training_logits_dtype: `"float32"` or `"bfloat16"`: the precision of the
+            decoder's logits product in training steps (`AttentionDecoder`).
         **kwargs: `keras.Model` arguments (`name`, ...).
 
     Example:
@@ -140,6 +142,7 @@ class Seq2SeqTranslator(keras.Model):
         window_size=10,
         attention_units=None,
         dropout=0.0,
+        training_logits_dtype="float32",
         **kwargs,
     ):
         if rnn not in RNNS:
@@ -182,6 +185,7 @@ class Seq2SeqTranslator(keras.Model):
             attention_units=attention_units,
             cell=rnn,
             dropout=dropout,
+            training_logits_dtype=training_logits_dtype,
             name="decoder",
         )
 
@@ -212,6 +216,7 @@ class Seq2SeqTranslator(keras.Model):
         self.window_size = window_size
         self.attention_units = attention_units
         self.dropout = dropout
+        self.training_logits_dtype = training_logits_dtype
         self.source_embedding = source_embedding
         self.encoders = encoders
         self.bridges = bridges
@@ -254,6 +259,7 @@ class Seq2SeqTranslator(keras.Model):
             "window_size": self.window_size,
             "attention_units": self.attention_units,
             "dropout": self.dropout,
+            "training_logits_dtype": self.training_logits_dtype,
             "name": self.name,
             "trainable": self.trainable,
         }
