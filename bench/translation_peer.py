@@ -16,7 +16,14 @@ batch to the end of its last, validation excluded). The tokenizers differ, so
 zoo's subwords); the comparison that does not depend on the tokenizer is sentence
 pairs per second, printed beside tokens per second.
 
+`--order` names the models and their order: `peer`, `zoo` (float32) and `zoo-bf16`
+(the same model trained with `--training-logits-dtype bfloat16`: the logits product
+of training steps in bfloat16, everything else float32; the peer has no such option
+here and trains in float32).
+
     python -m bench.translation_peer --data ../shared/data/multi30k --epochs 1
+    python -m bench.translation_peer --data ../shared/data/multi30k --epochs 1 \
+        --order peer,zoo,zoo-bf16
 """
 
 import argparse
@@ -26,6 +33,7 @@ import time
 
 PEER_LENGTH = 40
 PEER_VOCABULARY = 10_000
+MODELS = ("peer", "zoo", "zoo-bf16")
 
 
 def parse_args(argv=None):
@@ -36,7 +44,12 @@ def parse_args(argv=None):
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--units", type=int, default=256)
     parser.add_argument("--limit", type=int, default=None, help="training pairs")
-    parser.add_argument("--order", default="peer,zoo", help="which model first")
+    parser.add_argument(
+        "--order",
+        default="peer,zoo",
+        help=f"models to train, in this order (from {', '.join(MODELS)}; the peer "
+        "and at least one zoo model)",
+    )
     parser.add_argument(
         "--decode",
         action="store_true",
@@ -49,8 +62,16 @@ def parse_args(argv=None):
     if args.epochs < 1:
         parser.error(f"--epochs must be >= 1. Received: {args.epochs}")
     order = args.order.split(",")
-    if sorted(order) != ["peer", "zoo"]:
-        parser.error(f"--order must name peer and zoo once each. Received: {order}")
+    if (
+        len(set(order)) != len(order)
+        or not set(order) <= set(MODELS)
+        or "peer" not in order
+        or len(order) < 2
+    ):
+        parser.error(
+            f"--order must name the peer and one or more of zoo, zoo-bf16, each "
+            f"once. Received: {order}"
+        )
     return args
 
 
@@ -184,7 +205,7 @@ def run_peer(args, splits):
     return row
 
 
-def run_zoo(args, splits):
+def run_zoo(args, splits, name="zoo"):
     import os
 
     import recipes.translation as recipe
@@ -200,7 +221,7 @@ def run_zoo(args, splits):
             "--target",
             args.target,
             "--run-dir",
-            os.path.join(args.run_dir, "zoo"),
+            os.path.join(args.run_dir, name),
             "--epochs",
             str(args.epochs),
             "--embedding-dim",
@@ -212,6 +233,8 @@ def run_zoo(args, splits):
             "--patience",
             "0",
             "--no-export",
+            "--training-logits-dtype",
+            "bfloat16" if name == "zoo-bf16" else "float32",
         ]  # fmt: skip
     )
     set_seed(config.training.seed)
@@ -223,7 +246,7 @@ def run_zoo(args, splits):
     )
     history, _ = recipe.train(config, model, data)
     return _row(
-        "zoo",
+        name,
         history.tokens_per_second,
         history.target_tokens,
         len(splits["train"].sources),
@@ -257,15 +280,24 @@ def main(argv=None):
     rows = {}
     for name in args.order.split(","):
         start = time.strftime("%H:%M:%S")
-        rows[name] = (run_peer if name == "peer" else run_zoo)(args, splits)
+        if name == "peer":
+            rows[name] = run_peer(args, splits)
+        else:
+            rows[name] = run_zoo(args, splits, name)
         rows[name]["started"] = start
         print(json.dumps(rows[name]), flush=True)
-    ratio_pairs = rows["zoo"]["median_pairs_per_second"] / max(
-        rows["peer"]["median_pairs_per_second"], 1e-9
-    )
-    ratio_tokens = rows["zoo"]["median_tokens_per_second"] / max(
-        rows["peer"]["median_tokens_per_second"], 1e-9
-    )
+    ratios = {
+        name: {
+            key: round(
+                row[f"median_{key}_per_second"]
+                / max(rows["peer"][f"median_{key}_per_second"], 1e-9),
+                3,
+            )
+            for key in ("pairs", "tokens")
+        }
+        for name, row in rows.items()
+        if name != "peer"
+    }
     print(
         "| model | target tokens/pair | tokens/s | pairs/s |\n|---|---|---|---|\n"
         + "\n".join(
@@ -274,14 +306,17 @@ def main(argv=None):
             for r in rows.values()
         )
     )
-    print(f"zoo / peer: {ratio_pairs:.2f}x pairs/s, {ratio_tokens:.2f}x tokens/s")
+    for name, ratio in ratios.items():
+        print(
+            f"{name} / peer: {ratio['pairs']:.2f}x pairs/s, "
+            f"{ratio['tokens']:.2f}x tokens/s"
+        )
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(
             {
                 "rows": list(rows.values()),
-                "ratio_pairs_per_second": round(ratio_pairs, 3),
-                "ratio_tokens_per_second": round(ratio_tokens, 3),
+                "ratios_to_peer": ratios,
                 "machine": platform.processor() or platform.machine(),
                 "cpus": os.cpu_count(),
                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

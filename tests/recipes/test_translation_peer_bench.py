@@ -35,11 +35,14 @@ def test_peer_model_shapes_and_masked_loss():
     np.testing.assert_allclose(float(full), real, rtol=1e-5)
 
 
-def test_order_must_name_both_models():
+def test_order_must_name_the_peer_and_a_zoo_model_once_each():
     from bench.translation_peer import parse_args
 
-    with pytest.raises(SystemExit):
-        parse_args(["--data", "x", "--order", "zoo,zoo"])
+    for order in ("zoo,zoo", "peer,zoo,zoo", "zoo,zoo-bf16", "peer", "peer,other"):
+        with pytest.raises(SystemExit):
+            parse_args(["--data", "x", "--order", order])
+    args = parse_args(["--data", "x", "--order", "zoo-bf16,peer,zoo"])
+    assert args.order == "zoo-bf16,peer,zoo"
 
 
 def test_peer_greedy_is_the_teacher_forced_model_run_step_by_step():
