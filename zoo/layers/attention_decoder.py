@@ -51,7 +51,8 @@ class AttentionDecoder(keras.layers.Layer):
 
     With `training_logits_dtype="bfloat16"`, the logits product `W_s o_t` of training
     steps (`training=True`) multiplies bfloat16 copies of `o_t` and `W_s` (the weights
-    stay float32, the logits are cast back to float32 before the bias and the loss):
+    stay float32, the logits are cast back to the compute dtype, float32 unless a
+    mixed-precision policy is set, before the bias and the loss):
     mixed precision for the largest product of a training step, fast on CPUs with
     AMX or AVX512-BF16 and on recent GPUs. Inference (validation, decoding, the
     export) computes the logits in float32 either way.
@@ -413,11 +414,12 @@ class AttentionDecoder(keras.layers.Layer):
         projection = self.output_projection
         if not training or self.training_logits_dtype == "float32":
             return projection(features)
-        # mixed precision: bfloat16 product, float32 weights, bias and logits
+        # mixed precision: bfloat16 product; bias and logits in the compute dtype
         product = ops.matmul(
             ops.cast(features, "bfloat16"), ops.cast(projection.kernel, "bfloat16")
         )
-        return ops.cast(product, self.compute_dtype) + projection.bias
+        dtype = self.compute_dtype
+        return ops.cast(product, dtype) + ops.cast(projection.bias, dtype)
 
     def step(self, token_ids, state, memory_bundle, position=0, training=None):
         """Decodes one token for every row.
