@@ -128,3 +128,37 @@ def test_split_input_projection_equals_the_keras_cell(cell):
     expected_state = expected_state if cell == "lstm" else [expected_state[0]]
     for got, want in zip(state, expected_state, strict=True):
         np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_bahdanau_step_equals_attention_then_keras_cell(cell):
+    # One product h_{t-1} [U | W_q] serves the RNN and the attention query; the
+    # step must equal the attention layer's own align() on h_{t-1} followed by the
+    # Keras cell on [e_t; c_t].
+    rng = np.random.default_rng(2)
+    decoder = AttentionDecoder(VOCAB, UNITS, embedding_dim=5, cell=cell)
+    target, memory, mask, states = _inputs(cell)
+    decoder([target, memory, mask, *states])
+    for variable in decoder.cell.weights + decoder.attention_layer.weights:
+        variable.assign(rng.normal(size=variable.shape, scale=0.5))
+    bundle = decoder.prepare_memory(memory, mask)
+    embedded = rng.normal(size=(B, 5)).astype("float32")
+    weights = decoder._rnn_weights()
+    projected = decoder._project_inputs(embedded, bundle, weights)
+    state = decoder.initial_state(states)
+    output, attention, new_state = decoder._cell_step(
+        projected, state, bundle, 0, weights
+    )
+    expected_attention = decoder.attention_layer.align(
+        states[0], bundle[1], value_mask=mask
+    )
+    np.testing.assert_allclose(attention, expected_attention, atol=1e-6)
+    assert np.all(np.asarray(attention)[1, 4:] == 0.0)  # masked source positions
+    context = np.einsum("bs,bsd->bd", np.asarray(expected_attention), memory)
+    expected, expected_state = decoder.cell(
+        ops.concatenate([embedded, context], axis=-1), list(states)
+    )
+    np.testing.assert_allclose(output, expected, atol=1e-5)
+    expected_state = expected_state if cell == "lstm" else [expected_state[0]]
+    for got, want in zip(new_state, expected_state, strict=True):
+        np.testing.assert_allclose(got, want, atol=1e-5)

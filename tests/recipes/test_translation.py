@@ -30,6 +30,8 @@ def demo_run(tmp_path_factory):
             "3",
             "--heatmaps",
             "1",
+            "--select-on",
+            "bleu",
             "--run-dir",
             str(root / "run"),
             "--report-dir",
@@ -73,6 +75,36 @@ def test_demo_learns_and_reports(demo_run):
     assert metrics["beam3"]["sentences_per_second"] > 0
     png = root / "reports" / "attention_0.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_epochs_are_chosen_on_validation_bleu(demo_run):
+    import csv
+
+    root, _ = demo_run
+    with open(root / "run" / "log.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 5
+    bleu = [float(row["val_bleu"]) for row in rows]
+    assert all(0.0 <= b <= 100.0 + 1e-9 for b in bleu)  # sacrebleu can give 100.00...04
+    assert max(bleu) > bleu[0]  # it learned, and the metric saw it
+    assert (root / "run" / "best.keras").is_file()
+
+
+def test_selection_defaults():
+    from recipes.translation import parse_config
+
+    real = parse_config(["--data", "some/multi30k"])
+    assert (real.select_on, real.training.monitor, real.training.mode) == (
+        "bleu",
+        "val_bleu",
+        "max",
+    )
+    demo = parse_config([])
+    assert (demo.select_on, demo.training.monitor) == ("loss", "val_loss")
+    chosen = parse_config(["--data", "x", "--select-on", "loss"])
+    assert chosen.training.monitor == "val_loss"
+    with pytest.raises(SystemExit):
+        parse_config(["--select-on", "meteor"])
 
 
 def test_export_reloads_in_fresh_process(demo_run):

@@ -1,4 +1,5 @@
-"""Keras 3 attention layers (backend-agnostic: `keras.ops` only).
+"""Keras 3 attention layers (backend-agnostic: `keras.ops`; `BidirectionalRNN` adds a
+TensorFlow fast path and otherwise runs Keras' own `Bidirectional`).
 
 Importing this package registers every layer with Keras (`package="zoo"`), so
 `keras.saving.load_model` needs no `custom_objects`.
@@ -7,6 +8,7 @@ Importing this package registers every layer with Keras (`package="zoo"`), so
 from zoo.layers.attention_decoder import AttentionDecoder
 from zoo.layers.attention_pooling import AttentionPooling
 from zoo.layers.bahdanau_attention import BahdanauAttention
+from zoo.layers.bidirectional_rnn import BidirectionalRNN
 from zoo.layers.hierarchical_attention import HierarchicalAttentionEncoder
 from zoo.layers.luong_attention import LuongAttention
 from zoo.layers.masking import masked_softmax, merge_masks
@@ -19,6 +21,7 @@ __all__ = [
     "AttentionDecoder",
     "AttentionPooling",
     "BahdanauAttention",
+    "BidirectionalRNN",
     "HierarchicalAttentionEncoder",
     "LuongAttention",
     "MemoryNetwork",

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from zoo.layers.attention_pooling import AttentionPooling
+from zoo.layers.bidirectional_rnn import BidirectionalRNN
 from zoo.layers.masking import masked_softmax
 
 _RNN_TYPES = ("gru", "lstm")
@@ -147,7 +148,7 @@ class HierarchicalAttentionEncoder(keras.layers.Layer):
             dropout=self.dropout,
             dtype=self.dtype_policy,
         )
-        return keras.layers.Bidirectional(
+        return BidirectionalRNN(
             rnn, merge_mode="concat", dtype=self.dtype_policy, name=name
         )
 

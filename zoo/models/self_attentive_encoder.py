@@ -24,6 +24,7 @@ Preprocessing, step by step (all in-graph):
 import keras
 import tensorflow as tf
 
+from zoo.layers.bidirectional_rnn import BidirectionalRNN
 from zoo.layers.structured_self_attention import StructuredSelfAttention
 from zoo.text.preprocessing import normalize, word_tokenize
 from zoo.text.vocabulary import VocabularyLookup
@@ -105,7 +106,7 @@ class SelfAttentiveEncoder(keras.Model):
         self.embedding_dropout_layer = keras.layers.Dropout(
             embedding_dropout, name="embedding_dropout"
         )
-        self.bilstm = keras.layers.Bidirectional(
+        self.bilstm = BidirectionalRNN(
             keras.layers.LSTM(lstm_units, return_sequences=True), name="bilstm"
         )
         self.self_attention = StructuredSelfAttention(

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from zoo.layers.attention_decoder import AttentionDecoder
+from zoo.layers.bidirectional_rnn import BidirectionalRNN
 
 RNNS = ("gru", "lstm")
 
@@ -158,7 +159,7 @@ class Seq2SeqTranslator(keras.Model):
             source_vocab_size, embedding_dim, mask_zero=True, name="source_embedding"
         )
         encoders = [
-            keras.layers.Bidirectional(
+            BidirectionalRNN(
                 rnn_cls(
                     encoder_units,
                     return_sequences=True,

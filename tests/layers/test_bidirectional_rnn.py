@@ -1,0 +1,136 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from zoo.layers.bidirectional_rnn import BidirectionalRNN
+
+B, T, E, U = 5, 7, 6, 4
+LENGTHS = np.array([7, 3, 1, 5, 6])
+
+
+def _inputs():
+    x = np.random.default_rng(0).normal(size=(B, T, E)).astype("float32")
+    mask = np.arange(T)[None, :] < LENGTHS[:, None]  # right padding
+    return x, mask
+
+
+def _pair(rnn, **kwargs):
+    """A Keras Bidirectional and a BidirectionalRNN with the same weights."""
+    x, mask = _inputs()
+    reference = keras.layers.Bidirectional(
+        rnn(U, return_sequences=True, return_state=True, **kwargs)
+    )
+    fused = BidirectionalRNN(rnn(U, return_sequences=True, return_state=True, **kwargs))
+    reference(x, mask=mask)
+    fused(x, mask=mask)
+    fused.set_weights(reference.get_weights())
+    return reference, fused
+
+
+def _spy(monkeypatch):
+    """Counts the calls of the fused loop."""
+    import zoo.layers.bidirectional_rnn as module
+
+    calls, real = [], module._fused_call
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "_fused_call", spy)
+    return calls
+
+
+@pytest.mark.parametrize("rnn", [keras.layers.GRU, keras.layers.LSTM])
+def test_same_outputs_states_and_gradients_as_keras(rnn, monkeypatch):
+    x, mask = _inputs()
+    reference, fused = _pair(rnn)
+    calls = _spy(monkeypatch)
+    expected, got = reference(x, mask=mask), fused(x, mask=mask)
+    assert calls, "the fused loop did not run"
+    assert len(got) == len(expected) == (3 if rnn is keras.layers.GRU else 5)
+    for e, g in zip(expected, got, strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), atol=1e-6)
+    # masked steps output zeros, as Keras' Bidirectional does for sequences
+    outputs = np.asarray(got[0])
+    assert np.all(outputs[1, 3:] == 0.0) and np.any(outputs[1, :3] != 0.0)
+
+    xt = tf.constant(x)
+
+    def gradients(layer):
+        with tf.GradientTape() as tape:
+            tape.watch(xt)
+            out = layer(xt, mask=mask)
+            loss = sum(tf.reduce_sum(o * (i + 1.5)) for i, o in enumerate(out))
+        return tape.gradient(loss, [xt, *layer.trainable_variables])
+
+    for e, g in zip(gradients(reference), gradients(fused), strict=True):
+        assert np.max(np.abs(np.asarray(e))) > 0
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), atol=2e-5)
+
+
+def test_training_dropout_draws_keras_masks():
+    x, mask = _inputs()
+    reference, fused = _pair(keras.layers.GRU, dropout=0.5, seed=3)
+    # the same seed-generator state in both: the same per-sequence masks
+    for a, b in zip(
+        (reference.forward_layer, reference.backward_layer),
+        (fused.forward_layer, fused.backward_layer),
+        strict=True,
+    ):
+        b.cell.seed_generator.state.assign(a.cell.seed_generator.state)
+    expected = reference(x, mask=mask, training=True)
+    got = fused(x, mask=mask, training=True)
+    for e, g in zip(expected, got, strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), atol=1e-6)
+    inference = fused(x, mask=mask, training=False)
+    assert not np.allclose(np.asarray(inference[0]), np.asarray(got[0]))
+
+
+def test_no_mask_and_no_states():
+    x, _ = _inputs()
+    reference = keras.layers.Bidirectional(keras.layers.GRU(U, return_sequences=True))
+    fused = BidirectionalRNN(keras.layers.GRU(U, return_sequences=True))
+    reference(x)
+    fused(x)
+    fused.set_weights(reference.get_weights())
+    np.testing.assert_allclose(
+        np.asarray(fused(x)), np.asarray(reference(x)), atol=1e-6
+    )
+
+
+@pytest.mark.parametrize(
+    "layer",
+    [
+        lambda: keras.layers.GRU(U, return_sequences=True, recurrent_dropout=0.1),
+        lambda: keras.layers.GRU(U, return_sequences=True, reset_after=False),
+        lambda: keras.layers.GRU(U),  # last output only
+        lambda: keras.layers.SimpleRNN(U, return_sequences=True),
+    ],
+    ids=["recurrent_dropout", "reset_before", "last_output", "simple_rnn"],
+)
+def test_other_configurations_use_keras(layer, monkeypatch):
+    x, mask = _inputs()
+    fused = BidirectionalRNN(layer())
+    calls = _spy(monkeypatch)
+    out = fused(x, mask=mask)
+    assert not calls
+    reference = keras.layers.Bidirectional(layer())
+    reference(x, mask=mask)
+    reference.set_weights(fused.get_weights())
+    np.testing.assert_allclose(
+        np.asarray(out), np.asarray(reference(x, mask=mask)), atol=1e-6
+    )
+
+
+def test_config_round_trip_and_saved_model(tmp_path):
+    x, mask = _inputs()
+    inputs = keras.Input((None, E))
+    outputs = BidirectionalRNN(keras.layers.LSTM(U, return_sequences=True))(inputs)
+    model = keras.Model(inputs, outputs)
+    path = tmp_path / "m.keras"
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert isinstance(loaded.layers[1], BidirectionalRNN)
+    np.testing.assert_allclose(np.asarray(loaded(x)), np.asarray(model(x)), atol=1e-6)
