@@ -159,7 +159,7 @@ def run_peer(args, splits):
     import numpy as np
     import tensorflow as tf
 
-    from recipes.translation import _Throughput
+    from zoo.training import Throughput
 
     train = splits["train"]
     vectorizers = []
@@ -186,7 +186,7 @@ def run_peer(args, splits):
         vectorizers[0].vocabulary_size(), vectorizers[1].vocabulary_size(), args.units
     )
     model.compile(optimizer="adam", loss=peer_loss)
-    meter = _Throughput(tokens)
+    meter = Throughput(tokens)
     model.fit(ds, epochs=args.epochs, callbacks=[meter], verbose=2)
     row = _row("peer", meter.rates, tokens, len(train.sources), PEER_LENGTH)
     if args.decode:

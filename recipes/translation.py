@@ -24,6 +24,11 @@ Commands:
     python -m recipes.translation --data ../shared/data/anki_spa_eng/spa-eng/spa.txt \\
         --source es --target en
 
+The best epoch (checkpoint `best.keras`, early stopping, and the weights evaluated and
+exported, which early stopping restores when `--patience` > 0) is chosen on validation
+BLEU of greedy translations with `--data` (`--select-on bleu`) and on the validation
+loss for the demo (`--select-on loss`).
+
 `--data` is a Multi30k folder (`{train,val,test_2016_flickr}.{src,tgt}.gz`, or the
 Multi30k root) or an Anki TSV file (`english<TAB>other`; a fixed, seeded 2% / 2%
 validation / test split).
@@ -70,6 +75,7 @@ from zoo.text.subword import (
     save_vocabulary,
 )
 from zoo.training import (
+    Throughput,
     TrainingConfig,
     add_output_args,
     add_training_args,
@@ -382,36 +388,6 @@ def build_model(config, source_vocab_size, target_vocab_size):
     return model
 
 
-class _Throughput(keras.callbacks.Callback):
-    """Training target tokens per second (padding excluded), tracing excluded.
-
-    Each epoch is timed from the end of its first batch (which includes tracing and
-    pipeline start-up) to the end of its last batch (validation excluded), and
-    credited with the matching share of the epoch's tokens.
-    """
-
-    def __init__(self, tokens_per_epoch):
-        super().__init__()
-        self.tokens_per_epoch = tokens_per_epoch
-        self.rates = []
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self._steps, self._first, self._last = 0, None, None
-
-    def on_train_batch_end(self, batch, logs=None):
-        self._steps += 1
-        self._last = time.time()
-        if self._first is None:
-            self._first = self._last
-
-    def on_epoch_end(self, epoch, logs=None):
-        if self._first is None or self._steps < 2:
-            return
-        seconds = max(self._last - self._first, 1e-9)
-        share = (self._steps - 1) / self._steps
-        self.rates.append(self.tokens_per_epoch * share / seconds)
-
-
 class _ValidationBleu(keras.callbacks.Callback):
     """Adds `val_bleu` to each epoch's logs: cased BLEU of greedy translations.
 
@@ -428,6 +404,7 @@ class _ValidationBleu(keras.callbacks.Callback):
         self._translate = tf.function(
             lambda text: translator.translate(text, beam_width=1),
             input_signature=_TEXT_SPEC,
+            autograph=False,  # explicit while loops, as in the export
         )
 
     def on_epoch_end(self, epoch, logs=None):
@@ -451,7 +428,7 @@ def train(config, model, data):
     """
     counts = data["train"].map(lambda x, y: tf.reduce_sum(tf.cast(y > 0, tf.int64)))
     tokens = int(counts.reduce(tf.constant(0, tf.int64), lambda a, b: a + b))
-    meter = _Throughput(tokens)
+    meter = Throughput(tokens)
     callbacks = [meter]
     if config.select_on == "bleu":
         translator = Translator(model, data["tokenizers"], config, beam_width=1)

@@ -14,6 +14,11 @@ with strategy.scope():
 history = fit(model, train_ds, val_ds, cfg)
 ```
 
+Extra callbacks go in `fit(..., callbacks=[...])` and run before the built-in ones, so
+one that adds a metric to the epoch logs (the translation recipe's `val_bleu`) can be
+the `cfg.monitor` of the checkpoint and of early stopping. `Throughput` is such a
+callback: training tokens per second per epoch, tracing and validation excluded.
+
 `fit` adds, under `cfg.run_dir`:
 
 - `backup/`: `keras.callbacks.BackupAndRestore` state, written at every epoch end. A
@@ -44,6 +49,7 @@ import importlib.util
 import json
 import math
 import os
+import time
 
 import keras
 import tensorflow as tf
@@ -180,6 +186,44 @@ def add_output_args(parser, name):
     )
     group.add_argument("--no-export", action="store_true", help="skip the export")
     return group
+
+
+class Throughput(keras.callbacks.Callback):
+    """Training tokens per second, tracing and validation excluded.
+
+    Each epoch is timed from the end of its first batch (which includes tracing and
+    pipeline start-up) to the end of its last batch (validation excluded), and
+    credited with the matching share of the epoch's tokens.
+
+    Args:
+        tokens_per_epoch: the tokens one epoch trains on (count only real tokens,
+            not padding, for a rate that compares models padded differently).
+
+    Attributes:
+        rates: tokens per second of each completed epoch (epochs of one batch
+            have no rate).
+    """
+
+    def __init__(self, tokens_per_epoch):
+        super().__init__()
+        self.tokens_per_epoch = tokens_per_epoch
+        self.rates = []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._steps, self._first, self._last = 0, None, None
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._steps += 1
+        self._last = time.perf_counter()
+        if self._first is None:
+            self._first = self._last
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self._first is None or self._steps < 2:
+            return
+        seconds = max(self._last - self._first, 1e-9)
+        share = (self._steps - 1) / self._steps
+        self.rates.append(self.tokens_per_epoch * share / seconds)
 
 
 def set_seed(seed):

@@ -162,17 +162,3 @@ def test_translate_corpus_batches_by_length_and_keeps_the_input_order():
     batches.clear()
     translate_corpus(fake_translate, texts, batch_size=4, sort_by_length=False)
     assert batches == [texts[:4], texts[4:]]
-
-
-def test_throughput_excludes_tracing_and_validation(monkeypatch):
-    import recipes.translation as recipe
-
-    clock = iter([100.0, 101.0, 103.0, 105.0])  # ends of batches 1-4
-    monkeypatch.setattr(recipe.time, "time", lambda: next(clock))
-    meter = recipe._Throughput(tokens_per_epoch=800)
-    meter.on_epoch_begin(0)
-    for batch in range(4):
-        meter.on_train_batch_end(batch)
-    meter.on_epoch_end(0)  # after validation: must not read the clock again
-    # batches 2-4 (3/4 of the tokens) ran between t = 100 and t = 105
-    assert meter.rates == [pytest.approx(800 * 0.75 / 5.0)]

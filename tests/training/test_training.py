@@ -220,3 +220,20 @@ def test_bucket_by_length_groups_similar_lengths():
     assert widths[0] <= 3
     with pytest.raises(ValueError, match="boundaries=\\[5, 3\\]"):
         bucket_by_length(ds, len, [5, 3], 2)
+
+
+def test_throughput_excludes_tracing_and_validation(monkeypatch):
+    clock = iter([100.0, 101.0, 103.0, 105.0])  # ends of batches 1-4
+    monkeypatch.setattr(training.time, "perf_counter", lambda: next(clock))
+    meter = training.Throughput(tokens_per_epoch=800)
+    meter.on_epoch_begin(0)
+    for batch in range(4):
+        meter.on_train_batch_end(batch)
+    meter.on_epoch_end(0)  # after validation: must not read the clock again
+    # batches 2-4 (3/4 of the tokens) ran between t = 100 and t = 105
+    assert meter.rates == [pytest.approx(800 * 0.75 / 5.0)]
+    meter.on_epoch_begin(1)  # an epoch of one batch has no rate
+    monkeypatch.setattr(training.time, "perf_counter", lambda: 200.0)
+    meter.on_train_batch_end(0)
+    meter.on_epoch_end(1)
+    assert len(meter.rates) == 1
