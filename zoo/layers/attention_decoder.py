@@ -5,6 +5,7 @@ from keras import ops
 
 from zoo.layers.bahdanau_attention import BahdanauAttention
 from zoo.layers.luong_attention import LuongAttention
+from zoo.layers.recurrence import gru_update, lstm_update
 
 ATTENTIONS = ("bahdanau", "luong", "none")
 CELLS = ("gru", "lstm")
@@ -337,18 +338,11 @@ class AttentionDecoder(keras.layers.Layer):
         if self.cell_type == "gru":
             h = rnn_state[0]
             inner = ops.matmul(h, recurrent) + recurrent_bias  # (B, 3U)
-            x_z, x_r, x_h = ops.split(gates, 3, axis=-1)
-            inner_z, inner_r, inner_h = ops.split(inner, 3, axis=-1)
-            z = recurrent_activation(x_z + inner_z)
-            r = recurrent_activation(x_r + inner_r)
-            candidate = activation(x_h + r * inner_h)
-            h = z * h + (1.0 - z) * candidate
+            h = gru_update(gates, inner, h, activation, recurrent_activation)
             return h, [h]
         h, c = rnn_state
         gates = gates + ops.matmul(h, recurrent)  # (B, 4U): i, f, c, o
-        x_i, x_f, x_c, x_o = ops.split(gates, 4, axis=-1)
-        c = recurrent_activation(x_f) * c + recurrent_activation(x_i) * activation(x_c)
-        h = recurrent_activation(x_o) * activation(c)
+        h, c = lstm_update(gates, c, activation, recurrent_activation)
         return h, [h, c]
 
     def _cell_step(

@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from zoo.layers.recurrence import gru_update, lstm_update
+
 
 @keras.saving.register_keras_serializable(package="zoo")
 class BidirectionalRNN(keras.layers.Bidirectional):
@@ -76,100 +78,83 @@ class BidirectionalRNN(keras.layers.Bidirectional):
 
 
 def _fused_call(layer, sequences, mask, training):
-    import tensorflow as tf
-
-    fwd, bwd = layer.forward_layer, layer.backward_layer
-    is_gru = isinstance(fwd, keras.layers.GRU)
-    dtype = layer.compute_dtype
-    x = ops.cast(sequences, dtype)  # (B, T, E)
-    batch, steps = ops.shape(x)[0], ops.shape(x)[1]
+    x = ops.cast(sequences, layer.compute_dtype)  # (B, T, E)
     if mask is None:
-        mask = ops.ones((batch, steps), "bool")
-    mask = ops.cast(mask, "bool")
-
-    # --- input projections of both directions, all steps (before the loop) ---
-    projected, recurrent, recurrent_bias = [], [], []
-    for rnn in (fwd, bwd):
-        cell = rnn.cell
-        inputs = x
-        if training and 0.0 < cell.dropout < 1.0:
-            keep = keras.random.dropout(
-                ops.ones_like(x[:, 0, :]), rate=cell.dropout, seed=cell.seed_generator
-            )
-            inputs = x * ops.expand_dims(keep, 1)
-        bias = ops.cast(cell.bias, dtype)
-        input_bias = bias[0] if is_gru else bias
-        recurrent_bias.append(bias[1] if is_gru else ops.zeros_like(bias))
-        projected.append(ops.matmul(inputs, ops.cast(cell.kernel, dtype)) + input_bias)
-        recurrent.append(ops.cast(cell.recurrent_kernel, dtype))
-    activation = fwd.cell.activation
-    recurrent_activation = fwd.cell.recurrent_activation
-    zeros = ops.zeros((batch, fwd.cell.units), dtype)
-
-    def run(gates_in, step_mask, kernel, bias):
-        """One direction's loop over time-major `(T, B, G)` gates and `(T, B, 1)` mask."""
-
-        def gru_step(gates, state):
-            (h,) = state
-            inner = ops.matmul(h, kernel) + bias  # (B, 3U)
-            x_z, x_r, x_h = ops.split(gates, 3, axis=-1)
-            inner_z, inner_r, inner_h = ops.split(inner, 3, axis=-1)
-            z = recurrent_activation(x_z + inner_z)
-            r = recurrent_activation(x_r + inner_r)
-            candidate = activation(x_h + r * inner_h)
-            h = z * h + (1.0 - z) * candidate
-            return h, (h,)
-
-        def lstm_step(gates, state):
-            h, c = state
-            gates = gates + ops.matmul(h, kernel)  # (B, 4U): i, f, c, o
-            x_i, x_f, x_c, x_o = ops.split(gates, 4, axis=-1)
-            c = recurrent_activation(x_f) * c + recurrent_activation(x_i) * activation(
-                x_c
-            )
-            h = recurrent_activation(x_o) * activation(c)
-            return h, (h, c)
-
-        cell_step = gru_step if is_gru else lstm_step
-        initial = (zeros,) if is_gru else (zeros, zeros)
-        gates_ta = tf.TensorArray(dtype, size=steps).unstack(gates_in)
-        mask_ta = tf.TensorArray("bool", size=steps).unstack(step_mask)
-        outputs_ta = tf.TensorArray(dtype, size=steps)
-
-        def body(t, outputs_ta, *state):
-            keep = mask_ta.read(t)  # (B, 1)
-            output, new_state = cell_step(gates_ta.read(t), state)
-            new_state = tuple(
-                ops.where(keep, new, old)
-                for new, old in zip(new_state, state, strict=True)
-            )
-            outputs_ta = outputs_ta.write(t, ops.where(keep, output, 0.0))
-            return (t + 1, outputs_ta, *new_state)
-
-        result = tf.while_loop(
-            lambda t, *_: t < steps,
-            body,
-            (ops.convert_to_tensor(0, "int32"), outputs_ta, *initial),
-            maximum_iterations=steps,
-        )
-        outputs = ops.transpose(result[1].stack(), (1, 0, 2))  # (B, T, U)
-        return outputs, result[2:]
-
-    time_major_mask = ops.transpose(mask, (1, 0))[..., None]  # (T, B, 1)
-    forward, forward_states = run(
-        ops.transpose(projected[0], (1, 0, 2)),
-        time_major_mask,
-        recurrent[0],
-        recurrent_bias[0],
+        mask = ops.ones(ops.shape(x)[:2], "bool")
+    time_major_mask = ops.transpose(ops.cast(mask, "bool"), (1, 0))[..., None]
+    forward, forward_states = _direction(
+        layer.forward_layer, x, time_major_mask, training, reverse=False
     )
-    backward, backward_states = run(
-        ops.flip(ops.transpose(projected[1], (1, 0, 2)), axis=0),
-        ops.flip(time_major_mask, axis=0),
-        recurrent[1],
-        recurrent_bias[1],
+    backward, backward_states = _direction(
+        layer.backward_layer, x, time_major_mask, training, reverse=True
     )
-    backward = ops.flip(backward, axis=1)
     merged = ops.concatenate([forward, backward], axis=-1)  # (B, T, 2U)
     if not layer.return_state:
         return merged
     return (merged, *forward_states, *backward_states)
+
+
+def _direction(rnn, x, time_major_mask, training, reverse):
+    """One direction: `(outputs (B, T, U) in input order, final states)`.
+
+    The input product `x W + b` of all steps is formed before the loop (after the
+    cell's per-sequence dropout mask, as Keras applies it); the loop runs over time
+    reversed for the backward direction, as Keras' `go_backwards` does.
+    """
+    import tensorflow as tf
+
+    cell = rnn.cell
+    dtype = x.dtype
+    is_gru = isinstance(rnn, keras.layers.GRU)
+    if training and 0.0 < cell.dropout < 1.0:
+        keep = keras.random.dropout(
+            ops.ones_like(x[:, 0, :]), rate=cell.dropout, seed=cell.seed_generator
+        )
+        x = x * ops.expand_dims(keep, 1)
+    bias = ops.cast(cell.bias, dtype)
+    input_bias, recurrent_bias = (bias[0], bias[1]) if is_gru else (bias, None)
+    kernel = ops.cast(cell.recurrent_kernel, dtype)
+    gates_in = ops.matmul(x, ops.cast(cell.kernel, dtype)) + input_bias  # (B, T, G)
+    gates_in = ops.transpose(gates_in, (1, 0, 2))  # (T, B, G)
+    step_mask = time_major_mask
+    if reverse:
+        gates_in, step_mask = ops.flip(gates_in, axis=0), ops.flip(step_mask, axis=0)
+    activation, recurrent_activation = cell.activation, cell.recurrent_activation
+
+    def cell_step(gates, state):
+        if is_gru:
+            (h,) = state
+            inner = ops.matmul(h, kernel) + recurrent_bias  # (B, 3U)
+            h = gru_update(gates, inner, h, activation, recurrent_activation)
+            return h, (h,)
+        h, c = state
+        gates = gates + ops.matmul(h, kernel)  # (B, 4U): i, f, c, o
+        h, c = lstm_update(gates, c, activation, recurrent_activation)
+        return h, (h, c)
+
+    steps = ops.shape(gates_in)[0]
+    zeros = ops.zeros((ops.shape(x)[0], cell.units), dtype)
+    initial = (zeros,) if is_gru else (zeros, zeros)
+    gates_ta = tf.TensorArray(dtype, size=steps).unstack(gates_in)
+    mask_ta = tf.TensorArray("bool", size=steps).unstack(step_mask)
+    outputs_ta = tf.TensorArray(dtype, size=steps)
+
+    def body(t, outputs_ta, *state):
+        keep = mask_ta.read(t)  # (B, 1)
+        output, new_state = cell_step(gates_ta.read(t), state)
+        new_state = tuple(
+            ops.where(keep, new, old) for new, old in zip(new_state, state, strict=True)
+        )
+        outputs_ta = outputs_ta.write(t, ops.where(keep, output, 0.0))
+        return (t + 1, outputs_ta, *new_state)
+
+    result = tf.while_loop(
+        lambda t, *_: t < steps,
+        body,
+        (ops.convert_to_tensor(0, "int32"), outputs_ta, *initial),
+        maximum_iterations=steps,
+    )
+    outputs = result[1].stack()  # (T, B, U), in loop order
+    if reverse:
+        outputs = ops.flip(outputs, axis=0)
+    return ops.transpose(outputs, (1, 0, 2)), result[2:]
