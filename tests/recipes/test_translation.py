@@ -77,7 +77,7 @@ def test_demo_learns_and_reports(demo_run):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_epochs_are_chosen_on_validation_bleu(demo_run):
+def test_validation_bleu_is_logged_every_epoch(demo_run):
     import csv
 
     root, _ = demo_run

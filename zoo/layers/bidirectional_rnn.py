@@ -1,4 +1,4 @@
-"""BidirectionalRNN: Keras' Bidirectional GRU/LSTM with both directions in one loop."""
+"""BidirectionalRNN: Keras' Bidirectional GRU/LSTM, input products taken out of the loop."""
 
 import keras
 from keras import ops
@@ -8,20 +8,17 @@ from zoo.layers.recurrence import gru_update, lstm_update
 
 @keras.saving.register_keras_serializable(package="zoo")
 class BidirectionalRNN(keras.layers.Bidirectional):
-    """`keras.layers.Bidirectional` over a GRU or LSTM, both directions in one loop.
+    """`keras.layers.Bidirectional` over a GRU or LSTM, input products before the loop.
 
     The same layer, weights and outputs as `keras.layers.Bidirectional` (it is a
     subclass: same variables, same checkpoints, same config plus nothing); only the
     computation differs where Keras would run its generic per-step loop (TensorFlow
-    backend, no GPU, where cuDNN is not available):
-
-    - the input projections `x W + b` of both directions, for all time steps, are
-      two matrix products before the loop (Keras' cell forms `x_t W` inside the
-      loop, one small product per step and direction);
-    - one `tf.while_loop` advances the forward direction at position `t` and the
-      backward one at `T - 1 - t` together, with one batched product
-      `[h_f; h_b] [U_f; U_b]` per step (Keras runs two loops, one after the other
-      on one core).
+    backend, no GPU, where cuDNN is not available): the input products `x W + b` of
+    all time steps are one matrix product per direction before its loop, which then
+    multiplies only the state by the recurrent kernel (Keras' cell forms `x_t W` inside
+    the loop, one small product per step and direction). The two directions keep
+    separate loops, which TensorFlow runs side by side (one joined loop with a batched
+    `[h_f; h_b]` product measured no better; see BENCHMARKS.md).
 
     The masking is Keras': a masked step keeps the state and outputs zeros (what
     `Bidirectional` sets for `return_sequences`); the backward direction reads the
@@ -78,6 +75,7 @@ class BidirectionalRNN(keras.layers.Bidirectional):
 
 
 def _fused_call(layer, sequences, mask, training):
+    """Both directions with `_direction`; Keras' `Bidirectional` outputs."""
     x = ops.cast(sequences, layer.compute_dtype)  # (B, T, E)
     if mask is None:
         mask = ops.ones(ops.shape(x)[:2], "bool")
