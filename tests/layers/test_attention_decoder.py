@@ -106,24 +106,24 @@ def test_wrong_number_of_states():
         decoder.initial_state([np.zeros((1, UNITS), "float32")])
 
 
-@pytest.mark.parametrize("cell", ["gru", "lstm"])
-def test_split_input_projection_equals_the_keras_cell(cell):
-    # The recurrence computes e_t W_e for all steps outside the loop and adds
-    # x_t W_x inside it; the result must be the Keras cell's on [e_t; x_t].
-    rng = np.random.default_rng(1)
+def _decoder_with_random_weights(cell, seed, attention_weights=False):
+    """A built decoder whose cell (and attention) weights, biases too, are random."""
+    rng = np.random.default_rng(seed)
     decoder = AttentionDecoder(VOCAB, UNITS, embedding_dim=5, cell=cell)
     target, memory, mask, states = _inputs(cell)
     decoder([target, memory, mask, *states])
-    for variable in decoder.cell.weights:  # non-zero biases too
+    variables = decoder.cell.weights
+    if attention_weights:
+        variables = variables + decoder.attention_layer.weights
+    for variable in variables:
         variable.assign(rng.normal(size=variable.shape, scale=0.5))
     embedded = rng.normal(size=(B, 5)).astype("float32")
-    extra = rng.normal(size=(B, DEPTH)).astype("float32")
-    expected, expected_state = decoder.cell(
-        ops.concatenate([embedded, extra], axis=-1), list(states)
-    )
-    weights = decoder._rnn_weights()
-    projected = decoder._project_inputs(embedded, None, weights)
-    output, state = decoder._rnn(projected, extra, list(states), weights)
+    return decoder, rng, embedded, (memory, mask, states)
+
+
+def _assert_keras_cell(decoder, cell, rnn_input, states, output, state):
+    """`output`, `state` equal the Keras cell's on `rnn_input` from `states`."""
+    expected, expected_state = decoder.cell(rnn_input, list(states))
     np.testing.assert_allclose(output, expected, atol=1e-5)
     expected_state = expected_state if cell == "lstm" else [expected_state[0]]
     for got, want in zip(state, expected_state, strict=True):
@@ -131,18 +131,27 @@ def test_split_input_projection_equals_the_keras_cell(cell):
 
 
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_split_input_projection_equals_the_keras_cell(cell):
+    # The recurrence computes e_t W_e for all steps outside the loop and adds
+    # x_t W_x inside it; the result must be the Keras cell's on [e_t; x_t].
+    decoder, rng, embedded, (_, _, states) = _decoder_with_random_weights(cell, 1)
+    extra = rng.normal(size=(B, DEPTH)).astype("float32")
+    weights = decoder._rnn_weights()
+    projected = decoder._project_inputs(embedded, None, weights)
+    output, state = decoder._rnn(projected, extra, list(states), weights)
+    rnn_input = ops.concatenate([embedded, extra], axis=-1)
+    _assert_keras_cell(decoder, cell, rnn_input, states, output, state)
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
 def test_bahdanau_step_equals_attention_then_keras_cell(cell):
-    # One product h_{t-1} [U | W_q] serves the RNN and the attention query; the
-    # step must equal the attention layer's own align() on h_{t-1} followed by the
-    # Keras cell on [e_t; c_t].
-    rng = np.random.default_rng(2)
-    decoder = AttentionDecoder(VOCAB, UNITS, embedding_dim=5, cell=cell)
-    target, memory, mask, states = _inputs(cell)
-    decoder([target, memory, mask, *states])
-    for variable in decoder.cell.weights + decoder.attention_layer.weights:
-        variable.assign(rng.normal(size=variable.shape, scale=0.5))
+    # The step feeds the context's share of the gates as attention weights times
+    # `memory W_x` (computed once per source); it must equal the attention layer's
+    # own align() on h_{t-1} followed by the Keras cell on [e_t; c_t].
+    decoder, _, embedded, (memory, mask, states) = _decoder_with_random_weights(
+        cell, 2, attention_weights=True
+    )
     bundle = decoder.prepare_memory(memory, mask)
-    embedded = rng.normal(size=(B, 5)).astype("float32")
     weights = decoder._rnn_weights()
     projected = decoder._project_inputs(embedded, bundle, weights)
     state = decoder.initial_state(states)
@@ -155,10 +164,5 @@ def test_bahdanau_step_equals_attention_then_keras_cell(cell):
     np.testing.assert_allclose(attention, expected_attention, atol=1e-6)
     assert np.all(np.asarray(attention)[1, 4:] == 0.0)  # masked source positions
     context = np.einsum("bs,bsd->bd", np.asarray(expected_attention), memory)
-    expected, expected_state = decoder.cell(
-        ops.concatenate([embedded, context], axis=-1), list(states)
-    )
-    np.testing.assert_allclose(output, expected, atol=1e-5)
-    expected_state = expected_state if cell == "lstm" else [expected_state[0]]
-    for got, want in zip(new_state, expected_state, strict=True):
-        np.testing.assert_allclose(got, want, atol=1e-5)
+    rnn_input = ops.concatenate([embedded, context], axis=-1)
+    _assert_keras_cell(decoder, cell, rnn_input, states, output, new_state)
