@@ -31,6 +31,11 @@ callback: training tokens per second per epoch, tracing and validation excluded.
 - `tensorboard/`: TensorBoard logs (when the `tensorboard` package is installed;
   TensorFlow 2.21 no longer installs it).
 - early stopping on `cfg.monitor` with `patience` and `restore_best_weights=True`.
+- with `decay_factor` < 1, learning-rate decay on a plateau: the learning rate is
+  multiplied by `decay_factor` after `decay_patience` epochs without a better
+  `cfg.monitor` (`keras.callbacks.ReduceLROnPlateau`), and logged as `learning_rate`.
+  A resumed run replays the monitor values of `log.csv` from `learning_rate`, so it
+  continues with the rate and the count of waiting epochs of the killed run.
 - a NaN guard: a non-finite loss stops training with `NonFiniteLossError`, and the
   backup of the last completed epoch is kept.
 
@@ -72,6 +77,8 @@ class TrainingConfig:
         seed: seed of Python, NumPy, TensorFlow and Keras.
         run_dir: folder for backup, best checkpoint, CSV and TensorBoard logs.
         patience: early-stopping patience in epochs (0 disables early stopping).
+        decay_factor: learning-rate factor on a plateau of `monitor` (1 disables it).
+        decay_patience: epochs without improvement before the rate is multiplied.
         distribute: "none", "mirrored" or "multi-worker".
         monitor: quantity for the best checkpoint and early stopping.
         mode: "auto", "min" or "max" for `monitor`.
@@ -85,6 +92,8 @@ class TrainingConfig:
     seed: int = 1234
     run_dir: str = "runs/default"
     patience: int = 3
+    decay_factor: float = 1.0
+    decay_patience: int = 1
     distribute: str = "none"
     monitor: str = "val_loss"
     mode: str = "auto"
@@ -106,6 +115,16 @@ class TrainingConfig:
         if not isinstance(self.patience, int) or self.patience < 0:
             raise ValueError(
                 f"`patience` must be an int >= 0. Received: patience={self.patience!r}"
+            )
+        if not isinstance(self.decay_patience, int) or self.decay_patience < 1:
+            raise ValueError(
+                "`decay_patience` must be an int >= 1. "
+                f"Received: decay_patience={self.decay_patience!r}"
+            )
+        if not 0 < self.decay_factor <= 1:
+            raise ValueError(
+                "`decay_factor` must be in (0, 1] (1: no decay). "
+                f"Received: decay_factor={self.decay_factor!r}"
             )
         if not (self.learning_rate > 0 and math.isfinite(self.learning_rate)):
             raise ValueError(
@@ -133,7 +152,7 @@ def add_training_args(
     """Adds the common training flags to an `argparse.ArgumentParser`.
 
     Flags: `--epochs --batch-size --learning-rate --seed --run-dir --patience
-    --distribute none|mirrored|multi-worker`. The defaults are the arguments.
+    --decay-factor --decay-patience --distribute none|mirrored|multi-worker`. The defaults are the arguments.
 
     Returns:
         The argument group holding the flags.
@@ -157,6 +176,19 @@ def add_training_args(
         type=int,
         default=TrainingConfig.patience,
         help="early-stopping patience in epochs (0 disables it)",
+    )
+    group.add_argument(
+        "--decay-factor",
+        type=float,
+        default=TrainingConfig.decay_factor,
+        help="multiply the learning rate by this after --decay-patience epochs "
+        "without a better validation metric (1 disables it)",
+    )
+    group.add_argument(
+        "--decay-patience",
+        type=int,
+        default=TrainingConfig.decay_patience,
+        help="epochs without improvement before the learning rate decays",
     )
     group.add_argument(
         "--distribute",
@@ -365,10 +397,10 @@ class _NaNGuard(keras.callbacks.Callback):
             )
 
 
-def _best_so_far(csv_path, monitor, mode):
-    """Best `monitor` value in an existing CSV log (for resumed runs), or None."""
+def _monitor_history(csv_path, monitor):
+    """The finite `monitor` values of an existing CSV log, epoch by epoch."""
     if not os.path.exists(csv_path):
-        return None
+        return []
     values = []
     with open(csv_path, newline="") as f:
         for row in csv.DictReader(f):
@@ -376,11 +408,53 @@ def _best_so_far(csv_path, monitor, mode):
                 values.append(float(row[monitor]))
             except (KeyError, TypeError, ValueError):
                 continue
-    values = [v for v in values if math.isfinite(v)]
+    return [v for v in values if math.isfinite(v)]
+
+
+def _maximize(monitor, mode):
+    return mode == "max" or (mode == "auto" and "acc" in monitor)
+
+
+def _best_so_far(csv_path, monitor, mode):
+    """Best `monitor` value in an existing CSV log (for resumed runs), or None."""
+    values = _monitor_history(csv_path, monitor)
     if not values:
         return None
-    maximize = mode == "max" or (mode == "auto" and "acc" in monitor)
-    return max(values) if maximize else min(values)
+    return max(values) if _maximize(monitor, mode) else min(values)
+
+
+class _PlateauDecay(keras.callbacks.ReduceLROnPlateau):
+    """`ReduceLROnPlateau` that starts from `learning_rate` and, on a resume, replays
+    the monitor values of the epochs already done (`history`), so the rate, the best
+    value and the waiting count are those of the interrupted run."""
+
+    def __init__(self, monitor, mode, factor, patience, learning_rate, history=()):
+        super().__init__(
+            monitor=monitor,
+            mode="max" if _maximize(monitor, mode) else "min",
+            factor=factor,
+            patience=patience,
+            min_lr=0.0,
+            verbose=1,
+        )
+        self.learning_rate = learning_rate
+        self.history = list(history)
+
+    def on_train_begin(self, logs=None):
+        super().on_train_begin(logs)
+        if isinstance(
+            self.model.optimizer._learning_rate,
+            keras.optimizers.schedules.LearningRateSchedule,
+        ):
+            raise ValueError(
+                "`decay_factor` < 1 needs an optimizer with a fixed learning rate; "
+                "this one follows a `LearningRateSchedule`."
+            )
+        self.model.optimizer.learning_rate = self.learning_rate
+        verbose, self.verbose = self.verbose, 0
+        for epoch, value in enumerate(self.history):
+            super().on_epoch_end(epoch, {self.monitor: value})
+        self.verbose = verbose
 
 
 def _build_for_multi_worker(model, strategy, train_ds):
@@ -490,6 +564,21 @@ def fit(model, train_ds, val_ds, cfg, callbacks=None, **fit_kwargs):
     all_callbacks += [
         keras.callbacks.BackupAndRestore(backup_dir, double_checkpoint=True),
         _NaNGuard(backup_dir),
+    ]
+    if cfg.decay_factor < 1:
+        # After the backup's restore (train begin), before the CSV log (epoch end).
+        # The starting rate is the compiled one, read before a backup is restored.
+        all_callbacks.append(
+            _PlateauDecay(
+                monitor,
+                cfg.mode,
+                cfg.decay_factor,
+                cfg.decay_patience,
+                float(keras.ops.convert_to_numpy(model.optimizer.learning_rate)),
+                _monitor_history(csv_path, monitor) if resuming else (),
+            )
+        )
+    all_callbacks += [
         checkpoint,
         keras.callbacks.CSVLogger(csv_path, append=resuming),
     ]

@@ -237,3 +237,95 @@ def test_throughput_excludes_tracing_and_validation(monkeypatch):
     meter.on_train_batch_end(0)
     meter.on_epoch_end(1)
     assert len(meter.rates) == 1
+
+
+class _Scripted(keras.callbacks.Callback):
+    """Logs `val_score` from a script (an extra callback, run before fit's own) and
+    stops the run with `_Interrupt` in epoch `interrupt_at`."""
+
+    def __init__(self, scores, interrupt_at=None):
+        super().__init__()
+        self.scores, self.interrupt_at = scores, interrupt_at
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if epoch == self.interrupt_at:
+            raise _Interrupt
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs["val_score"] = self.scores[epoch]
+
+
+class _Interrupt(Exception):
+    pass
+
+
+def _decay_run(run_dir, scores, interrupt_at=None, patience=1):
+    x = np.random.default_rng(0).normal(size=(16, 3)).astype("float32")
+    ds = tf.data.Dataset.from_tensor_slices((x, x[:, :1])).batch(8)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.SGD(0.1), "mse")
+    cfg = TrainingConfig(
+        epochs=len(scores),
+        run_dir=str(run_dir),
+        verbose=0,
+        patience=0,
+        monitor="val_score",
+        mode="max",
+        decay_factor=0.5,
+        decay_patience=patience,
+    )
+    training.fit(model, ds, ds, cfg, callbacks=[_Scripted(scores, interrupt_at)])
+    return float(model.optimizer.learning_rate.numpy())
+
+
+def _logged_rates(run_dir):
+    with open(run_dir / "log.csv", newline="") as f:
+        return [float(row["learning_rate"]) for row in csv.DictReader(f)]
+
+
+SCORES = [1.0, 2.0, 2.0, 1.0, 3.0, 3.0, 2.5, 2.0]
+
+
+def test_learning_rate_decays_on_plateau(tmp_path):
+    # Each epoch logs the rate it trained with; an epoch without a better score
+    # halves the rate for the next (patience 1).
+    assert _decay_run(tmp_path / "a", SCORES) == pytest.approx(0.1 / 2**5)
+    np.testing.assert_allclose(
+        _logged_rates(tmp_path / "a"),
+        [0.1, 0.1, 0.1, 0.05, 0.025, 0.025, 0.0125, 0.00625],
+    )
+    # Patience 2: the rate halves after the second epoch in a row without a better
+    # score (epochs 2-3 and 5-6).
+    assert _decay_run(tmp_path / "b", SCORES, patience=2) == pytest.approx(0.025)
+    np.testing.assert_allclose(
+        _logged_rates(tmp_path / "b"), [0.1] * 4 + [0.05] * 3 + [0.025]
+    )
+
+
+def test_learning_rate_decay_survives_a_resume(tmp_path):
+    run_dir = tmp_path / "run"
+    with pytest.raises(_Interrupt):
+        _decay_run(run_dir, SCORES, interrupt_at=4)
+    assert (run_dir / "backup").is_dir()
+    assert _logged_rates(run_dir) == pytest.approx([0.1, 0.1, 0.1, 0.05])
+    # The same run again, in a fresh model: it resumes at epoch 4 with the rate
+    # and the waiting count the interrupted run had.
+    assert _decay_run(run_dir, SCORES) == pytest.approx(0.1 / 2**5)
+    np.testing.assert_allclose(
+        _logged_rates(run_dir), [0.1, 0.1, 0.1, 0.05, 0.025, 0.025, 0.0125, 0.00625]
+    )
+
+
+def test_decay_flags_and_bad_values():
+    parser = argparse.ArgumentParser()
+    add_training_args(parser)
+    args = parser.parse_args(["--decay-factor", "0.5", "--decay-patience", "2"])
+    cfg = TrainingConfig.from_args(args)
+    assert (cfg.decay_factor, cfg.decay_patience) == (0.5, 2)
+    assert TrainingConfig().decay_factor == 1.0  # off unless asked for
+    with pytest.raises(ValueError, match="decay_factor=1.5"):
+        TrainingConfig(decay_factor=1.5)
+    with pytest.raises(ValueError, match="decay_factor=0"):
+        TrainingConfig(decay_factor=0)
+    with pytest.raises(ValueError, match="decay_patience=0"):
+        TrainingConfig(decay_patience=0)
