@@ -20,6 +20,13 @@ Commands:
         --directions de-en,en-de --attentions bahdanau,luong-general-local-p,none
     python -m bench.translation --data ../shared/data/anki_spa_eng/spa-eng/spa.txt \\
         --directions es-en
+    python -m bench.translation --data ../shared/data/multi30k --directions en-de \\
+        --attentions bahdanau --decode-only --tune-decoding
+
+`--tune-decoding` chooses the beam width and the GNMT penalties (alpha, beta) on the
+validation split (cased BLEU over the grid of `--tune-beams/--tune-alphas/--tune-betas`)
+and adds one test row decoded with the chosen setting; the test set plays no part in
+the choice.
 
 `--quick` trains a small model for one epoch on 2,000 Multi30k de->en pairs (or the
 generated demo pair when ../shared/data is absent) and scores 200 test sentences: its
@@ -28,6 +35,7 @@ printed as a Markdown table and written to `reports/bench_translation.json`.
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import pathlib
@@ -79,7 +87,30 @@ def parse_args(argv=None):
         help="no training: score the best checkpoint (best.keras) of an earlier run "
         "in --run-dir (train tok/s then reads as n/a)",
     )
+    parser.add_argument(
+        "--tune-decoding",
+        action="store_true",
+        help="choose beam width, alpha and beta on the validation split and add a "
+        "test row decoded with them",
+    )
+    parser.add_argument("--tune-beams", default="5,10", help="beam widths tried")
+    parser.add_argument("--tune-alphas", default="0.6,1.0", help="length penalties")
+    parser.add_argument("--tune-betas", default="0.0,0.2", help="coverage penalties")
     args = parser.parse_args(argv)
+    try:
+        args.tune_grid = [
+            (int(w), float(a), float(b))
+            for w in args.tune_beams.split(",")
+            for a in args.tune_alphas.split(",")
+            for b in args.tune_betas.split(",")
+        ]
+    except ValueError as error:
+        parser.error(f"--tune-beams/--tune-alphas/--tune-betas: {error}")
+    if any(w < 1 or a < 0 or b < 0 for w, a, b in args.tune_grid):
+        parser.error(
+            "--tune-beams must be >= 1 and --tune-alphas/--tune-betas >= 0. "
+            f"Received: {args.tune_beams!r}, {args.tune_alphas!r}, {args.tune_betas!r}"
+        )
     if args.quick:
         multi30k = SHARED / "multi30k"
         args.data = args.data or (str(multi30k) if multi30k.is_dir() else None)
@@ -165,15 +196,43 @@ def run_one(args, source, target, attention):
         start = time.time()
         _, tokens_per_second = recipe.train(config, model, data)
         train_seconds = round(time.time() - start, 1)
-    module = recipe.make_serving_module(model, data["tokenizers"], config)
     test = splits["test"]
     if args.eval_limit:
         test = test.take(args.eval_limit)
-    rows = []
-    for search, fn in (
+    common = {
+        "direction": f"{source}->{target}",
+        "attention": attention,
+        "weights": "best validation epoch" if args.decode_only else "last epoch",
+        "train_tokens_per_second": (
+            round(tokens_per_second) if tokens_per_second else None
+        ),
+        "train_seconds": train_seconds,
+        "test_pairs": len(test),
+        "train_pairs": len(splits["train"]),
+        "epochs": args.epochs,
+        "units": args.units,
+        "vocab": [
+            data["tokenizers"]["source"].vocab_size,
+            data["tokenizers"]["target"].vocab_size,
+        ],
+    }
+    module = recipe.make_serving_module(model, data["tokenizers"], config)
+    searches = [
         ("greedy", module.translate_greedy),
         (f"beam{args.beam_width}", module.serve),
-    ):
+    ]
+    if args.tune_decoding:
+        width, alpha, beta = tune_decoding(
+            args, recipe, model, data, config, splits["val"]
+        )
+        tuned = recipe.make_serving_module(
+            model,
+            data["tokenizers"],
+            dataclasses.replace(config, beam_width=width, alpha=alpha, beta=beta),
+        )
+        searches.append((f"beam{width}-alpha{alpha}-beta{beta}-tuned", tuned.serve))
+    rows = []
+    for search, fn in searches:
         recipe.translate_corpus(fn, test.sources[:2])  # trace outside the timing
         start = time.time()
         outputs = recipe.translate_corpus(fn, test.sources)
@@ -185,8 +244,7 @@ def run_one(args, source, target, attention):
             f.writelines(h.replace("\n", " ") + "\n" for h in hyps)
         rows.append(
             {
-                "direction": f"{source}->{target}",
-                "attention": attention,
+                **common,
                 "search": search,
                 "bleu": round(scores["bleu"], 2),
                 "bleu_signature": scores["bleu_signature"],
@@ -201,28 +259,34 @@ def run_one(args, source, target, attention):
                     "bleu_moses_lowercase_signature"
                 ),
                 "hypotheses_file": hyp_file,
-                "weights": "best validation epoch"
-                if args.decode_only
-                else "last epoch",
                 "by_length": bucket_bleu(test.sources, hyps, test.targets),
-                "train_tokens_per_second": (
-                    round(tokens_per_second) if tokens_per_second else None
-                ),
-                "train_seconds": train_seconds,
                 "decode_sentences_per_second": round(len(test) / seconds, 1),
-                "test_pairs": len(test),
-                "train_pairs": len(splits["train"]),
-                "epochs": args.epochs,
-                "units": args.units,
-                "vocab": [
-                    data["tokenizers"]["source"].vocab_size,
-                    data["tokenizers"]["target"].vocab_size,
-                ],
                 "example": {"source": test.sources[0], "hypothesis": hyps[0]},
             }
         )
         print(json.dumps(rows[-1], ensure_ascii=False))
     return rows
+
+
+def tune_decoding(args, recipe, model, data, config, val):
+    """The `(beam width, alpha, beta)` of `args.tune_grid` with the best cased BLEU
+    on the validation split (ties: the earlier setting of the grid)."""
+    best = None
+    for width, alpha, beta in args.tune_grid:
+        setting = dataclasses.replace(config, beam_width=width, alpha=alpha, beta=beta)
+        module = recipe.make_serving_module(model, data["tokenizers"], setting)
+        fn = module.serve if width > 1 else module.translate_greedy
+        outputs = recipe.translate_corpus(fn, val.sources)
+        hyps = [recipe._decode(o["translation"]) for o in outputs]
+        bleu = recipe.bleu_scores(hyps, val.targets)["bleu"]
+        print(
+            f"[tune] validation BLEU {bleu:.2f}: beam {width}, alpha {alpha}, "
+            f"beta {beta}"
+        )
+        if best is None or bleu > best[0]:
+            best = (bleu, (width, alpha, beta))
+    print(f"[tune] chosen: beam {best[1][0]}, alpha {best[1][1]}, beta {best[1][2]}")
+    return best[1]
 
 
 def _or(value, missing):
