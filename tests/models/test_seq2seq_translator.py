@@ -140,3 +140,57 @@ def test_bfloat16_training_logits_only_change_training_steps():
     assert mixed.get_config()["training_logits_dtype"] == "bfloat16"
     restored = Seq2SeqTranslator.from_config(mixed.get_config())
     assert restored.decoder.training_logits_dtype == "bfloat16"
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"attention": "bahdanau"},
+        {"attention": "luong", "rnn": "lstm"},
+        {"attention": "none"},
+        {"attention": "bahdanau", "training_logits_dtype": "bfloat16"},
+    ],
+)
+def test_training_step_at_real_positions_equals_the_padded_step(kwargs):
+    inputs, labels = _batch()  # row 2 of the target is padded after 3 tokens
+    keras.utils.set_random_seed(3)
+    fast = _model(**kwargs)
+    padded = _model(**kwargs)
+    padded.set_weights(fast.get_weights())
+    before = [np.array(w) for w in fast.get_weights()]
+    # Keras' own step (the full (B, Tt, V) logits, padding masked in the loss)
+    padded.train_step = lambda data: keras.Model.train_step(padded, data)
+    calls = []
+    real_position_logits = fast.real_position_logits
+
+    def spy(*args, **kw):
+        calls.append(1)
+        return real_position_logits(*args, **kw)
+
+    fast.real_position_logits = spy
+    losses = []
+    for model in (fast, padded):
+        model.compile(keras.optimizers.SGD(0.5), MaskedSparseCrossentropy(0.1))
+        losses.append(model.train_on_batch(inputs, labels))
+    assert calls  # the real-position step ran (traced once)
+    np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5)
+    changed = 0
+    for w_fast, w_padded, w0 in zip(
+        fast.get_weights(), padded.get_weights(), before, strict=True
+    ):
+        np.testing.assert_allclose(w_fast, w_padded, atol=1e-5)
+        changed += not np.allclose(w_padded, w0)
+    assert changed > len(before) // 2  # the step moved the weights
+
+
+def test_real_position_logits_are_the_output_at_real_positions():
+    inputs, labels = _batch()
+    model = _model(attention="luong")
+    model.compile("sgd", MaskedSparseCrossentropy())
+    real_labels, logits = model.real_position_logits(inputs, labels)
+    mask = labels != 0
+    assert logits.shape == (mask.sum(), 40)
+    np.testing.assert_array_equal(real_labels, labels[mask])
+    np.testing.assert_allclose(
+        logits, keras.ops.convert_to_numpy(model(inputs))[mask], atol=1e-5
+    )
