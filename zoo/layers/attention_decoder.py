@@ -439,24 +439,6 @@ class AttentionDecoder(keras.layers.Layer):
         return logits, attention, new_state
 
     def call(self, inputs, training=None, return_attention=False):
-        features, embedded, attention = self.readout_inputs(inputs, training=training)
-        logits = self.logits(features, embedded, training=training)  # (B, Tt, V)
-        if return_attention:
-            return logits, attention
-        return logits
-
-    def readout_inputs(self, inputs, training=None):
-        """The teacher-forced pass up to the output layer, for all steps.
-
-        Args:
-            inputs: as for `call`.
-            training: Python bool.
-
-        Returns:
-            `(features (B, Tt, F), embedded (B, Tt, E), attention (B, Tt, Ts))`:
-            `logits(features, embedded)` gives `call`'s logits; a training step can
-            apply it to the real (non-padding) target positions only.
-        """
         target_ids, memory, source_mask = inputs[0], inputs[1], inputs[2]
         memory_bundle = self.prepare_memory(memory, source_mask)
         state = self.initial_state(list(inputs[3:]))
@@ -490,12 +472,10 @@ class AttentionDecoder(keras.layers.Layer):
         features = ops.transpose(features, (1, 0, 2))  # (B, Tt, H)
         attention = ops.transpose(attention, (1, 0, 2))  # (B, Tt, Ts)
         features = self._readout_features(features, attention, memory_bundle)
-        return features, embedded, attention
-
-    def logits(self, features, embedded, training=None):
-        """Logits from `readout_inputs`' features and embeddings (any leading shape,
-        e.g. `(N, F)` and `(N, E)` for N gathered positions)."""
-        return self._logits(features, embedded, training=training)
+        logits = self._logits(features, embedded, training=training)  # (B, Tt, V)
+        if return_attention:
+            return logits, attention
+        return logits
 
     def compute_mask(self, inputs, mask=None):
         return None

@@ -98,14 +98,7 @@ class Seq2SeqTranslator(keras.Model):
 
     Inputs are a dict `{"source_ids": (B, Ts), "target_ids": (B, Tt)}` of int32 ids,
     where `target_ids` starts with `[START]`; the output is the logits `(B, Tt, V)` for
-    the next tokens.
-
-    Training steps (`fit` on the TensorFlow backend, compiled with
-    `MaskedSparseCrossentropy` and no sample weights) compute the output layer, the
-    largest product of a step, and the loss at the real target positions only: the
-    decoder's readout features are gathered at the non-padding labels before the
-    logits. Loss and gradients are those of the padded computation (padding gets no
-    loss either way); other configurations use Keras' `train_step`. For decoding, `encode()` gives the memory and initial state and
+    the next tokens. For decoding, `encode()` gives the memory and initial state and
     `decoder.step()` advances one token (see `zoo.decoding.seq2seq`).
 
     Args:
@@ -229,69 +222,6 @@ class Seq2SeqTranslator(keras.Model):
         self.encoders = encoders
         self.bridges = bridges
         self.decoder = decoder
-
-    def train_step(self, data):
-        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
-        if (
-            keras.backend.backend() != "tensorflow"
-            or not isinstance(self.loss, MaskedSparseCrossentropy)
-            or sample_weight is not None
-            or not isinstance(x, dict)
-        ):
-            return super().train_step(data)
-        import tensorflow as tf
-        from keras.src.losses import loss as loss_module
-
-        with tf.GradientTape() as tape:
-            labels, logits = self.real_position_logits(x, y, training=True)
-            loss = self._compute_loss(
-                x=x, y=labels, y_pred=logits, sample_weight=None, training=True
-            )
-            self._loss_tracker.update_state(
-                loss_module.unscale_loss_for_distribution(loss),
-                sample_weight=tf.shape(y)[0],
-            )
-            loss = self.optimizer.scale_loss(loss)
-        weights = self.trainable_weights
-        gradients = tape.gradient(loss, weights)
-        self.optimizer.apply_gradients(zip(gradients, weights, strict=True))
-        return self.compute_metrics(x, labels, logits, sample_weight=None)
-
-    def real_position_logits(self, inputs, target, training=False):
-        """Logits at the real positions of `target` only.
-
-        Args:
-            inputs: the model's input dict.
-            target: `(B, Tt)` next-token ids (`self.loss.pad_id` = padding).
-            training: Python bool.
-
-        Returns:
-            `(labels (N,), logits (N, V))` for the N non-padding positions, row-major
-            order: the same values as the model's output gathered at those positions.
-        """
-        n_states = 1 if self.rnn == "gru" else 2
-        memory, source_mask, initial_state = _encode(
-            inputs["source_ids"],
-            self.source_embedding,
-            self.encoders,
-            self.bridges,
-            n_states,
-            training=training,
-        )
-        features, embedded, _ = self.decoder.readout_inputs(
-            [inputs["target_ids"], memory, source_mask, *initial_state],
-            training=training,
-        )
-        pad_id = getattr(self.loss, "pad_id", 0)
-        real = ops.nonzero(ops.reshape(ops.not_equal(target, pad_id), (-1,)))[0]
-
-        def gather(values):  # (B, Tt, D) -> (N, D)
-            return ops.take(ops.reshape(values, (-1, values.shape[-1])), real, axis=0)
-
-        logits = self.decoder.logits(
-            gather(features), gather(embedded), training=training
-        )
-        return ops.take(ops.reshape(target, (-1,)), real, axis=0), logits
 
     def encode(self, source_ids, training=False):
         """Runs the encoder for decoding.
