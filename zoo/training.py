@@ -152,7 +152,8 @@ def add_training_args(
     """Adds the common training flags to an `argparse.ArgumentParser`.
 
     Flags: `--epochs --batch-size --learning-rate --seed --run-dir --patience
-    --decay-factor --decay-patience --distribute none|mirrored|multi-worker`. The defaults are the arguments.
+    --decay-factor --decay-patience --distribute none|mirrored|multi-worker`. The
+    defaults are the arguments.
 
     Returns:
         The argument group holding the flags.
