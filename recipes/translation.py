@@ -27,7 +27,9 @@ Commands:
 The best epoch (checkpoint `best.keras`, early stopping, and the weights evaluated and
 exported, which early stopping restores when `--patience` > 0) is chosen on validation
 BLEU of greedy translations with `--data` (`--select-on bleu`) and on the validation
-loss for the demo (`--select-on loss`).
+loss for the demo (`--select-on loss`). With `--data` the learning rate also halves
+after each epoch without a better validation score (`--decay-factor 0.5`
+`--decay-patience 1`; `--decay-factor 1` turns it off; the demo keeps a fixed rate).
 
 `--data` is a Multi30k folder (`{train,val,test_2016_flickr}.{src,tgt}.gz`, or the
 Multi30k root) or an Anki TSV file (`english<TAB>other`; a fixed, seeded 2% / 2%
@@ -195,8 +197,12 @@ def parse_config(argv=None):
         learning_rate=None,
         run_dir="runs/translation",
     )
+    # with --data the rate halves on each validation plateau unless told otherwise
+    parser.set_defaults(decay_factor=None)
     args = parser.parse_args(argv)
     demo = args.data is None
+    if args.decay_factor is None:
+        args.decay_factor = 1.0 if demo else 0.5
     args.epochs = args.epochs or (6 if demo else 12)
     args.learning_rate = args.learning_rate or (5e-3 if demo else 2e-3)
     select_on = args.select_on or ("loss" if demo else "bleu")

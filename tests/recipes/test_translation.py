@@ -99,10 +99,13 @@ def test_selection_defaults():
         "val_bleu",
         "max",
     )
+    assert (real.training.decay_factor, real.training.decay_patience) == (0.5, 1)
     demo = parse_config([])
     assert (demo.select_on, demo.training.monitor) == ("loss", "val_loss")
-    chosen = parse_config(["--data", "x", "--select-on", "loss"])
+    assert demo.training.decay_factor == 1.0  # no decay in the demo
+    chosen = parse_config(["--data", "x", "--select-on", "loss", "--decay-factor", "1"])
     assert chosen.training.monitor == "val_loss"
+    assert chosen.training.decay_factor == 1.0
     with pytest.raises(SystemExit):
         parse_config(["--select-on", "meteor"])
 
