@@ -230,7 +230,12 @@ def run_one(args, source, target, attention):
             data["tokenizers"],
             dataclasses.replace(config, beam_width=width, alpha=alpha, beta=beta),
         )
-        searches.append((f"beam{width}-alpha{alpha}-beta{beta}-tuned", tuned.serve))
+        searches.append(
+            (
+                f"beam{width}-alpha{alpha}-beta{beta}-tuned",
+                tuned.serve if width > 1 else tuned.translate_greedy,
+            )
+        )
     rows = []
     for search, fn in searches:
         recipe.translate_corpus(fn, test.sources[:2])  # trace outside the timing
