@@ -196,9 +196,8 @@ def parse_config(argv=None):
         batch_size=64,
         learning_rate=None,
         run_dir="runs/translation",
+        decay_factor=None,  # 0.5 with --data, 1 (off) for the demo
     )
-    # with --data the rate halves on each validation plateau unless told otherwise
-    parser.set_defaults(decay_factor=None)
     args = parser.parse_args(argv)
     demo = args.data is None
     if args.decay_factor is None:

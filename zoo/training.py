@@ -147,7 +147,12 @@ class TrainingConfig:
 
 
 def add_training_args(
-    parser, epochs=10, batch_size=32, learning_rate=1e-3, run_dir=None
+    parser,
+    epochs=10,
+    batch_size=32,
+    learning_rate=1e-3,
+    run_dir=None,
+    decay_factor=TrainingConfig.decay_factor,
 ):
     """Adds the common training flags to an `argparse.ArgumentParser`.
 
@@ -181,7 +186,7 @@ def add_training_args(
     group.add_argument(
         "--decay-factor",
         type=float,
-        default=TrainingConfig.decay_factor,
+        default=decay_factor,
         help="multiply the learning rate by this after --decay-patience epochs "
         "without a better validation metric (1 disables it)",
     )

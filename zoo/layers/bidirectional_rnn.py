@@ -17,8 +17,8 @@ class BidirectionalRNN(keras.layers.Bidirectional):
     all time steps are one matrix product per direction before its loop, which then
     multiplies only the state by the recurrent kernel (Keras' cell forms `x_t W` inside
     the loop, one small product per step and direction). The two directions keep
-    separate loops, which TensorFlow runs side by side (one joined loop with a batched
-    `[h_f; h_b]` product measured no better; see BENCHMARKS.md).
+    separate, independent loops, which TensorFlow may run concurrently (one joined
+    loop with a batched `[h_f; h_b]` product measured no better; see BENCHMARKS.md).
 
     The masking is Keras': a masked step keeps the state and outputs zeros (what
     `Bidirectional` sets for `return_sequences`); the backward direction reads the
