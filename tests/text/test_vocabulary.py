@@ -1,3 +1,4 @@
+import gc
 import os
 import subprocess
 import sys
@@ -70,6 +71,24 @@ def test_lookup_and_inverse(tmp_path):
         b"[UNK]",
     ]
     assert lookup.size == 4
+
+
+def test_lookups_made_after_freed_ones_read_their_own_file(tmp_path):
+    # TensorFlow names a file-initialised table after its file argument (for an Asset,
+    # the object's address) and reuses a table of the same name: once an earlier
+    # lookup's Asset was freed and its address reused, a new lookup read the earlier
+    # vocabulary and mapped every token to [UNK].
+    wrong = []
+    for i in range(50):
+        path = Vocabulary(["[PAD]", "[UNK]", f"word{i}"]).save(tmp_path / f"v{i}.txt")
+        lookup = VocabularyLookup(path)
+        got = lookup(tf.constant([f"word{i}"])).numpy().tolist()
+        back = lookup.inverse(tf.constant([2])).numpy().tolist()
+        if got != [2] or back != [f"word{i}".encode()]:
+            wrong.append((i, got, back))
+        del lookup
+        gc.collect()
+    assert not wrong
 
 
 def test_lookup_asset_survives_export_and_move(tmp_path):

@@ -12,6 +12,7 @@ ids with a `tf.lookup.StaticHashTable` initialised from the same file. The file 
 
 import collections
 import os
+import uuid
 
 import tensorflow as tf
 
@@ -194,6 +195,27 @@ def _check_token(token, where):
         )
 
 
+class _TextFileInitializer(tf.lookup.TextFileInitializer):
+    """A `TextFileInitializer` whose table gets a name of its own.
+
+    TensorFlow names the table of a file initializer after the file argument, and
+    `hash_table_v2` hands back an existing table of the same name in the process
+    (initialised, with the old contents). For a `tf.saved_model.Asset` that name holds
+    the object's memory address, which Python reuses once the object is collected: a
+    lookup made after an earlier one was freed could silently read the earlier
+    vocabulary (every token `[UNK]`). A random suffix keeps tables apart; the name is
+    stored in an export, so its reloaded tables keep theirs.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._table_id = uuid.uuid4().hex
+
+    @property
+    def _shared_name(self):
+        return f"zoo_vocabulary_{self._key_index}_{self._value_index}_{self._table_id}"
+
+
 class VocabularyLookup(tf.Module):
     """In-graph token -> id lookup (and id -> token) backed by a vocabulary file.
 
@@ -226,7 +248,7 @@ class VocabularyLookup(tf.Module):
         self._size = len(Vocabulary.load(vocab_file))
         self.vocab_file = tf.saved_model.Asset(vocab_file)
         self.table = tf.lookup.StaticHashTable(
-            tf.lookup.TextFileInitializer(
+            _TextFileInitializer(
                 self.vocab_file,
                 key_dtype=tf.string,
                 key_index=tf.lookup.TextFileIndex.WHOLE_LINE,
@@ -236,7 +258,7 @@ class VocabularyLookup(tf.Module):
             default_value=UNK_ID,
         )
         self.inverse_table = tf.lookup.StaticHashTable(
-            tf.lookup.TextFileInitializer(
+            _TextFileInitializer(
                 self.vocab_file,
                 key_dtype=tf.int64,
                 key_index=tf.lookup.TextFileIndex.LINE_NUMBER,
