@@ -114,6 +114,7 @@ class Config:
     decoder_units: int = 256
     dropout: float = 0.2
     training_logits_dtype: str = "float32"
+    tie_embeddings: bool = False
     label_smoothing: float = 0.1
     vocab_size: int = 8000
     lowercase: bool = False
@@ -167,6 +168,11 @@ def parse_config(argv=None):
         help="precision of the logits product in training steps (bfloat16: mixed "
         "precision, fast on CPUs with AMX; validation, decoding and the export "
         "compute in float32)",
+    )
+    parser.add_argument(
+        "--tie-embeddings",
+        action="store_true",
+        help="the output layer reuses the target embeddings (Press & Wolf 2017)",
     )
     parser.add_argument("--label-smoothing", type=float, default=0.1)
     parser.add_argument("--vocab-size", type=int, default=None)
@@ -223,6 +229,7 @@ def parse_config(argv=None):
         decoder_units=args.decoder_units or size,
         dropout=args.dropout if args.dropout is not None else (0.0 if demo else 0.2),
         training_logits_dtype=args.training_logits_dtype,
+        tie_embeddings=args.tie_embeddings,
         label_smoothing=args.label_smoothing,
         vocab_size=args.vocab_size or (200 if demo else 8000),
         lowercase=args.lowercase,
@@ -384,6 +391,7 @@ def build_model(config, source_vocab_size, target_vocab_size):
         window_size=config.window_size,
         dropout=config.dropout,
         training_logits_dtype=config.training_logits_dtype,
+        tie_embeddings=config.tie_embeddings,
         name="seq2seq_translator",
     )
     model.compile(

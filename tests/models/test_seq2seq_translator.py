@@ -140,3 +140,82 @@ def test_bfloat16_training_logits_only_change_training_steps():
     assert mixed.get_config()["training_logits_dtype"] == "bfloat16"
     restored = Seq2SeqTranslator.from_config(mixed.get_config())
     assert restored.decoder.training_logits_dtype == "bfloat16"
+
+
+@pytest.mark.parametrize(
+    "attention, embedding_dim", [("bahdanau", 8), ("none", 8), ("luong", 16)]
+)
+def test_tied_output_layer_is_the_target_embedding(tmp_path, attention, embedding_dim):
+    import tensorflow as tf
+
+    inputs, labels = _batch()
+
+    def build(tie):
+        keras.utils.set_random_seed(3)
+        return Seq2SeqTranslator(
+            30,
+            40,
+            embedding_dim=embedding_dim,
+            encoder_units=8,
+            decoder_units=16,
+            attention=attention,
+            tie_embeddings=tie,
+        )
+
+    tied, untied = build(True), build(False)
+    assert tied.decoder.output_projection is None
+    # tying leaves out the untied output kernel (units x vocab); for Bahdanau and
+    # none the readout shrinks from units to embedding_dim too ([h; c; e] + bias in)
+    smaller_readout = (16 + 16 + embedding_dim + 1) * (16 - embedding_dim)
+    assert untied.count_params() - tied.count_params() == 16 * 40 + smaller_readout
+    assert tied.decoder.readout_dim == embedding_dim
+    # logit v = o_t . E[v] + b[v]: zero row 39 of E (id 39 is not among the inputs)
+    # and its logit is its bias; scale the row and only that logit changes
+    embeddings = tied.decoder.embedding.embeddings
+    ids_seen = set(inputs["target_ids"].ravel().tolist())
+    assert 39 not in ids_seen
+    tied.decoder.output_bias.assign(tf.range(40, dtype="float32") / 10)
+    table = embeddings.numpy()
+    table[39] = 0.0
+    embeddings.assign(table)
+    logits = keras.ops.convert_to_numpy(tied(inputs))
+    np.testing.assert_allclose(logits[..., 39], 3.9, atol=1e-6)
+    table[39] = table[38] * 2.0
+    embeddings.assign(table)
+    doubled = keras.ops.convert_to_numpy(tied(inputs))
+    np.testing.assert_allclose(doubled[..., :39], logits[..., :39], atol=1e-6)
+    np.testing.assert_allclose(
+        doubled[..., 39] - 3.9, 2 * (logits[..., 38] - 3.8), atol=1e-5
+    )
+    # decoding's step() computes the same logits as teacher forcing
+    bundle, state, _ = tied.encode(inputs["source_ids"])
+    for t in range(inputs["target_ids"].shape[1]):
+        step, _, state = tied.decoder.step(inputs["target_ids"][:, t], state, bundle, t)
+        np.testing.assert_allclose(step, doubled[:, t], atol=1e-5)
+    # training (graph mode, bfloat16 logits product too) and the .keras round trip
+    for dtype in ("float32", "bfloat16"):
+        model = build(True)
+        if dtype == "bfloat16":
+            model = Seq2SeqTranslator.from_config(
+                {**model.get_config(), "training_logits_dtype": dtype}
+            )
+        model.compile("adam", MaskedSparseCrossentropy(0.1))
+        before = model.decoder.embedding.embeddings.numpy()
+        history = model.fit(inputs, labels, epochs=2, verbose=0)
+        assert np.all(np.isfinite(history.history["loss"]))
+        after = model.decoder.embedding.embeddings.numpy()
+        # the output side updates every row, not only the ids fed as inputs
+        assert not np.allclose(before[39], after[39])
+    path = str(tmp_path / "tied.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.get_config() == model.get_config()
+    assert loaded.get_config()["tie_embeddings"] is True
+    np.testing.assert_allclose(loaded(inputs), model(inputs), atol=1e-6)
+
+
+def test_tied_embeddings_bad_arguments():
+    with pytest.raises(ValueError, match="embedding_dim=8, units=16"):
+        _model(attention="luong", tie_embeddings=True)
+    with pytest.raises(ValueError, match="tie_embeddings='yes'"):
+        _model(tie_embeddings="yes")

@@ -110,6 +110,16 @@ def test_selection_defaults():
         parse_config(["--select-on", "meteor"])
 
 
+def test_tie_embeddings_flag_reaches_the_model():
+    from recipes.translation import build_model, parse_config
+
+    assert parse_config(["--data", "x"]).tie_embeddings is False
+    config = parse_config(["--tie-embeddings"])
+    model = build_model(config, 50, 60)
+    assert model.decoder.tie_embeddings and model.decoder.output_projection is None
+    assert not build_model(parse_config([]), 50, 60).decoder.tie_embeddings
+
+
 def test_export_reloads_in_fresh_process(demo_run):
     root, result = demo_run
     version_dir = result["export"]

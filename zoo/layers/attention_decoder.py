@@ -46,9 +46,13 @@ class AttentionDecoder(keras.layers.Layer):
       et al. 2014; the readout is as for `"bahdanau"`. Its reported attention
       weights are the uniform ones.
 
-    Logits are `W_s dropout(o_t)`. Dropout applies to the target embeddings and to
-    the readout only, outside the recurrence, so `step()` and `call()` compute the
-    same function at inference.
+    Logits are `W_s dropout(o_t) + b`. Dropout applies to the target embeddings and
+    to the readout only, outside the recurrence, so `step()` and `call()` compute the
+    same function at inference. With `tie_embeddings=True` the output layer shares
+    the target embedding matrix, `W_s = E^T` (Press & Wolf 2017; Inan et al. 2017),
+    which leaves out `vocab_size x units` weights; the readout `o_t` then has
+    `embedding_dim` units (for `"luong"`, whose `h~_t` is fed back, `embedding_dim`
+    must equal `units`).
 
     With `training_logits_dtype="bfloat16"`, the logits product `W_s o_t` of training
     steps (`training=True`) multiplies bfloat16 copies of `o_t` and `W_s` (the weights
@@ -72,6 +76,8 @@ class AttentionDecoder(keras.layers.Layer):
         dropout: dropout rate on embeddings and readout.
         training_logits_dtype: `"float32"` or `"bfloat16"`, the precision of the
             logits product in training steps (see above).
+        tie_embeddings: bool, the output layer reuses the target embeddings (see
+            above).
         **kwargs: base `keras.layers.Layer` arguments.
 
     Call arguments:
@@ -120,6 +126,7 @@ class AttentionDecoder(keras.layers.Layer):
         cell="gru",
         dropout=0.0,
         training_logits_dtype="float32",
+        tie_embeddings=False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -152,9 +159,25 @@ class AttentionDecoder(keras.layers.Layer):
                 f"`training_logits_dtype` must be one of {LOGITS_DTYPES}. Received: "
                 f"training_logits_dtype={training_logits_dtype!r}"
             )
+        if not isinstance(tie_embeddings, bool):
+            raise ValueError(
+                "`tie_embeddings` must be True or False. Received: "
+                f"tie_embeddings={tie_embeddings!r}"
+            )
+        if (
+            tie_embeddings
+            and attention == "luong"
+            and (embedding_dim or units) != units
+        ):
+            raise ValueError(
+                "`tie_embeddings` with Luong attention needs `embedding_dim == units` "
+                "(the attentional state is both the readout and the next step's input). "
+                f"Received: embedding_dim={embedding_dim!r}, units={units!r}"
+            )
         self.vocab_size = vocab_size
         self.units = units
         self.embedding_dim = embedding_dim or units
+        self.tie_embeddings = tie_embeddings
         self.attention = attention
         self.score = score
         self.window = window
@@ -195,10 +218,20 @@ class AttentionDecoder(keras.layers.Layer):
             self.readout = None
         else:
             self.attentional = None
-            self.readout = keras.layers.Dense(units, activation="tanh", name="readout")
+            self.readout = keras.layers.Dense(
+                self.readout_dim, activation="tanh", name="readout"
+            )
         self.embedding_dropout = keras.layers.Dropout(self.dropout)
         self.readout_dropout = keras.layers.Dropout(self.dropout)
-        self.output_projection = keras.layers.Dense(vocab_size, name="logits")
+        if tie_embeddings:
+            self.output_projection = None  # E^T and `output_bias` (see build)
+        else:
+            self.output_projection = keras.layers.Dense(vocab_size, name="logits")
+
+    @property
+    def readout_dim(self):
+        """Size of the readout `o_t` that the output layer reads."""
+        return self.embedding_dim if self.tie_embeddings else self.units
 
     @property
     def num_rnn_states(self):
@@ -221,11 +254,14 @@ class AttentionDecoder(keras.layers.Layer):
             )
         if self.attentional is not None:
             self.attentional.build((None, memory_dim + self.units))
-            readout_dim = self.units
         else:
             self.readout.build((None, self.units + memory_dim + self.embedding_dim))
-            readout_dim = self.units
-        self.output_projection.build((None, readout_dim))
+        if self.tie_embeddings:
+            self.output_bias = self.add_weight(
+                shape=(self.vocab_size,), initializer="zeros", name="output_bias"
+            )
+        else:
+            self.output_projection.build((None, self.readout_dim))
         self.built = True
 
     # --- the step function shared by call() and step() -----------------------------
@@ -405,15 +441,23 @@ class AttentionDecoder(keras.layers.Layer):
         if self.readout is not None:
             features = self.readout(ops.concatenate([features, embedded], axis=-1))
         features = self.readout_dropout(features, training=training)
-        projection = self.output_projection
-        if not training or self.training_logits_dtype == "float32":
-            return projection(features)
-        # mixed precision: bfloat16 product; bias and logits in the compute dtype
-        product = ops.matmul(
-            ops.cast(features, "bfloat16"), ops.cast(projection.kernel, "bfloat16")
-        )
+        if self.tie_embeddings:
+            kernel = ops.transpose(self.embedding.embeddings)  # (E, V)
+            bias = self.output_bias
+        elif not training or self.training_logits_dtype == "float32":
+            return self.output_projection(features)
+        else:
+            kernel, bias = self.output_projection.kernel, self.output_projection.bias
         dtype = self.compute_dtype
-        return ops.cast(product, dtype) + ops.cast(projection.bias, dtype)
+        if training and self.training_logits_dtype == "bfloat16":
+            # mixed precision: bfloat16 product; bias and logits in the compute dtype
+            product = ops.matmul(
+                ops.cast(features, "bfloat16"), ops.cast(kernel, "bfloat16")
+            )
+            return ops.cast(product, dtype) + ops.cast(bias, dtype)
+        return ops.matmul(
+            ops.cast(features, dtype), ops.cast(kernel, dtype)
+        ) + ops.cast(bias, dtype)
 
     def step(self, token_ids, state, memory_bundle, position=0, training=None):
         """Decodes one token for every row.
@@ -514,6 +558,7 @@ class AttentionDecoder(keras.layers.Layer):
                 "cell": self.cell_type,
                 "dropout": self.dropout,
                 "training_logits_dtype": self.training_logits_dtype,
+                "tie_embeddings": self.tie_embeddings,
             }
         )
         return config

@@ -116,6 +116,8 @@ class Seq2SeqTranslator(keras.Model):
         dropout: dropout of encoder inputs, decoder embeddings and readout.
         training_logits_dtype: `"float32"` or `"bfloat16"`: the precision of the
             decoder's logits product in training steps (`AttentionDecoder`).
+        tie_embeddings: the decoder's output layer reuses its target embeddings
+            (`AttentionDecoder`).
         **kwargs: `keras.Model` arguments (`name`, ...).
 
     Example:
@@ -144,6 +146,7 @@ class Seq2SeqTranslator(keras.Model):
         attention_units=None,
         dropout=0.0,
         training_logits_dtype="float32",
+        tie_embeddings=False,
         **kwargs,
     ):
         if rnn not in RNNS:
@@ -187,6 +190,7 @@ class Seq2SeqTranslator(keras.Model):
             cell=rnn,
             dropout=dropout,
             training_logits_dtype=training_logits_dtype,
+            tie_embeddings=tie_embeddings,
             name="decoder",
         )
 
@@ -218,6 +222,7 @@ class Seq2SeqTranslator(keras.Model):
         self.attention_units = attention_units
         self.dropout = dropout
         self.training_logits_dtype = training_logits_dtype
+        self.tie_embeddings = tie_embeddings
         self.source_embedding = source_embedding
         self.encoders = encoders
         self.bridges = bridges
@@ -261,6 +266,7 @@ class Seq2SeqTranslator(keras.Model):
             "attention_units": self.attention_units,
             "dropout": self.dropout,
             "training_logits_dtype": self.training_logits_dtype,
+            "tie_embeddings": self.tie_embeddings,
             "name": self.name,
             "trainable": self.trainable,
         }
