@@ -442,10 +442,7 @@ class AttentionDecoder(keras.layers.Layer):
             features = self.readout(ops.concatenate([features, embedded], axis=-1))
         features = self.readout_dropout(features, training=training)
         if self.tie_embeddings:
-            kernel = ops.transpose(self.embedding.embeddings)  # (E, V)
-            bias = self.output_bias
-        elif not training or self.training_logits_dtype == "float32":
-            return self.output_projection(features)
+            kernel, bias = ops.transpose(self.embedding.embeddings), self.output_bias
         else:
             kernel, bias = self.output_projection.kernel, self.output_projection.bias
         dtype = self.compute_dtype
@@ -455,9 +452,8 @@ class AttentionDecoder(keras.layers.Layer):
                 ops.cast(features, "bfloat16"), ops.cast(kernel, "bfloat16")
             )
             return ops.cast(product, dtype) + ops.cast(bias, dtype)
-        return ops.matmul(
-            ops.cast(features, dtype), ops.cast(kernel, dtype)
-        ) + ops.cast(bias, dtype)
+        product = ops.matmul(ops.cast(features, dtype), ops.cast(kernel, dtype))
+        return product + ops.cast(bias, dtype)
 
     def step(self, token_ids, state, memory_bundle, position=0, training=None):
         """Decodes one token for every row.
