@@ -88,6 +88,13 @@ def parse_args(argv=None):
         "in --run-dir (train tok/s then reads as n/a)",
     )
     parser.add_argument(
+        "--raw-weights",
+        action="store_true",
+        help="with --decode-only, for a run trained with --ema: score the raw weights "
+        "of the best epoch (kept in best.keras's optimizer state) instead of their "
+        "average",
+    )
+    parser.add_argument(
         "--tune-decoding",
         action="store_true",
         help="choose beam width, alpha and beta on the validation split and add a "
@@ -97,6 +104,8 @@ def parse_args(argv=None):
     parser.add_argument("--tune-alphas", default="0.6,1.0", help="length penalties")
     parser.add_argument("--tune-betas", default="0.0,0.2", help="coverage penalties")
     args = parser.parse_args(argv)
+    if args.raw_weights and not args.decode_only:
+        parser.error("--raw-weights scores a saved checkpoint: it needs --decode-only")
     try:
         args.tune_grid = [
             (int(w), float(a), float(b))
@@ -142,7 +151,7 @@ def bucket_bleu(sources, hypotheses, references):
 def run_one(args, source, target, attention):
     """Trains and scores one (direction, attention) setting; returns result rows."""
     import recipes.translation as recipe
-    from zoo.training import set_seed
+    from zoo.training import set_seed, swap_weight_average
 
     run_dir = os.path.join(args.run_dir, f"{source}-{target}-{attention}")
     units = str(args.units)
@@ -186,6 +195,8 @@ def run_one(args, source, target, attention):
         if not os.path.isfile(checkpoint):
             raise SystemExit(f"--decode-only: no trained model at {checkpoint}")
         model = keras.saving.load_model(checkpoint)
+        if args.raw_weights:
+            swap_weight_average(model)
         tokens_per_second = train_seconds = None
     else:
         model = recipe.build_model(
@@ -202,7 +213,10 @@ def run_one(args, source, target, attention):
     common = {
         "direction": f"{source}->{target}",
         "attention": attention,
-        "weights": "best validation epoch" if args.decode_only else "last epoch",
+        "weights": (
+            ("best validation epoch" if args.decode_only else "last epoch")
+            + (", raw (not averaged)" if args.raw_weights else "")
+        ),
         "train_tokens_per_second": (
             round(tokens_per_second) if tokens_per_second else None
         ),

@@ -66,6 +66,7 @@ from zoo.training import (
     TrainingConfig,
     add_output_args,
     add_training_args,
+    averaging,
     fit,
     get_strategy,
     set_seed,
@@ -366,7 +367,11 @@ def build_model(config, vocabulary_size, num_classes, embedding_matrix=None):
         model.set_embedding_matrix(embedding_matrix)
     trainer = model.probabilities_model()
     trainer.compile(
-        optimizer=keras.optimizers.Adam(config.training.learning_rate, clipnorm=5.0),
+        optimizer=keras.optimizers.Adam(
+            config.training.learning_rate,
+            clipnorm=5.0,
+            **averaging(config.training),
+        ),
         loss="sparse_categorical_crossentropy",
         metrics=["accuracy"],
         # Batches vary in shape (S, W): XLA would recompile for every new shape.

@@ -75,6 +75,7 @@ from zoo.training import (
     TrainingConfig,
     add_output_args,
     add_training_args,
+    averaging,
     fit,
     get_strategy,
     set_seed,
@@ -420,6 +421,7 @@ def build_model(config, vocabulary_size, sentence_length):
         learning_rate=config.training.learning_rate,
         clipnorm=config.clipnorm,
         jit_compile=config.jit_compile,
+        **averaging(config.training),
     )
     return model
 

@@ -89,6 +89,7 @@ from zoo.training import (
     TrainingConfig,
     add_output_args,
     add_training_args,
+    averaging,
     fit,
     get_strategy,
     set_seed,
@@ -335,7 +336,9 @@ def build_model(config, vocabulary_size, num_classes, embedding_matrix=None):
     )
     model.compile(
         optimizer=keras.optimizers.Adam(
-            config.training.learning_rate, clipnorm=config.clipnorm
+            config.training.learning_rate,
+            clipnorm=config.clipnorm,
+            **averaging(config.training),
         ),
         loss="sparse_categorical_crossentropy",
         metrics=["accuracy"],

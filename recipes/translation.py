@@ -81,6 +81,7 @@ from zoo.training import (
     TrainingConfig,
     add_output_args,
     add_training_args,
+    averaging,
     bucket_by_length,
     fit,
     get_strategy,
@@ -395,7 +396,11 @@ def build_model(config, source_vocab_size, target_vocab_size):
         name="seq2seq_translator",
     )
     model.compile(
-        optimizer=FusedAdam(config.training.learning_rate, clipnorm=5.0),
+        optimizer=FusedAdam(
+            config.training.learning_rate,
+            clipnorm=5.0,
+            **averaging(config.training),
+        ),
         loss=MaskedSparseCrossentropy(config.label_smoothing),
     )
     return model

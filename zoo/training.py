@@ -38,6 +38,15 @@ callback: training tokens per second per epoch, tracing and validation excluded.
   continues with the rate and the count of waiting epochs of the killed run.
 - a NaN guard: a non-finite loss stops training with `NonFiniteLossError`, and the
   backup of the last completed epoch is kept.
+- with `ema` > 0, weight averaging (Polyak averaging, as in Marian's
+  `--exponential-smoothing`): the optimizer, built with `**averaging(cfg)`
+  (`use_ema=True`), keeps after every step `a <- ema * a + (1 - ema) * w` of each
+  trainable weight. Validation (the loss and any metric an extra callback adds), the
+  best checkpoint and early stopping see the averaged weights; training continues
+  from the raw ones, and the backup holds both, so a resumed run continues exactly.
+  When training ends the model holds the average (or, with early stopping, the
+  average of the best epoch). `best.keras` holds the averaged weights and, in its
+  optimizer state, the raw weights of the same epoch.
 
 Distribution uses TensorFlow's own engine: `--distribute mirrored` builds a
 `tf.distribute.MirroredStrategy` over all local GPUs (or all logical CPU devices when
@@ -84,6 +93,10 @@ class TrainingConfig:
         mode: "auto", "min" or "max" for `monitor`.
         verbose: Keras progress-bar mode ("auto", 0, 1 or 2).
         tensorboard: whether to write TensorBoard logs.
+        ema: momentum of the moving average of the weights that is validated,
+            checkpointed and kept (0 disables it; 0.999 averages over about the
+            last thousand steps). The model's optimizer must be built with
+            `**averaging(cfg)`.
     """
 
     epochs: int = 10
@@ -99,6 +112,7 @@ class TrainingConfig:
     mode: str = "auto"
     verbose: object = "auto"
     tensorboard: bool = True
+    ema: float = 0.0
 
     def __post_init__(self):
         if self.distribute not in DISTRIBUTE_CHOICES:
@@ -125,6 +139,11 @@ class TrainingConfig:
             raise ValueError(
                 "`decay_factor` must be in (0, 1] (1: no decay). "
                 f"Received: decay_factor={self.decay_factor!r}"
+            )
+        if not 0 <= self.ema < 1:
+            raise ValueError(
+                "`ema` must be in [0, 1) (0: no weight averaging). "
+                f"Received: ema={self.ema!r}"
             )
         if not (self.learning_rate > 0 and math.isfinite(self.learning_rate)):
             raise ValueError(
@@ -157,8 +176,8 @@ def add_training_args(
     """Adds the common training flags to an `argparse.ArgumentParser`.
 
     Flags: `--epochs --batch-size --learning-rate --seed --run-dir --patience
-    --decay-factor --decay-patience --distribute none|mirrored|multi-worker`. The
-    defaults are the arguments.
+    --decay-factor --decay-patience --ema --distribute none|mirrored|multi-worker`.
+    The defaults are the arguments.
 
     Returns:
         The argument group holding the flags.
@@ -195,6 +214,14 @@ def add_training_args(
         type=int,
         default=TrainingConfig.decay_patience,
         help="epochs without improvement before the learning rate decays",
+    )
+    group.add_argument(
+        "--ema",
+        type=float,
+        default=TrainingConfig.ema,
+        metavar="MOMENTUM",
+        help="validate, checkpoint and keep a moving average of the weights with "
+        "this momentum, e.g. 0.999 (0 disables it)",
     )
     group.add_argument(
         "--distribute",
@@ -463,6 +490,113 @@ class _PlateauDecay(keras.callbacks.ReduceLROnPlateau):
         self.verbose = verbose
 
 
+def averaging(cfg):
+    """The optimizer arguments that make it keep the weight average of `cfg.ema`.
+
+    `{"use_ema": True, "ema_momentum": cfg.ema}`, or `{}` when `cfg.ema` is 0: pass
+    them to any Keras optimizer, e.g. `keras.optimizers.Adam(1e-3, **averaging(cfg))`.
+    """
+    return {"use_ema": True, "ema_momentum": cfg.ema} if cfg.ema > 0 else {}
+
+
+def _averages_weights(model, cfg):
+    """Whether the model's optimizer keeps a weight average (required by `cfg.ema`)."""
+    optimizer = _averaging_optimizer(model.optimizer)
+    keeps = bool(getattr(optimizer, "use_ema", False))
+    if cfg.ema > 0 and not keeps:
+        raise ValueError(
+            f"`ema={cfg.ema}` needs an optimizer that keeps the weight average: "
+            "build it with `**zoo.training.averaging(cfg)` (use_ema=True). Received: "
+            f"{type(optimizer).__name__}(use_ema=False)"
+        )
+    return keeps
+
+
+def swap_weight_average(model):
+    """Exchanges a model's weights with its optimizer's moving average of them.
+
+    A `best.keras` written by an `ema` run holds the average in the model and the
+    raw weights of the same epoch in the optimizer: after loading it, one call puts
+    the raw weights in the model (to measure what the averaging gives).
+
+    Raises:
+        ValueError: when the model's optimizer keeps no average (`use_ema=False`).
+    """
+    optimizer = _averaging_optimizer(getattr(model, "optimizer", None))
+    if not getattr(optimizer, "use_ema", False) or not optimizer.built:
+        raise ValueError(
+            "The model's optimizer keeps no weight average (it was not built with "
+            f"use_ema=True). Received: optimizer={type(optimizer).__name__}"
+        )
+    _WeightAverage(model)._swap()
+
+
+def _averaging_optimizer(optimizer):
+    """The optimizer that holds the weight average (inside a loss-scale wrapper)."""
+    return getattr(optimizer, "inner_optimizer", optimizer)
+
+
+class _WeightAverage:
+    """Swaps the optimizer's moving average of the weights with the weights.
+
+    `put_average()` puts the average in the model (and the raw weights in the
+    average's slots), `put_raw()` swaps them back; each does nothing when its side is
+    already in place.
+    """
+
+    def __init__(self, model):
+        self.optimizer = _averaging_optimizer(model.optimizer)
+        self.average_in_model = False
+
+    def _swap(self):
+        pairs = zip(
+            self.optimizer._trainable_variables,
+            self.optimizer._model_variables_moving_average,
+            strict=True,
+        )
+        for variable, average in pairs:
+            if average is None:
+                continue
+            raw = keras.ops.convert_to_numpy(variable)
+            variable.assign(average)
+            average.assign(raw)
+        self.average_in_model = not self.average_in_model
+
+    def put_average(self):
+        if not self.average_in_model:
+            self._swap()
+
+    def put_raw(self):
+        if self.average_in_model:
+            self._swap()
+
+
+class _AverageIn(keras.callbacks.Callback):
+    """First callback: validation and the epoch-end callbacks after it see the
+    averaged weights."""
+
+    def __init__(self, weights):
+        super().__init__()
+        self.weights = weights
+
+    def on_test_begin(self, logs=None):
+        self.weights.put_average()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.weights.put_average()
+
+
+class _AverageOut(keras.callbacks.Callback):
+    """Puts the raw weights back before the backup is written and training goes on."""
+
+    def __init__(self, weights):
+        super().__init__()
+        self.weights = weights
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.weights.put_raw()
+
+
 def _build_for_multi_worker(model, strategy, train_ds):
     """Works around Keras 3 failing to start `fit` under MultiWorkerMirroredStrategy.
 
@@ -566,7 +700,24 @@ def fit(model, train_ds, val_ds, cfg, callbacks=None, **fit_kwargs):
     best = _best_so_far(csv_path, monitor, cfg.mode) if resuming else None
     if best is not None:
         checkpoint.best = best
-    all_callbacks = list(callbacks or [])
+    # With weight averaging the average is put in the model first (for validation
+    # and the epoch-end callbacks up to the early stopping) and the raw weights are
+    # put back before the backup.
+    weights = _WeightAverage(model) if _averages_weights(model, cfg) else None
+    all_callbacks = [_AverageIn(weights)] if weights else []
+    all_callbacks += list(callbacks or [])
+    all_callbacks.append(checkpoint)
+    if cfg.patience > 0:
+        all_callbacks.append(
+            keras.callbacks.EarlyStopping(
+                monitor=monitor,
+                mode=cfg.mode,
+                patience=cfg.patience,
+                restore_best_weights=True,
+            )
+        )
+    if weights:
+        all_callbacks.append(_AverageOut(weights))
     all_callbacks += [
         keras.callbacks.BackupAndRestore(backup_dir, double_checkpoint=True),
         _NaNGuard(backup_dir),
@@ -584,22 +735,10 @@ def fit(model, train_ds, val_ds, cfg, callbacks=None, **fit_kwargs):
                 _monitor_history(csv_path, monitor) if resuming else (),
             )
         )
-    all_callbacks += [
-        checkpoint,
-        keras.callbacks.CSVLogger(csv_path, append=resuming),
-    ]
+    all_callbacks.append(keras.callbacks.CSVLogger(csv_path, append=resuming))
     if cfg.tensorboard and importlib.util.find_spec("tensorboard") is not None:
         all_callbacks.append(
             keras.callbacks.TensorBoard(os.path.join(run_dir, "tensorboard"))
-        )
-    if cfg.patience > 0:
-        all_callbacks.append(
-            keras.callbacks.EarlyStopping(
-                monitor=monitor,
-                mode=cfg.mode,
-                patience=cfg.patience,
-                restore_best_weights=True,
-            )
         )
     fit_kwargs.setdefault("verbose", cfg.verbose)
     return model.fit(

@@ -87,3 +87,9 @@ def test_tune_grid_bad_values(flags, message, capsys):
     with pytest.raises(SystemExit):
         bench.parse_args(flags)
     assert message in capsys.readouterr().err
+
+
+def test_raw_weights_needs_decode_only(capsys):
+    with pytest.raises(SystemExit):
+        bench.main(["--raw-weights", "--directions", "de-en"])
+    assert "--raw-weights scores a saved checkpoint" in capsys.readouterr().err

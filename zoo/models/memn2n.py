@@ -174,7 +174,9 @@ class ClippedSGD(keras.optimizers.SGD):
         return super()._clip_gradients([summed_gradient(g) for g in grads])
 
 
-def compile_memn2n(model, learning_rate=0.01, clipnorm=40.0, jit_compile="auto"):
+def compile_memn2n(
+    model, learning_rate=0.01, clipnorm=40.0, jit_compile="auto", **optimizer_kwargs
+):
     """Compiles as in the paper: SGD, gradient norm clipped at 40, cross-entropy.
 
     The cross-entropy is summed over the batch (not averaged) and the clipping
@@ -182,10 +184,13 @@ def compile_memn2n(model, learning_rate=0.01, clipnorm=40.0, jit_compile="auto")
     implementation, so the learning rate (0.01, or 0.005 with linear start) and
     the clipping norm (40) mean what they mean there; the logged loss is
     therefore a per-batch sum. Only `probabilities` has a loss (`attention` is for
-    reading); the metric is answer accuracy.
+    reading); the metric is answer accuracy. `optimizer_kwargs` go to `ClippedSGD`
+    (e.g. `zoo.training.averaging(cfg)`).
     """
     model.compile(
-        optimizer=ClippedSGD(learning_rate=learning_rate, clipnorm=clipnorm),
+        optimizer=ClippedSGD(
+            learning_rate=learning_rate, clipnorm=clipnorm, **optimizer_kwargs
+        ),
         loss={
             "probabilities": keras.losses.SparseCategoricalCrossentropy(reduction="sum")
         },
