@@ -29,7 +29,10 @@ exported, which early stopping restores when `--patience` > 0) is chosen on vali
 BLEU of greedy translations with `--data` (`--select-on bleu`) and on the validation
 loss for the demo (`--select-on loss`). With `--data` the learning rate also halves
 after each epoch without a better validation score (`--decay-factor 0.5`
-`--decay-patience 1`; `--decay-factor 1` turns it off; the demo keeps a fixed rate).
+`--decay-patience 1`; `--decay-factor 1` turns it off; the demo keeps a fixed rate), and
+the weights are averaged (`--ema 0.999`, `zoo.training`'s moving average over about
+the last thousand steps, which is what is validated, kept and exported; `--ema 0` turns
+it off; not in the demo, whose few hundred steps are too few for it).
 
 `--data` is a Multi30k folder (`{train,val,test_2016_flickr}.{src,tgt}.gz`, or the
 Multi30k root) or an Anki TSV file (`english<TAB>other`; a fixed, seeded 2% / 2%
@@ -84,6 +87,7 @@ from zoo.training import (
     averaging,
     bucket_by_length,
     fit,
+    fit_average_to_run,
     get_strategy,
     set_seed,
 )
@@ -204,11 +208,15 @@ def parse_config(argv=None):
         learning_rate=None,
         run_dir="runs/translation",
         decay_factor=None,  # 0.5 with --data, 1 (off) for the demo
+        ema=None,  # 0.999 with --data, 0 (off) for the demo
     )
     args = parser.parse_args(argv)
     demo = args.data is None
     if args.decay_factor is None:
         args.decay_factor = 1.0 if demo else 0.5
+    if args.ema is None:
+        # the demo's few hundred steps are too few for a thousand-step average
+        args.ema = 0.0 if demo else 0.999
     args.epochs = args.epochs or (6 if demo else 12)
     args.learning_rate = args.learning_rate or (5e-3 if demo else 2e-3)
     select_on = args.select_on or ("loss" if demo else "bleu")
@@ -445,7 +453,14 @@ def train(config, model, data):
     the validation split (`val_bleu`, the monitored quantity).
     """
     counts = data["train"].map(lambda x, y: tf.reduce_sum(tf.cast(y > 0, tf.int64)))
-    tokens = int(counts.reduce(tf.constant(0, tf.int64), lambda a, b: a + b))
+    tokens, batches = counts.reduce(
+        (tf.constant(0, tf.int64), tf.constant(0, tf.int64)),
+        lambda total, n: (total[0] + n, total[1] + 1),
+    )
+    tokens = int(tokens)
+    momentum = fit_average_to_run(model, int(batches) * config.training.epochs)
+    if momentum is not None:
+        print(f"weight averaging: momentum {momentum:g}")
     meter = Throughput(tokens)
     callbacks = [meter]
     if config.select_on == "bleu":

@@ -172,6 +172,7 @@ def add_training_args(
     learning_rate=1e-3,
     run_dir=None,
     decay_factor=TrainingConfig.decay_factor,
+    ema=TrainingConfig.ema,
 ):
     """Adds the common training flags to an `argparse.ArgumentParser`.
 
@@ -218,7 +219,7 @@ def add_training_args(
     group.add_argument(
         "--ema",
         type=float,
-        default=TrainingConfig.ema,
+        default=ema,
         metavar="MOMENTUM",
         help="validate, checkpoint and keep a moving average of the weights with "
         "this momentum, e.g. 0.999 (0 disables it)",
@@ -497,6 +498,27 @@ def averaging(cfg):
     them to any Keras optimizer, e.g. `keras.optimizers.Adam(1e-3, **averaging(cfg))`.
     """
     return {"use_ema": True, "ema_momentum": cfg.ema} if cfg.ema > 0 else {}
+
+
+def fit_average_to_run(model, steps):
+    """Caps the weight average's window at a fifth of a run of `steps` steps.
+
+    The optimizer's momentum becomes `min(momentum, 1 - 5 / steps)`, so the first
+    steps' weights keep a share of at most about e^-5 (0.7%) of the average at the end:
+    a momentum of 0.999 (a thousand-step window) is kept for runs of 5,000 steps or
+    more, and a short run (a pipeline check, a small sample) gets a shorter window
+    instead of an average that is still mostly its first weights. Call it before `fit`
+    (the momentum is read when the training step is traced). No-op without averaging.
+
+    Returns:
+        The momentum in use.
+    """
+    optimizer = _averaging_optimizer(model.optimizer)
+    if not getattr(optimizer, "use_ema", False):
+        return None
+    if steps > 0:
+        optimizer.ema_momentum = min(optimizer.ema_momentum, max(0.0, 1 - 5 / steps))
+    return optimizer.ema_momentum
 
 
 def _averages_weights(model, cfg):

@@ -100,9 +100,12 @@ def test_selection_defaults():
         "max",
     )
     assert (real.training.decay_factor, real.training.decay_patience) == (0.5, 1)
+    assert real.training.ema == 0.999  # weight averaging with --data
     demo = parse_config([])
     assert (demo.select_on, demo.training.monitor) == ("loss", "val_loss")
     assert demo.training.decay_factor == 1.0  # no decay in the demo
+    assert demo.training.ema == 0.0  # nor weight averaging
+    assert parse_config(["--data", "x", "--ema", "0"]).training.ema == 0.0
     chosen = parse_config(["--data", "x", "--select-on", "loss", "--decay-factor", "1"])
     assert chosen.training.monitor == "val_loss"
     assert chosen.training.decay_factor == 1.0

@@ -346,7 +346,9 @@ class _RawWeights(keras.callbacks.Callback):
         self.steps.append([w.copy() for w in self.model.get_weights()])
 
 
-def _average_run(run_dir, epochs=4, interrupt_at=None, patience=0, ema=0.8):
+def _average_run(
+    run_dir, epochs=4, interrupt_at=None, patience=0, ema=0.8, fit_to_steps=None
+):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(32, 3)).astype("float32")
     y = x @ np.array([[1.0], [-2.0], [0.5]], "float32")
@@ -357,6 +359,8 @@ def _average_run(run_dir, epochs=4, interrupt_at=None, patience=0, ema=0.8):
         epochs=epochs, run_dir=str(run_dir), verbose=0, patience=patience, ema=ema
     )
     model.compile(keras.optimizers.SGD(0.05, **training.averaging(cfg)), "mse")
+    if fit_to_steps:
+        training.fit_average_to_run(model, fit_to_steps)
     recorder = _RawWeights(interrupt_at)
     history = training.fit(model, ds, ds, cfg, callbacks=[recorder])
     return model, history, recorder.steps, (x, y)
@@ -367,9 +371,12 @@ def _mse(weights, x, y):
     return float(np.mean((x @ kernel + bias - y) ** 2))
 
 
-def test_weight_average_is_validated_checkpointed_and_kept(tmp_path):
-    ema = 0.8
-    model, history, steps, (x, y) = _average_run(tmp_path / "run", ema=ema)
+@pytest.mark.parametrize("fit_to_steps, ema", [(None, 0.8), (16, 1 - 5 / 16)])
+def test_weight_average_is_validated_checkpointed_and_kept(tmp_path, fit_to_steps, ema):
+    # with fit_to_steps=16 the configured 0.8 is capped at 1 - 5/16 = 0.6875
+    model, history, steps, (x, y) = _average_run(
+        tmp_path / "run", ema=0.8, fit_to_steps=fit_to_steps
+    )
     assert len(steps) == 16  # 4 epochs of 4 steps
     # The expected average: the first step's weights, then a <- ema a + (1 - ema) w.
     averages, average = [], None
@@ -452,3 +459,18 @@ def test_swap_weight_average_gives_the_best_epochs_raw_weights(tmp_path):
     plain.compile(keras.optimizers.SGD(0.1), "mse")
     with pytest.raises(ValueError, match="keeps no weight average"):
         training.swap_weight_average(plain)
+
+
+def test_fit_average_to_run_caps_the_window_at_a_fifth_of_the_run():
+    def momentum(ema, steps):
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+        model.compile(keras.optimizers.SGD(0.1, use_ema=True, ema_momentum=ema), "mse")
+        return training.fit_average_to_run(model, steps)
+
+    assert momentum(0.999, 9160) == 0.999  # long runs keep their momentum
+    assert momentum(0.999, 5000) == pytest.approx(0.999)
+    assert momentum(0.999, 31) == pytest.approx(1 - 5 / 31)
+    assert momentum(0.999, 3) == 0.0  # under 5 steps: the last weights
+    plain = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    plain.compile(keras.optimizers.SGD(0.1), "mse")
+    assert training.fit_average_to_run(plain, 100) is None
