@@ -31,8 +31,9 @@ loss for the demo (`--select-on loss`). With `--data` the learning rate also hal
 after each epoch without a better validation score (`--decay-factor 0.5`
 `--decay-patience 1`; `--decay-factor 1` turns it off; the demo keeps a fixed rate), and
 the weights are averaged (`--ema 0.999`, `zoo.training`'s moving average over about
-the last thousand steps, which is what is validated, kept and exported; `--ema 0` turns
-it off; not in the demo, whose few hundred steps are too few for it).
+the last thousand steps, a fifth of the run for runs under 5,000 steps; the average is
+what is validated, kept and exported; `--ema 0` turns it off; not in the demo, whose
+few hundred steps are too few for it).
 
 `--data` is a Multi30k folder (`{train,val,test_2016_flickr}.{src,tgt}.gz`, or the
 Multi30k root) or an Anki TSV file (`english<TAB>other`; a fixed, seeded 2% / 2%
@@ -450,7 +451,8 @@ def train(config, model, data):
     The tokens/s is the median over epochs; `history.tokens_per_second` keeps the
     per-epoch rates and `history.target_tokens` the real target tokens per epoch.
     With `config.select_on == "bleu"` each epoch also scores greedy translations of
-    the validation split (`val_bleu`, the monitored quantity).
+    the validation split (`val_bleu`, the monitored quantity). With weight averaging
+    its window is fitted to the run's length first (`fit_average_to_run`).
     """
     counts = data["train"].map(lambda x, y: tf.reduce_sum(tf.cast(y > 0, tf.int64)))
     tokens, batches = counts.reduce(

@@ -46,7 +46,8 @@ callback: training tokens per second per epoch, tracing and validation excluded.
   from the raw ones, and the backup holds both, so a resumed run continues exactly.
   When training ends the model holds the average (or, with early stopping, the
   average of the best epoch). `best.keras` holds the averaged weights and, in its
-  optimizer state, the raw weights of the same epoch.
+  optimizer state, the raw weights of the same epoch (`swap_weight_average`).
+  `fit_average_to_run` shortens the window of a short run to a fifth of it.
 
 Distribution uses TensorFlow's own engine: `--distribute mirrored` builds a
 `tf.distribute.MirroredStrategy` over all local GPUs (or all logical CPU devices when
