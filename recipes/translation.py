@@ -89,7 +89,9 @@ from zoo.training import (
     bucket_by_length,
     fit,
     fit_average_to_run,
+    fit_schedule_to_run,
     get_strategy,
+    scheduled_learning_rate,
     set_seed,
 )
 
@@ -210,11 +212,12 @@ def parse_config(argv=None):
         run_dir="runs/translation",
         decay_factor=None,  # 0.5 with --data, 1 (off) for the demo
         ema=None,  # 0.999 with --data, 0 (off) for the demo
+        schedule="constant",
     )
     args = parser.parse_args(argv)
     demo = args.data is None
     if args.decay_factor is None:
-        args.decay_factor = 1.0 if demo else 0.5
+        args.decay_factor = 1.0 if demo or args.schedule != "constant" else 0.5
     if args.ema is None:
         # the demo's few hundred steps are too few for a thousand-step average
         args.ema = 0.0 if demo else 0.999
@@ -406,7 +409,7 @@ def build_model(config, source_vocab_size, target_vocab_size):
     )
     model.compile(
         optimizer=FusedAdam(
-            config.training.learning_rate,
+            scheduled_learning_rate(config.training),
             clipnorm=5.0,
             **averaging(config.training),
         ),
@@ -452,7 +455,8 @@ def train(config, model, data):
     per-epoch rates and `history.target_tokens` the real target tokens per epoch.
     With `config.select_on == "bleu"` each epoch also scores greedy translations of
     the validation split (`val_bleu`, the monitored quantity). With weight averaging
-    its window is fitted to the run's length first (`fit_average_to_run`).
+    its window is fitted to the run's length first (`fit_average_to_run`), and so
+    is a cosine schedule (`fit_schedule_to_run`).
     """
     counts = data["train"].map(lambda x, y: tf.reduce_sum(tf.cast(y > 0, tf.int64)))
     tokens, batches = counts.reduce(
@@ -461,6 +465,7 @@ def train(config, model, data):
     )
     tokens = int(tokens)
     momentum = fit_average_to_run(model, int(batches) * config.training.epochs)
+    fit_schedule_to_run(model, int(batches) * config.training.epochs)
     if momentum is not None:
         print(f"weight averaging: momentum {momentum:g}")
     meter = Throughput(tokens)

@@ -48,6 +48,12 @@ callback: training tokens per second per epoch, tracing and validation excluded.
   average of the best epoch). `best.keras` holds the averaged weights and, in its
   optimizer state, the raw weights of the same epoch (`swap_weight_average`).
   `fit_average_to_run` shortens the window of a short run to a fifth of it.
+- with `schedule="cosine"` and an optimizer built with
+  `scheduled_learning_rate(cfg)`, cosine decay of the learning rate from
+  `cfg.learning_rate` to zero at the last step (`CosineToZero`), logged as
+  `learning_rate`; `fit` sets the run's length from the training data's cardinality,
+  or `fit_schedule_to_run` does when it is unknown. The schedule follows the
+  optimizer's step count, which the backup keeps, so a resumed run continues on it.
 
 Distribution uses TensorFlow's own engine: `--distribute mirrored` builds a
 `tf.distribute.MirroredStrategy` over all local GPUs (or all logical CPU devices when
@@ -70,6 +76,7 @@ import keras
 import tensorflow as tf
 
 DISTRIBUTE_CHOICES = ("none", "mirrored", "multi-worker")
+SCHEDULE_CHOICES = ("constant", "cosine")
 
 
 class NonFiniteLossError(RuntimeError):
@@ -98,6 +105,10 @@ class TrainingConfig:
             checkpointed and kept (0 disables it; 0.999 averages over about the
             last thousand steps). The model's optimizer must be built with
             `**averaging(cfg)`.
+        schedule: "constant" (`learning_rate` throughout, unless decayed on a
+            plateau) or "cosine" (from `learning_rate` to zero over the run; the
+            optimizer must be built with
+            `learning_rate=scheduled_learning_rate(cfg)`).
     """
 
     epochs: int = 10
@@ -114,8 +125,20 @@ class TrainingConfig:
     verbose: object = "auto"
     tensorboard: bool = True
     ema: float = 0.0
+    schedule: str = "constant"
 
     def __post_init__(self):
+        if self.schedule not in SCHEDULE_CHOICES:
+            raise ValueError(
+                f"`schedule` must be one of {SCHEDULE_CHOICES}. "
+                f"Received: schedule={self.schedule!r}"
+            )
+        if self.schedule != "constant" and self.decay_factor < 1:
+            raise ValueError(
+                f"`schedule={self.schedule!r}` sets the learning rate of every step; "
+                "it cannot be combined with decay on a plateau. Received: "
+                f"decay_factor={self.decay_factor!r} (use 1)"
+            )
         if self.distribute not in DISTRIBUTE_CHOICES:
             raise ValueError(
                 f"`distribute` must be one of {DISTRIBUTE_CHOICES}. "
@@ -174,12 +197,15 @@ def add_training_args(
     run_dir=None,
     decay_factor=TrainingConfig.decay_factor,
     ema=TrainingConfig.ema,
+    schedule=None,
 ):
     """Adds the common training flags to an `argparse.ArgumentParser`.
 
     Flags: `--epochs --batch-size --learning-rate --seed --run-dir --patience
-    --decay-factor --decay-patience --ema --distribute none|mirrored|multi-worker`.
-    The defaults are the arguments.
+    --decay-factor --decay-patience --ema --distribute none|mirrored|multi-worker`,
+    and `--schedule constant|cosine` when `schedule` is given (for recipes that
+    build their optimizer with `scheduled_learning_rate(cfg)`). The defaults are
+    the arguments.
 
     Returns:
         The argument group holding the flags.
@@ -225,6 +251,14 @@ def add_training_args(
         help="validate, checkpoint and keep a moving average of the weights with "
         "this momentum, e.g. 0.999 (0 disables it)",
     )
+    if schedule is not None:
+        group.add_argument(
+            "--schedule",
+            choices=SCHEDULE_CHOICES,
+            default=schedule,
+            help="constant learning rate (with optional decay on a plateau) or "
+            "cosine decay from --learning-rate to zero over the run",
+        )
     group.add_argument(
         "--distribute",
         choices=DISTRIBUTE_CHOICES,
@@ -522,6 +556,115 @@ def fit_average_to_run(model, steps):
     return optimizer.ema_momentum
 
 
+@keras.saving.register_keras_serializable(package="zoo")
+class CosineToZero(keras.optimizers.schedules.LearningRateSchedule):
+    """Cosine decay from `learning_rate` to zero over a run of `total_steps` steps.
+
+    `learning_rate * (1 + cos(pi * min(step / total_steps, 1))) / 2` (Loshchilov and
+    Hutter's SGDR without restarts). `total_steps` may be left unset when the
+    optimizer is built and set before training (`fit_schedule_to_run`, or `fit`
+    itself when the training data's length is known), because the number of batches
+    of a length-bucketed dataset is only known after a pass over it.
+    """
+
+    def __init__(self, learning_rate, total_steps=None):
+        if not (learning_rate > 0 and math.isfinite(learning_rate)):
+            raise ValueError(
+                "`learning_rate` must be a positive number. "
+                f"Received: learning_rate={learning_rate!r}"
+            )
+        self.learning_rate = float(learning_rate)
+        self.total_steps = None
+        if total_steps is not None:
+            self.set_total_steps(total_steps)
+
+    def set_total_steps(self, total_steps):
+        if not isinstance(total_steps, int) or total_steps < 1:
+            raise ValueError(
+                "`total_steps` must be a positive int. "
+                f"Received: total_steps={total_steps!r}"
+            )
+        self.total_steps = total_steps
+
+    def __call__(self, step):
+        if self.total_steps is None:
+            raise ValueError(
+                "The cosine schedule's length is not set: call "
+                "`zoo.training.fit_schedule_to_run(model, steps)` before training."
+            )
+        progress = keras.ops.minimum(
+            keras.ops.cast(step, "float32") / float(self.total_steps), 1.0
+        )
+        return self.learning_rate * 0.5 * (1.0 + keras.ops.cos(math.pi * progress))
+
+    def get_config(self):
+        return {"learning_rate": self.learning_rate, "total_steps": self.total_steps}
+
+
+def scheduled_learning_rate(cfg):
+    """The optimizer's `learning_rate` for `cfg`: `cfg.learning_rate` itself, or with
+    `cfg.schedule == "cosine"` a `CosineToZero` from it (its length set later by
+    `fit_schedule_to_run` or by `fit`)."""
+    if cfg.schedule == "cosine":
+        return CosineToZero(cfg.learning_rate)
+    return cfg.learning_rate
+
+
+def _schedule(model):
+    rate = getattr(_averaging_optimizer(model.optimizer), "_learning_rate", None)
+    return rate if isinstance(rate, CosineToZero) else None
+
+
+def fit_schedule_to_run(model, steps):
+    """Sets the length of the optimizer's `CosineToZero` to a run of `steps` steps.
+
+    Call it before `fit` when the training data's length is unknown to TensorFlow
+    (e.g. after `bucket_by_length`); `fit` sets it itself from the dataset's
+    cardinality otherwise. No-op for a constant learning rate.
+
+    Returns:
+        The schedule, or None.
+    """
+    schedule = _schedule(model)
+    if schedule is not None:
+        schedule.set_total_steps(int(steps))
+    return schedule
+
+
+def _fit_schedule(model, train_ds, cfg, fit_kwargs):
+    """Gives an unset `CosineToZero` the run's length when TensorFlow knows it."""
+    schedule = _schedule(model)
+    if schedule is None or schedule.total_steps is not None:
+        return schedule
+    per_epoch = fit_kwargs.get("steps_per_epoch")
+    if per_epoch is None:
+        cardinality = int(train_ds.cardinality())
+        per_epoch = cardinality if cardinality > 0 else None
+    if per_epoch is None:
+        raise ValueError(
+            "The cosine schedule needs the run's length and the training data's "
+            "number of batches is unknown: call "
+            "`zoo.training.fit_schedule_to_run(model, batches_per_epoch * epochs)` "
+            "before `fit`, or pass `steps_per_epoch`."
+        )
+    schedule.set_total_steps(per_epoch * cfg.epochs)
+    return schedule
+
+
+class _LogLearningRate(keras.callbacks.Callback):
+    """Writes a schedule's learning rate at the epoch's end into the epoch logs."""
+
+    def __init__(self, schedule):
+        super().__init__()
+        self.schedule = schedule
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            optimizer = _averaging_optimizer(self.model.optimizer)
+            rate = self.schedule(optimizer.iterations)
+            logs["learning_rate"] = float(keras.ops.convert_to_numpy(rate))
+
+
 def _averages_weights(model, cfg):
     """Whether the model's optimizer keeps a weight average (required by `cfg.ema`)."""
     optimizer = _averaging_optimizer(model.optimizer)
@@ -727,6 +870,7 @@ def fit(model, train_ds, val_ds, cfg, callbacks=None, **fit_kwargs):
     # and the epoch-end callbacks up to the early stopping) and the raw weights are
     # put back before the backup.
     weights = _WeightAverage(model) if _averages_weights(model, cfg) else None
+    schedule = _fit_schedule(model, train_ds, cfg, fit_kwargs)
     all_callbacks = [_AverageIn(weights)] if weights else []
     all_callbacks += list(callbacks or [])
     all_callbacks.append(checkpoint)
@@ -758,6 +902,8 @@ def fit(model, train_ds, val_ds, cfg, callbacks=None, **fit_kwargs):
                 _monitor_history(csv_path, monitor) if resuming else (),
             )
         )
+    if schedule is not None:
+        all_callbacks.append(_LogLearningRate(schedule))
     all_callbacks.append(keras.callbacks.CSVLogger(csv_path, append=resuming))
     if cfg.tensorboard and importlib.util.find_spec("tensorboard") is not None:
         all_callbacks.append(

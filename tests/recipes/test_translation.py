@@ -111,6 +111,12 @@ def test_selection_defaults():
     assert chosen.training.decay_factor == 1.0
     with pytest.raises(SystemExit):
         parse_config(["--select-on", "meteor"])
+    # a cosine schedule replaces the decay on a plateau; asking for both is refused
+    assert real.training.schedule == "constant"
+    cosine = parse_config(["--data", "x", "--schedule", "cosine"])
+    assert (cosine.training.schedule, cosine.training.decay_factor) == ("cosine", 1.0)
+    with pytest.raises(ValueError, match="decay_factor=0.5"):
+        parse_config(["--data", "x", "--schedule", "cosine", "--decay-factor", "0.5"])
 
 
 def test_tie_embeddings_flag_reaches_the_model():
