@@ -33,7 +33,10 @@ after each epoch without a better validation score (`--decay-factor 0.5`
 the weights are averaged (`--ema 0.999`, `zoo.training`'s moving average over about
 the last thousand steps, a fifth of the run for runs under 5,000 steps; the average is
 what is validated, kept and exported; `--ema 0` turns it off; not in the demo, whose
-few hundred steps are too few for it).
+few hundred steps are too few for it). `--schedule cosine` replaces the decay on a
+plateau with cosine decay from `--learning-rate` to zero over the run; measured on
+Multi30k en->de it lost to the fixed rate with averaging (BENCHMARKS.md), so it is not
+the default.
 
 `--data` is a Multi30k folder (`{train,val,test_2016_flickr}.{src,tgt}.gz`, or the
 Multi30k root) or an Anki TSV file (`english<TAB>other`; a fixed, seeded 2% / 2%
