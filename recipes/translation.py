@@ -466,9 +466,9 @@ def train(config, model, data):
         (tf.constant(0, tf.int64), tf.constant(0, tf.int64)),
         lambda total, n: (total[0] + n, total[1] + 1),
     )
-    tokens = int(tokens)
-    momentum = fit_average_to_run(model, int(batches) * config.training.epochs)
-    fit_schedule_to_run(model, int(batches) * config.training.epochs)
+    tokens, steps = int(tokens), int(batches) * config.training.epochs
+    momentum = fit_average_to_run(model, steps)
+    fit_schedule_to_run(model, steps)
     if momentum is not None:
         print(f"weight averaging: momentum {momentum:g}")
     meter = Throughput(tokens)
