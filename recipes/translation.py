@@ -124,6 +124,8 @@ class Config:
     encoder_layers: int = 1
     decoder_units: int = 256
     dropout: float = 0.2
+    embedding_dropout: float = None  # None: `dropout`
+    context_dropout: float = 0.0
     training_logits_dtype: str = "float32"
     tie_embeddings: bool = False
     label_smoothing: float = 0.1
@@ -171,7 +173,26 @@ def parse_config(argv=None):
     parser.add_argument("--encoder-units", type=int, default=None)
     parser.add_argument("--encoder-layers", type=int, default=1)
     parser.add_argument("--decoder-units", type=int, default=None)
-    parser.add_argument("--dropout", type=float, default=None)
+    parser.add_argument(
+        "--dropout",
+        type=float,
+        default=None,
+        help="dropout of the readout, of deeper encoder layers' inputs and, unless "
+        "--embedding-dropout is given, of the embeddings (0.2 with --data, 0 for the "
+        "demo)",
+    )
+    parser.add_argument(
+        "--embedding-dropout",
+        type=float,
+        default=None,
+        help="dropout of the source and target embeddings (default: --dropout)",
+    )
+    parser.add_argument(
+        "--context-dropout",
+        type=float,
+        default=0.0,
+        help="dropout of the encoder outputs the decoder attends to",
+    )
     parser.add_argument(
         "--training-logits-dtype",
         choices=["float32", "bfloat16"],
@@ -244,6 +265,8 @@ def parse_config(argv=None):
         encoder_layers=args.encoder_layers,
         decoder_units=args.decoder_units or size,
         dropout=args.dropout if args.dropout is not None else (0.0 if demo else 0.2),
+        embedding_dropout=args.embedding_dropout,
+        context_dropout=args.context_dropout,
         training_logits_dtype=args.training_logits_dtype,
         tie_embeddings=args.tie_embeddings,
         label_smoothing=args.label_smoothing,
@@ -406,6 +429,8 @@ def build_model(config, source_vocab_size, target_vocab_size):
         window=config.window,
         window_size=config.window_size,
         dropout=config.dropout,
+        embedding_dropout=config.embedding_dropout,
+        context_dropout=config.context_dropout,
         training_logits_dtype=config.training_logits_dtype,
         tie_embeddings=config.tie_embeddings,
         name="seq2seq_translator",

@@ -93,6 +93,7 @@ def test_config_roundtrip():
         ({"window": "local-m"}, "Received: window='local-m'"),
         ({"cell": "rnn"}, "Received: cell='rnn'"),
         ({"dropout": 1.0}, "Received: dropout=1.0"),
+        ({"embedding_dropout": -0.5}, "Received: embedding_dropout=-0.5"),
     ],
 )
 def test_bad_arguments(kwargs, match):

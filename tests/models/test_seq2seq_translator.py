@@ -219,3 +219,60 @@ def test_tied_embeddings_bad_arguments():
         _model(attention="luong", tie_embeddings=True)
     with pytest.raises(ValueError, match="tie_embeddings='yes'"):
         _model(tie_embeddings="yes")
+
+
+def _encoder_inputs_dropout(model):
+    return [encoder.forward_layer.dropout for encoder in model.encoders]
+
+
+def test_dropout_rates_default_to_dropout_and_can_be_set_apart(tmp_path):
+    model = _model(dropout=0.3, encoder_layers=2)
+    assert _encoder_inputs_dropout(model) == [0.3, 0.3]
+    assert model.decoder.embedding_dropout.rate == 0.3
+    assert model.decoder.readout_dropout.rate == 0.3
+    assert "context_dropout" not in [layer.name for layer in model.layers]
+
+    model = _model(
+        dropout=0.4, embedding_dropout=0.2, context_dropout=0.5, encoder_layers=2
+    )
+    # the first encoder layer reads the embeddings, the second the first's outputs
+    assert _encoder_inputs_dropout(model) == [0.2, 0.4]
+    assert model.decoder.embedding_dropout.rate == 0.2
+    assert model.decoder.readout_dropout.rate == 0.4
+    assert model.get_layer("context_dropout").rate == 0.5
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.get_config() == model.get_config()
+    assert loaded.get_layer("context_dropout").rate == 0.5
+
+
+def test_context_dropout_acts_on_the_encoder_outputs_in_training_only():
+    inputs, _ = _batch()
+    model = _model(context_dropout=0.5)
+    plain = _model()
+    plain.set_weights(model.get_weights())  # no weights of its own
+    inference = keras.ops.convert_to_numpy(model(inputs, training=False))
+    np.testing.assert_allclose(inference, plain(inputs, training=False), atol=1e-6)
+    # all other rates are 0: the plain model's training step is its inference
+    np.testing.assert_allclose(plain(inputs, training=True), inference, atol=1e-6)
+    training = keras.ops.convert_to_numpy(model(inputs, training=True))
+    assert np.abs(training - inference).max() > 1e-3
+    # decoding (encode + step) sees the whole annotations
+    bundle, state, _ = model.encode(inputs["source_ids"])
+    step, _, _ = model.decoder.step(inputs["target_ids"][:, 0], state, bundle, 0)
+    np.testing.assert_allclose(step, inference[:, 0], atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"embedding_dropout": 1.0}, "Received: embedding_dropout=1.0"),
+        ({"context_dropout": -0.1}, "Received: context_dropout=-0.1"),
+        ({"context_dropout": "high"}, "Received: context_dropout='high'"),
+        ({"dropout": True}, "Received: dropout=True"),
+    ],
+)
+def test_bad_dropout_rates(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        _model(**kwargs)

@@ -129,6 +129,26 @@ def test_tie_embeddings_flag_reaches_the_model():
     assert not build_model(parse_config([]), 50, 60).decoder.tie_embeddings
 
 
+def test_dropout_flags_reach_the_model():
+    from recipes.translation import build_model, parse_config
+
+    model = build_model(parse_config(["--dropout", "0.3"]), 50, 60)
+    assert (model.dropout, model.embedding_dropout, model.context_dropout) == (
+        0.3,
+        0.3,
+        0.0,
+    )
+    config = parse_config(
+        ["--dropout", "0.4", "--embedding-dropout", "0.2", "--context-dropout", "0.4"]
+    )
+    model = build_model(config, 50, 60)
+    assert model.decoder.embedding_dropout.rate == 0.2
+    assert model.decoder.readout_dropout.rate == 0.4
+    assert model.get_layer("context_dropout").rate == 0.4
+    with pytest.raises(ValueError, match="Received: context_dropout=1.5"):
+        build_model(parse_config(["--context-dropout", "1.5"]), 50, 60)
+
+
 def test_export_reloads_in_fresh_process(demo_run):
     root, result = demo_run
     version_dir = result["export"]

@@ -46,8 +46,9 @@ class AttentionDecoder(keras.layers.Layer):
       et al. 2014; the readout is as for `"bahdanau"`. Its reported attention
       weights are the uniform ones.
 
-    Logits are `W_s dropout(o_t) + b`. Dropout applies to the target embeddings and
-    to the readout only, outside the recurrence, so `step()` and `call()` compute the
+    Logits are `W_s dropout(o_t) + b`. Dropout applies to the target embeddings
+    (`embedding_dropout`, by default `dropout`) and to the readout (`dropout`) only,
+    outside the recurrence, so `step()` and `call()` compute the
     same function at inference. With `tie_embeddings=True` the output layer shares
     the target embedding matrix, `W_s = E^T` (Press & Wolf 2017; Inan et al. 2017),
     which leaves out `vocab_size x units` weights; the readout `o_t` then has
@@ -73,7 +74,10 @@ class AttentionDecoder(keras.layers.Layer):
         window_size: half-width `D` of the local window.
         attention_units: hidden size of the Bahdanau/concat scorer (default `units`).
         cell: `"gru"` or `"lstm"`.
-        dropout: dropout rate on embeddings and readout.
+        dropout: dropout rate on the readout (and on the embeddings when
+            `embedding_dropout` is `None`).
+        embedding_dropout: dropout rate on the target embeddings (default
+            `dropout`).
         training_logits_dtype: `"float32"` or `"bfloat16"`, the precision of the
             logits product in training steps (see above).
         tie_embeddings: bool, the output layer reuses the target embeddings (see
@@ -127,6 +131,7 @@ class AttentionDecoder(keras.layers.Layer):
         dropout=0.0,
         training_logits_dtype="float32",
         tie_embeddings=False,
+        embedding_dropout=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -150,10 +155,9 @@ class AttentionDecoder(keras.layers.Layer):
             )
         if cell not in CELLS:
             raise ValueError(f"`cell` must be one of {CELLS}. Received: cell={cell!r}")
-        if not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(
-                f"`dropout` must be in [0, 1). Received: dropout={dropout!r}"
-            )
+        if embedding_dropout is None:
+            embedding_dropout = dropout
+        check_dropout_rates(dropout=dropout, embedding_dropout=embedding_dropout)
         if training_logits_dtype not in LOGITS_DTYPES:
             raise ValueError(
                 f"`training_logits_dtype` must be one of {LOGITS_DTYPES}. Received: "
@@ -185,6 +189,7 @@ class AttentionDecoder(keras.layers.Layer):
         self.attention_units = attention_units
         self.cell_type = cell
         self.dropout = float(dropout)
+        self.embedding_dropout_rate = float(embedding_dropout)
         self.training_logits_dtype = training_logits_dtype
         # Masks arrive through `source_mask`; Keras masks of the inputs are not used.
         self.supports_masking = True
@@ -221,7 +226,7 @@ class AttentionDecoder(keras.layers.Layer):
             self.readout = keras.layers.Dense(
                 self.readout_dim, activation="tanh", name="readout"
             )
-        self.embedding_dropout = keras.layers.Dropout(self.dropout)
+        self.embedding_dropout = keras.layers.Dropout(self.embedding_dropout_rate)
         self.readout_dropout = keras.layers.Dropout(self.dropout)
         if tie_embeddings:
             self.output_projection = None  # E^T and `output_bias` (see build)
@@ -555,9 +560,21 @@ class AttentionDecoder(keras.layers.Layer):
                 "dropout": self.dropout,
                 "training_logits_dtype": self.training_logits_dtype,
                 "tie_embeddings": self.tie_embeddings,
+                "embedding_dropout": self.embedding_dropout_rate,
             }
         )
         return config
+
+
+def check_dropout_rates(**rates):
+    """Raises a `ValueError` naming the first rate (keyword) outside `[0, 1)`."""
+    for name, rate in rates.items():
+        try:
+            valid = not isinstance(rate, bool) and 0.0 <= float(rate) < 1.0
+        except (TypeError, ValueError):
+            valid = False
+        if not valid:
+            raise ValueError(f"`{name}` must be in [0, 1). Received: {name}={rate!r}")
 
 
 def _weighted_sum(attention, values):

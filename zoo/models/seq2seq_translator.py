@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from zoo.layers.attention_decoder import AttentionDecoder
+from zoo.layers.attention_decoder import AttentionDecoder, check_dropout_rates
 from zoo.layers.bidirectional_rnn import BidirectionalRNN
 
 RNNS = ("gru", "lstm")
@@ -113,7 +113,13 @@ class Seq2SeqTranslator(keras.Model):
         window: Luong window, `None` or `"local-p"`.
         window_size: half-width of the local window.
         attention_units: Bahdanau/concat scorer size (default `decoder_units`).
-        dropout: dropout of encoder inputs, decoder embeddings and readout.
+        dropout: dropout of the decoder's readout, of the inputs of encoder layers
+            after the first and, unless set apart below, of the embeddings.
+        embedding_dropout: dropout of the source embeddings (the first encoder
+            layer's inputs) and of the target embeddings (default `dropout`).
+        context_dropout: dropout of the encoder outputs that the decoder attends
+            to (the annotations; default 0), as the `ctx_dropout` of nmtpy's
+            attentive model. Training only; decoding sees them whole.
         training_logits_dtype: `"float32"` or `"bfloat16"`: the precision of the
             decoder's logits product in training steps (`AttentionDecoder`).
         tie_embeddings: the decoder's output layer reuses its target embeddings
@@ -147,6 +153,8 @@ class Seq2SeqTranslator(keras.Model):
         dropout=0.0,
         training_logits_dtype="float32",
         tie_embeddings=False,
+        embedding_dropout=None,
+        context_dropout=0.0,
         **kwargs,
     ):
         if rnn not in RNNS:
@@ -156,6 +164,13 @@ class Seq2SeqTranslator(keras.Model):
                 "`encoder_layers` must be a positive integer. Received: "
                 f"encoder_layers={encoder_layers!r}"
             )
+        if embedding_dropout is None:
+            embedding_dropout = dropout
+        check_dropout_rates(
+            dropout=dropout,
+            embedding_dropout=embedding_dropout,
+            context_dropout=context_dropout,
+        )
         # === Layers ===
         rnn_cls = keras.layers.GRU if rnn == "gru" else keras.layers.LSTM
         source_embedding = keras.layers.Embedding(
@@ -167,7 +182,7 @@ class Seq2SeqTranslator(keras.Model):
                     encoder_units,
                     return_sequences=True,
                     return_state=i == encoder_layers - 1,
-                    dropout=dropout,
+                    dropout=embedding_dropout if i == 0 else dropout,
                 ),
                 name=f"encoder_{i}",
             )
@@ -189,9 +204,16 @@ class Seq2SeqTranslator(keras.Model):
             attention_units=attention_units,
             cell=rnn,
             dropout=dropout,
+            embedding_dropout=embedding_dropout,
             training_logits_dtype=training_logits_dtype,
             tie_embeddings=tie_embeddings,
             name="decoder",
+        )
+        # created only when used: a Dropout layer with a rate draws a seed
+        context_dropout_layer = (
+            keras.layers.Dropout(context_dropout, name="context_dropout")
+            if context_dropout > 0
+            else None
         )
 
         # === Functional Model ===
@@ -200,6 +222,8 @@ class Seq2SeqTranslator(keras.Model):
         memory, source_mask, initial_state = _encode(
             source_ids, source_embedding, encoders, bridges, n_states
         )
+        if context_dropout_layer is not None:
+            memory = context_dropout_layer(memory)
         logits = decoder([target_ids, memory, source_mask, *initial_state])
         super().__init__(
             inputs={"source_ids": source_ids, "target_ids": target_ids},
@@ -221,6 +245,8 @@ class Seq2SeqTranslator(keras.Model):
         self.window_size = window_size
         self.attention_units = attention_units
         self.dropout = dropout
+        self.embedding_dropout = embedding_dropout
+        self.context_dropout = context_dropout
         self.training_logits_dtype = training_logits_dtype
         self.tie_embeddings = tie_embeddings
         self.source_embedding = source_embedding
@@ -265,6 +291,8 @@ class Seq2SeqTranslator(keras.Model):
             "window_size": self.window_size,
             "attention_units": self.attention_units,
             "dropout": self.dropout,
+            "embedding_dropout": self.embedding_dropout,
+            "context_dropout": self.context_dropout,
             "training_logits_dtype": self.training_logits_dtype,
             "tie_embeddings": self.tie_embeddings,
             "name": self.name,
