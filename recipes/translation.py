@@ -37,6 +37,10 @@ few hundred steps are too few for it). `--schedule cosine` replaces the decay on
 plateau with cosine decay from `--learning-rate` to zero over the run; measured on
 Multi30k en->de it lost to the fixed rate with averaging (BENCHMARKS.md), so it is not
 the default.
+`--embedding-dropout` and `--context-dropout` drop the embeddings and the encoder
+outputs (the annotations the decoder attends to) at their own rates, apart from the
+readout's `--dropout` (as nmtpy's `emb_dropout`, `ctx_dropout`, `out_dropout`); on
+Multi30k en->de, 0.2 / 0.4 / 0.4 beat a single 0.4 (BENCHMARKS.md).
 
 `--data` is a Multi30k folder (`{train,val,test_2016_flickr}.{src,tgt}.gz`, or the
 Multi30k root) or an Anki TSV file (`english<TAB>other`; a fixed, seeded 2% / 2%
