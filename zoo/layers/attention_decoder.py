@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from zoo.layers.arguments import check_dropout_rates, check_positive_ints
 from zoo.layers.bahdanau_attention import BahdanauAttention
 from zoo.layers.luong_attention import LuongAttention
 from zoo.layers.recurrence import gru_update, lstm_update
@@ -135,11 +136,7 @@ class AttentionDecoder(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        for name, value in (("vocab_size", vocab_size), ("units", units)):
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(
-                    f"`{name}` must be a positive integer. Received: {name}={value!r}"
-                )
+        check_positive_ints(vocab_size=vocab_size, units=units)
         if attention not in ATTENTIONS:
             raise ValueError(
                 f"`attention` must be one of {ATTENTIONS}. Received: "
@@ -564,17 +561,6 @@ class AttentionDecoder(keras.layers.Layer):
             }
         )
         return config
-
-
-def check_dropout_rates(**rates):
-    """Raises a `ValueError` naming the first rate (keyword) outside `[0, 1)`."""
-    for name, rate in rates.items():
-        try:
-            valid = not isinstance(rate, bool) and 0.0 <= float(rate) < 1.0
-        except (TypeError, ValueError):
-            valid = False
-        if not valid:
-            raise ValueError(f"`{name}` must be in [0, 1). Received: {name}={rate!r}")
 
 
 def _weighted_sum(attention, values):

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from zoo.layers.arguments import check_positive_ints
 from zoo.layers.initializers import fresh_initializer
 from zoo.layers.masking import masked_softmax
 
@@ -68,10 +69,7 @@ class AttentionPooling(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
-            raise ValueError(
-                f"`units` must be a positive integer. Received: units={units!r}"
-            )
+        check_positive_ints(units=units)
         self.units = units
         self.use_bias = use_bias
         self.kernel_initializer = keras.initializers.get(kernel_initializer)

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from zoo.layers import probability as probability_lib
+from zoo.layers.arguments import check_positive_ints
 from zoo.layers.initializers import fresh_initializer
 from zoo.layers.masking import masked_softmax
 from zoo.layers.scores import concat_score, project
@@ -186,10 +187,7 @@ class BahdanauAttention(ProjectedKeyAttention):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
-            raise ValueError(
-                f"units must be a positive integer. Received: units={units!r}"
-            )
+        check_positive_ints(units=units)
         self.units = units
         self.normalize = bool(normalize)
         self.probability = probability_lib.validate(probability)

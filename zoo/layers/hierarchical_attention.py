@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from zoo.layers.arguments import check_dropout_rates, check_positive_ints
 from zoo.layers.attention_pooling import AttentionPooling
 from zoo.layers.bidirectional_rnn import BidirectionalRNN
 from zoo.layers.masking import masked_softmax
@@ -104,19 +105,12 @@ class HierarchicalAttentionEncoder(keras.layers.Layer):
             raise ValueError(
                 f"`pooling` must be one of {_POOLINGS}. Received: pooling={pooling!r}"
             )
-        for name, value in (
-            ("rnn_units", rnn_units),
-            ("word_context_units", word_context_units),
-            ("sentence_context_units", sentence_context_units),
-        ):
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(
-                    f"`{name}` must be a positive integer. Received: {name}={value!r}"
-                )
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(
-                f"`dropout` must be in [0, 1). Received: dropout={dropout!r}"
-            )
+        check_positive_ints(
+            rnn_units=rnn_units,
+            word_context_units=word_context_units,
+            sentence_context_units=sentence_context_units,
+        )
+        check_dropout_rates(dropout=dropout)
         self.rnn_type = rnn_type
         self.rnn_units = rnn_units
         self.word_context_units = word_context_units

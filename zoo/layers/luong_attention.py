@@ -7,6 +7,7 @@ from keras import ops
 
 from zoo.layers import probability as probability_lib
 from zoo.layers import scores as scores_lib
+from zoo.layers.arguments import check_optional_positive_ints, check_positive_ints
 from zoo.layers.bahdanau_attention import (
     ProjectedKeyAttention,
     apply_attention,
@@ -130,21 +131,8 @@ class LuongAttention(ProjectedKeyAttention):
             raise ValueError(
                 f"window must be one of {list(WINDOWS)}. Received: window={window!r}"
             )
-        if (
-            not isinstance(window_size, int)
-            or isinstance(window_size, bool)
-            or window_size <= 0
-        ):
-            raise ValueError(
-                "window_size must be a positive integer. "
-                f"Received: window_size={window_size!r}"
-            )
-        if units is not None and (
-            not isinstance(units, int) or isinstance(units, bool) or units <= 0
-        ):
-            raise ValueError(
-                f"units must be a positive integer or None. Received: units={units!r}"
-            )
+        check_positive_ints(window_size=window_size)
+        check_optional_positive_ints(units=units)
         if units is not None and score != "concat" and window != "local-p":
             raise ValueError(
                 "units is used only by score='concat' and window='local-p'. "

@@ -5,6 +5,7 @@ import itertools
 import keras
 from keras import ops
 
+from zoo.layers.arguments import check_positive_ints
 from zoo.layers.initializers import fresh_initializer
 from zoo.layers.masking import masked_softmax, precise_dtype
 from zoo.layers.memory_encoding import PositionEncoding, TemporalEncoding
@@ -129,16 +130,12 @@ class MemoryNetwork(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        for name, value in (
-            ("vocabulary_size", vocabulary_size),
-            ("embedding_dim", embedding_dim),
-            ("memory_size", memory_size),
-            ("hops", hops),
-        ):
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(
-                    f"`{name}` must be a positive int. Received: {name}={value!r}"
-                )
+        check_positive_ints(
+            vocabulary_size=vocabulary_size,
+            embedding_dim=embedding_dim,
+            memory_size=memory_size,
+            hops=hops,
+        )
         if tying not in _TYING:
             raise ValueError(
                 f"`tying` must be one of {_TYING}. Received: tying={tying!r}"

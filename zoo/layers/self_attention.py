@@ -6,6 +6,11 @@ import math
 import keras
 from keras import ops
 
+from zoo.layers.arguments import (
+    check_dropout_rates,
+    check_optional_positive_ints,
+    check_positive_ints,
+)
 from zoo.layers.initializers import fresh_initializer
 from zoo.layers.masking import attention_mask, masked_softmax
 
@@ -86,23 +91,9 @@ class SelfAttention(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        for name, value in (("num_heads", num_heads), ("key_dim", key_dim)):
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(
-                    f"{name} must be a positive integer. Received: {name}={value!r}"
-                )
-        for name, value in (("value_dim", value_dim), ("output_dim", output_dim)):
-            if value is not None and (
-                not isinstance(value, int) or isinstance(value, bool) or value <= 0
-            ):
-                raise ValueError(
-                    f"{name} must be a positive integer or None. "
-                    f"Received: {name}={value!r}"
-                )
-        if not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(
-                f"dropout must be in [0, 1). Received: dropout={dropout!r}"
-            )
+        check_positive_ints(num_heads=num_heads, key_dim=key_dim)
+        check_optional_positive_ints(value_dim=value_dim, output_dim=output_dim)
+        check_dropout_rates(dropout=dropout)
         self.num_heads = num_heads
         self.key_dim = key_dim
         self.value_dim = value_dim

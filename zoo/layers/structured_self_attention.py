@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from zoo.layers.arguments import check_positive_ints
 from zoo.layers.initializers import fresh_initializer
 from zoo.layers.masking import masked_softmax
 
@@ -110,14 +111,7 @@ class StructuredSelfAttention(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if not isinstance(units, int) or isinstance(units, bool) or units < 1:
-            raise ValueError(
-                f"`units` must be a positive integer. Received: units={units!r}"
-            )
-        if not isinstance(num_hops, int) or isinstance(num_hops, bool) or num_hops < 1:
-            raise ValueError(
-                f"`num_hops` must be a positive integer. Received: num_hops={num_hops!r}"
-            )
+        check_positive_ints(units=units, num_hops=num_hops)
         if not isinstance(penalty, (int, float)) or penalty < 0:
             raise ValueError(
                 f"`penalty` must be a number >= 0. Received: penalty={penalty!r}"

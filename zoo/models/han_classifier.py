@@ -25,6 +25,7 @@ Preprocessing, step by step (all in-graph):
 import keras
 import tensorflow as tf
 
+from zoo.layers.arguments import check_dropout_rates, check_positive_ints
 from zoo.layers.hierarchical_attention import HierarchicalAttentionEncoder
 from zoo.text.preprocessing import (
     normalize,
@@ -99,15 +100,12 @@ class HANClassifier(keras.Model):
         pooling="attention",
         **kwargs,
     ):
-        for name, value in (
-            ("vocabulary_size", vocabulary_size),
-            ("num_classes", num_classes),
-            ("embedding_dim", embedding_dim),
-        ):
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(
-                    f"`{name}` must be a positive integer. Received: {name}={value!r}"
-                )
+        check_positive_ints(
+            vocabulary_size=vocabulary_size,
+            num_classes=num_classes,
+            embedding_dim=embedding_dim,
+        )
+        check_dropout_rates(dropout=dropout)
         if num_classes < 2:
             raise ValueError(
                 f"`num_classes` must be at least 2. Received: num_classes={num_classes!r}"
@@ -227,11 +225,7 @@ class HANPreprocessor(tf.Module):
         lowercase=True,
     ):
         super().__init__(name="han_preprocessor")
-        for name, value in (("max_sentences", max_sentences), ("max_words", max_words)):
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(
-                    f"`{name}` must be a positive integer. Received: {name}={value!r}"
-                )
+        check_positive_ints(max_sentences=max_sentences, max_words=max_words)
         self.max_sentences = max_sentences
         self.max_words = max_words
         self.lowercase = lowercase

@@ -24,6 +24,7 @@ Preprocessing, step by step (all in-graph):
 import keras
 import tensorflow as tf
 
+from zoo.layers.arguments import check_dropout_rates, check_positive_ints
 from zoo.layers.bidirectional_rnn import BidirectionalRNN
 from zoo.layers.structured_self_attention import StructuredSelfAttention
 from zoo.text.preprocessing import normalize, word_tokenize
@@ -31,13 +32,6 @@ from zoo.text.vocabulary import VocabularyLookup
 
 MAX_LENGTH = 128
 """Default limit on tokens per text (later tokens are dropped)."""
-
-
-def _check_positive_int(name, value):
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ValueError(
-            f"`{name}` must be a positive integer. Received: {name}={value!r}"
-        )
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -93,12 +87,12 @@ class SelfAttentiveEncoder(keras.Model):
         embedding_dropout=0.0,
         **kwargs,
     ):
-        for name, value in (
-            ("vocabulary_size", vocabulary_size),
-            ("embedding_dim", embedding_dim),
-            ("lstm_units", lstm_units),
-        ):
-            _check_positive_int(name, value)
+        check_positive_ints(
+            vocabulary_size=vocabulary_size,
+            embedding_dim=embedding_dim,
+            lstm_units=lstm_units,
+        )
+        check_dropout_rates(embedding_dropout=embedding_dropout)
         # === Layers ===
         self.token_embedding = keras.layers.Embedding(
             vocabulary_size, embedding_dim, mask_zero=True, name="token_embedding"
@@ -201,12 +195,13 @@ class SelfAttentiveClassifier(keras.Model):
                 "`encoder` must be a SelfAttentiveEncoder. "
                 f"Received: encoder={type(encoder).__name__}"
             )
-        _check_positive_int("num_classes", num_classes)
+        check_positive_ints(num_classes=num_classes)
         if num_classes < 2:
             raise ValueError(
                 f"`num_classes` must be at least 2. Received: num_classes={num_classes!r}"
             )
-        _check_positive_int("hidden_units", hidden_units)
+        check_positive_ints(hidden_units=hidden_units)
+        check_dropout_rates(dropout=dropout)
         # === Layers ===
         self.encoder = encoder
         self.flatten = keras.layers.Flatten(name="flatten")
@@ -276,7 +271,7 @@ class SentencePreprocessor(tf.Module):
 
     def __init__(self, vocab_file, max_length=MAX_LENGTH, lowercase=True):
         super().__init__(name="sentence_preprocessor")
-        _check_positive_int("max_length", max_length)
+        check_positive_ints(max_length=max_length)
         self.max_length = max_length
         self.lowercase = lowercase
         self.lookup = VocabularyLookup(vocab_file)

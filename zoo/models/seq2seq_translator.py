@@ -3,7 +3,8 @@
 import keras
 from keras import ops
 
-from zoo.layers.attention_decoder import AttentionDecoder, check_dropout_rates
+from zoo.layers.arguments import check_dropout_rates, check_positive_ints
+from zoo.layers.attention_decoder import AttentionDecoder
 from zoo.layers.bidirectional_rnn import BidirectionalRNN
 
 RNNS = ("gru", "lstm")
@@ -159,11 +160,12 @@ class Seq2SeqTranslator(keras.Model):
     ):
         if rnn not in RNNS:
             raise ValueError(f"`rnn` must be one of {RNNS}. Received: rnn={rnn!r}")
-        if not isinstance(encoder_layers, int) or encoder_layers < 1:
-            raise ValueError(
-                "`encoder_layers` must be a positive integer. Received: "
-                f"encoder_layers={encoder_layers!r}"
-            )
+        check_positive_ints(
+            source_vocab_size=source_vocab_size,
+            embedding_dim=embedding_dim,
+            encoder_units=encoder_units,
+            encoder_layers=encoder_layers,
+        )
         if embedding_dropout is None:
             embedding_dropout = dropout
         check_dropout_rates(

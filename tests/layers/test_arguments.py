@@ -1,0 +1,134 @@
+"""The shared argument checks, and the layers and models that call them."""
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from zoo.layers import (
+    AttentionDecoder,
+    AttentionPooling,
+    BahdanauAttention,
+    HierarchicalAttentionEncoder,
+    LuongAttention,
+    MemoryNetwork,
+    SelfAttention,
+    StructuredSelfAttention,
+)
+from zoo.layers.arguments import (
+    check_dropout_rates,
+    check_optional_positive_ints,
+    check_positive_ints,
+)
+from zoo.models.han_classifier import HANClassifier
+from zoo.models.self_attentive_encoder import (
+    SelfAttentiveClassifier,
+    SelfAttentiveEncoder,
+)
+from zoo.models.seq2seq_translator import Seq2SeqTranslator
+
+
+def test_positive_ints_pass():
+    check_positive_ints(units=1, heads=64)
+    check_optional_positive_ints(units=None, heads=8)
+
+
+@pytest.mark.parametrize("value", [0, -3, True, 2.0, "3", None, np.float32(4)])
+def test_positive_ints_refused(value):
+    with pytest.raises(ValueError, match=r"`size` must be a positive integer\. "):
+        check_positive_ints(units=4, size=value)
+
+
+@pytest.mark.parametrize("value", [0, False, 1.5, "8"])
+def test_optional_positive_ints_refused(value):
+    with pytest.raises(
+        ValueError,
+        match=r"`units` must be a positive integer or None\. Received: units=",
+    ):
+        check_optional_positive_ints(units=value)
+
+
+@pytest.mark.parametrize("rate", [0, 0.0, 0.5, 0.999, np.float32(0.2), np.float64(0.3)])
+def test_dropout_rates_pass(rate):
+    check_dropout_rates(dropout=rate)
+
+
+@pytest.mark.parametrize(
+    "rate", [1, 1.0, -0.1, math.nan, math.inf, True, None, "0.3", "high", [0.1]]
+)
+def test_dropout_rates_refused(rate):
+    with pytest.raises(ValueError) as error:
+        check_dropout_rates(dropout=0.1, context_dropout=rate)
+    assert str(error.value) == (
+        f"`context_dropout` must be in [0, 1). Received: context_dropout={rate!r}"
+    )
+
+
+# Each constructor with one bad argument: the error names it and the value, and
+# comes from the check rather than from Keras or TensorFlow further in.
+BAD_ARGUMENTS = [
+    (AttentionDecoder, {"vocab_size": 50, "units": True}, "units=True"),
+    (AttentionDecoder, {"vocab_size": 50, "units": 8, "dropout": None}, "dropout=None"),
+    (AttentionPooling, {"units": 0}, "units=0"),
+    (BahdanauAttention, {"units": 16.0}, "units=16.0"),
+    (LuongAttention, {"score": "dot", "window_size": 0}, "window_size=0"),
+    (LuongAttention, {"score": "concat", "units": -1}, "units=-1"),
+    (StructuredSelfAttention, {"units": 8, "num_hops": False}, "num_hops=False"),
+    (
+        MemoryNetwork,
+        {"vocabulary_size": 20, "embedding_dim": 8, "memory_size": 5, "hops": 0},
+        "hops=0",
+    ),
+    (
+        SelfAttention,
+        {"num_heads": 2, "key_dim": 4, "dropout": "high"},
+        "dropout='high'",
+    ),
+    (SelfAttention, {"num_heads": 2, "key_dim": 4, "value_dim": 0}, "value_dim=0"),
+    (HierarchicalAttentionEncoder, {"dropout": None}, "dropout=None"),
+    (HierarchicalAttentionEncoder, {"dropout": "0.3"}, "dropout='0.3'"),
+    (HierarchicalAttentionEncoder, {"rnn_units": 0}, "rnn_units=0"),
+    (
+        HANClassifier,
+        {"vocabulary_size": 30, "num_classes": 3, "dropout": 1.0},
+        "dropout=1.0",
+    ),
+    (SelfAttentiveEncoder, {"vocabulary_size": 30, "lstm_units": 0}, "lstm_units=0"),
+    (
+        SelfAttentiveEncoder,
+        {"vocabulary_size": 30, "embedding_dropout": -0.5},
+        "embedding_dropout=-0.5",
+    ),
+    (
+        Seq2SeqTranslator,
+        {"source_vocab_size": 0, "target_vocab_size": 9},
+        "source_vocab_size=0",
+    ),
+    (
+        Seq2SeqTranslator,
+        {"source_vocab_size": 9, "target_vocab_size": 9, "encoder_layers": True},
+        "encoder_layers=True",
+    ),
+    (
+        Seq2SeqTranslator,
+        {"source_vocab_size": 9, "target_vocab_size": 9, "embedding_dim": 0},
+        "embedding_dim=0",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("cls", "kwargs", "received"),
+    BAD_ARGUMENTS,
+    ids=[f"{cls.__name__}-{received}" for cls, _, received in BAD_ARGUMENTS],
+)
+def test_constructors_refuse_bad_arguments(cls, kwargs, received):
+    with pytest.raises(ValueError, match="Received: .*" + re.escape(received)):
+        cls(**kwargs)
+
+
+def test_classifier_refuses_bad_dropout():
+    encoder = SelfAttentiveEncoder(30, embedding_dim=8, lstm_units=8, num_hops=2)
+    with pytest.raises(ValueError, match=r"Received: dropout=1\.5"):
+        SelfAttentiveClassifier(encoder, num_classes=2, hidden_units=8, dropout=1.5)
