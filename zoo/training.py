@@ -931,7 +931,12 @@ def bucket_by_length(
     """Batches examples of similar length together (less compute spent on padding).
 
     A thin wrapper over `tf.data.Dataset.bucket_by_sequence_length` with one batch
-    size for every bucket.
+    size for every bucket, with tf.data's autotuning off for the pipeline
+    (`Options.autotune.enabled = False`; `prefetch(tf.data.AUTOTUNE)` downstream then
+    uses tf.data's fixed default buffer). The autotuner's background thread follows
+    every window's sub-iterator; on a busy 2-core CPU, deleting an iterator at an
+    epoch's end (which Keras does when the next epoch or validation starts) waited
+    for that thread for 20-80 s in some epochs.
 
     Args:
         ds: unbatched `tf.data.Dataset`.
@@ -959,6 +964,8 @@ def bucket_by_length(
         raise ValueError(
             f"`batch_size` must be a positive int. Received: batch_size={batch_size!r}"
         )
+    options = tf.data.Options()
+    options.autotune.enabled = False
     return ds.bucket_by_sequence_length(
         element_length_func=length_fn,
         bucket_boundaries=boundaries,
@@ -966,7 +973,7 @@ def bucket_by_length(
         padded_shapes=padded_shapes,
         padding_values=padding_values,
         drop_remainder=drop_remainder,
-    )
+    ).with_options(options)
 
 
 def validate_more_often(train_ds, epochs, evals_per_epoch):

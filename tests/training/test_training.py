@@ -210,7 +210,11 @@ def test_bucket_by_length_groups_similar_lengths():
         lambda: ([1] * n for n in lengths),
         output_signature=tf.TensorSpec([None], tf.int32),
     )
-    batches = list(bucket_by_length(ds, lambda x: tf.shape(x)[0], [5], batch_size=2))
+    bucketed = bucket_by_length(ds, lambda x: tf.shape(x)[0], [5], batch_size=2)
+    # no autotuning thread whose teardown can stall the end of an epoch, also
+    # after the recipes' `prefetch(tf.data.AUTOTUNE)`
+    assert not bucketed.prefetch(tf.data.AUTOTUNE).options().autotune.enabled
+    batches = list(bucketed)
     widths = sorted(b.shape[1] for b in batches)
     assert sum(b.shape[0] for b in batches) == 8
     assert all(b.shape[0] <= 2 for b in batches)
