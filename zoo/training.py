@@ -933,10 +933,11 @@ def bucket_by_length(
     A thin wrapper over `tf.data.Dataset.bucket_by_sequence_length` with one batch
     size for every bucket, with tf.data's autotuning off for the pipeline
     (`Options.autotune.enabled = False`; `prefetch(tf.data.AUTOTUNE)` downstream then
-    uses tf.data's fixed default buffer). The autotuner's background thread follows
-    every window's sub-iterator; on a busy 2-core CPU, deleting an iterator at an
-    epoch's end (which Keras does when the next epoch or validation starts) waited
-    for that thread for 20-80 s in some epochs.
+    uses tf.data's fixed default buffer). With autotuning on, a root iterator owns a
+    background thread (the autotuner's); on a busy 2-core CPU, deleting an iterator
+    at an epoch's end (which Keras does when the next epoch or validation starts)
+    waited for that thread for 20-80 s in some epochs. These pipelines are cached
+    and have no parallel maps, so there is nothing for it to tune.
 
     Args:
         ds: unbatched `tf.data.Dataset`.
