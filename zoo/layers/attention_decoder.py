@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from zoo.layers import gru_loops
 from zoo.layers.arguments import check_dropout_rates, check_positive_ints
 from zoo.layers.bahdanau_attention import BahdanauAttention
 from zoo.layers.luong_attention import LuongAttention
@@ -188,6 +189,9 @@ class AttentionDecoder(keras.layers.Layer):
         self.dropout = float(dropout)
         self.embedding_dropout_rate = float(embedding_dropout)
         self.training_logits_dtype = training_logits_dtype
+        # the Bahdanau GRU loop with its written-out gradient where it applies
+        # (`gru_loops.can_use`); False runs the generic loop
+        self.fused_recurrence = True
         # Masks arrive through `source_mask`; Keras masks of the inputs are not used.
         self.supports_masking = True
 
@@ -490,9 +494,43 @@ class AttentionDecoder(keras.layers.Layer):
         projected = self._project_inputs(embedded, memory_bundle, weights)  # (B, Tt, G)
         projected = ops.transpose(projected, (1, 0, 2))  # (Tt, B, G)
 
+        if self.fused_recurrence and gru_loops.can_use(self):
+            features, attention = self._fused_recurrence(
+                projected, state, memory_bundle, weights
+            )
+        else:
+            features, attention = self._scan_recurrence(
+                projected, state, memory_bundle, weights, training
+            )
+        features = ops.transpose(features, (1, 0, 2))  # (B, Tt, H)
+        attention = ops.transpose(attention, (1, 0, 2))  # (B, Tt, Ts)
+        features = self._readout_features(features, attention, memory_bundle)
+        logits = self._logits(features, embedded, training=training)  # (B, Tt, V)
+        if return_attention:
+            return logits, attention
+        return logits
+
+    def _fused_recurrence(self, projected, state, memory_bundle, weights):
+        """The Bahdanau GRU loop with its gradient written out (same function)."""
+        memory, keys, mask = memory_bundle[:3]
+        attention = self.attention_layer
+        return gru_loops.bahdanau_gru_recurrence(
+            projected,
+            state[0],
+            keys,
+            memory_bundle[4],
+            mask,
+            attention._weight(attention.query_kernel),
+            attention.scoring_vector(),
+            weights[3],
+            weights[4],
+        )
+
+    def _scan_recurrence(self, projected, state, memory_bundle, weights, training):
+        """The step function over all steps: time-major `(features, attention)`."""
         # keras.ops.scan (TensorFlow backend) stacks outputs shaped like the carry, so
         # the step outputs travel in the carry and are read back from the stack.
-        batch = ops.shape(target_ids)[0]
+        batch = ops.shape(projected)[1]
         features0 = ops.zeros((batch, self.units), self.compute_dtype)
         attention0 = ops.zeros_like(ops.cast(memory_bundle[2], self.compute_dtype))
 
@@ -511,13 +549,7 @@ class AttentionDecoder(keras.layers.Layer):
 
         init = (state, ops.convert_to_tensor(0, "int32"), features0, attention0)
         _, (_, _, features, attention) = ops.scan(body, init, projected)
-        features = ops.transpose(features, (1, 0, 2))  # (B, Tt, H)
-        attention = ops.transpose(attention, (1, 0, 2))  # (B, Tt, Ts)
-        features = self._readout_features(features, attention, memory_bundle)
-        logits = self._logits(features, embedded, training=training)  # (B, Tt, V)
-        if return_attention:
-            return logits, attention
-        return logits
+        return features, attention
 
     def compute_mask(self, inputs, mask=None):
         return None

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from zoo.layers import gru_loops
 from zoo.layers.recurrence import gru_update, lstm_update
 
 
@@ -132,6 +133,13 @@ def _direction(rnn, x, time_major_mask, training, reverse):
 
     steps = ops.shape(gates_in)[0]
     zeros = ops.zeros((ops.shape(x)[0], cell.units), dtype)
+    if is_gru and gru_loops.can_use_cell(cell, dtype):
+        outputs, final = gru_loops.masked_gru_recurrence(
+            gates_in, step_mask, zeros, kernel, recurrent_bias
+        )
+        if reverse:
+            outputs = ops.flip(outputs, axis=0)
+        return ops.transpose(outputs, (1, 0, 2)), (final,)
     initial = (zeros,) if is_gru else (zeros, zeros)
     gates_ta = tf.TensorArray(dtype, size=steps).unstack(gates_in)
     mask_ta = tf.TensorArray("bool", size=steps).unstack(step_mask)

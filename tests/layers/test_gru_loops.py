@@ -1,0 +1,156 @@
+"""The GRU loops with written-out gradients against the layers' generic loops."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from zoo.layers import gru_loops
+from zoo.layers.attention_decoder import AttentionDecoder
+from zoo.layers.bidirectional_rnn import BidirectionalRNN
+
+B, TT, TS, D, U = 5, 7, 6, 12, 16
+
+
+def _decoder_inputs():
+    rng = np.random.default_rng(1)
+    ids = tf.constant(rng.integers(1, 30, (B, TT)), tf.int32)
+    memory = tf.constant(rng.normal(size=(B, TS, D)), tf.float32)
+    mask = np.ones((B, TS), bool)
+    mask[1, 3:] = False
+    mask[2, :] = False  # a fully masked row: zero weights, finite gradients
+    mask[4, 5:] = False
+    h0 = tf.constant(rng.normal(size=(B, U)), tf.float32)
+    return ids, memory, tf.constant(mask), h0
+
+
+def _decoder_gradients(decoder, fused, inputs, weights):
+    decoder.fused_recurrence = fused
+    ids, memory, mask, h0 = inputs
+    w_logits, w_attention = weights
+    with tf.GradientTape() as tape:
+        tape.watch([memory, h0])
+        logits, attention = decoder([ids, memory, mask, h0], return_attention=True)
+        loss = tf.reduce_sum(logits * w_logits) + tf.reduce_sum(attention * w_attention)
+    gradients = tape.gradient(loss, [memory, h0, *decoder.trainable_weights])
+    return logits, attention, [tf.convert_to_tensor(g) for g in gradients]
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_decoder_loop_matches_the_generic_loop(normalize, monkeypatch):
+    keras.utils.set_random_seed(0)
+    decoder = AttentionDecoder(vocab_size=30, units=U, attention_units=10)
+    decoder.attention_layer.normalize = normalize
+    inputs = _decoder_inputs()
+    decoder(list(inputs))
+    assert gru_loops.can_use(decoder)
+    calls, real = [], gru_loops.bahdanau_gru_recurrence
+
+    def spy(*args):
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(gru_loops, "bahdanau_gru_recurrence", spy)
+    rng = np.random.default_rng(2)
+    weights = (
+        tf.constant(rng.normal(size=(B, TT, 30)), tf.float32),
+        tf.constant(rng.normal(size=(B, TT, TS)), tf.float32),
+    )
+    fused = _decoder_gradients(decoder, True, inputs, weights)
+    assert calls, "the written-out loop did not run"
+    generic = _decoder_gradients(decoder, False, inputs, weights)
+    assert len(calls) == 1
+    np.testing.assert_allclose(fused[0], generic[0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(fused[1], generic[1], rtol=1e-6, atol=1e-6)
+    assert np.all(np.asarray(fused[1])[2] == 0.0)  # the fully masked row
+    for got, expected in zip(fused[2], generic[2], strict=True):
+        assert np.all(np.isfinite(got))
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    # the gradients are not zero (the comparison above is not vacuous)
+    assert all(float(tf.reduce_max(tf.abs(g))) > 0 for g in fused[2])
+
+
+def test_decoder_loop_in_a_function_and_with_a_persistent_tape():
+    keras.utils.set_random_seed(0)
+    decoder = AttentionDecoder(vocab_size=30, units=U)
+    ids, memory, mask, h0 = _decoder_inputs()
+    decoder([ids, memory, mask, h0])
+
+    @tf.function
+    def gradients(memory):
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(memory)
+            loss = tf.reduce_sum(decoder([ids, memory, mask, h0]) ** 2)
+        first = tape.gradient(loss, memory)
+        second = tape.gradient(loss, decoder.cell.recurrent_kernel)
+        return first, second
+
+    first, second = gradients(memory)
+    decoder.fused_recurrence = False
+    with tf.GradientTape() as tape:
+        tape.watch(memory)
+        loss = tf.reduce_sum(decoder([ids, memory, mask, h0]) ** 2)
+    expected = tape.gradient(loss, [memory, decoder.cell.recurrent_kernel])
+    np.testing.assert_allclose(first, expected[0], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(second, expected[1], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"attention": "luong"},
+        {"attention": "none"},
+        {"cell": "lstm"},
+        {"dtype": "mixed_float16"},
+    ],
+)
+def test_other_decoders_use_the_generic_loop(kwargs):
+    decoder = AttentionDecoder(vocab_size=30, units=U, **kwargs)
+    assert not gru_loops.can_use(decoder)
+
+
+def test_encoder_loop_matches_the_generic_loop(monkeypatch):
+    keras.utils.set_random_seed(0)
+    T, E = 7, 6
+    rng = np.random.default_rng(3)
+    x = tf.constant(rng.normal(size=(B, T, E)), tf.float32)
+    mask = np.ones((B, T), bool)
+    mask[1, 3:] = False
+    mask[2, :] = False
+    mask[4, 6:] = False
+    mask = tf.constant(mask)
+    layer = BidirectionalRNN(
+        keras.layers.GRU(U, return_sequences=True, return_state=True)
+    )
+    layer(x, mask=mask)
+    weights = [
+        tf.constant(rng.normal(size=shape), tf.float32)
+        for shape in [(B, T, 2 * U), (B, U), (B, U)]
+    ]
+    calls, real = [], gru_loops.masked_gru_recurrence
+
+    def spy(*args):
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(gru_loops, "masked_gru_recurrence", spy)
+
+    def run():
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            outputs = layer(x, mask=mask)
+            loss = sum(
+                tf.reduce_sum(o * w) for o, w in zip(outputs, weights, strict=True)
+            )
+        return outputs, tape.gradient(loss, [x, *layer.trainable_weights])
+
+    fused_outputs, fused_gradients = run()
+    assert len(calls) == 2  # both directions
+    monkeypatch.setattr(gru_loops, "can_use_cell", lambda *args: False)
+    generic_outputs, generic_gradients = run()
+    assert len(calls) == 2
+    for got, expected in zip(fused_outputs, generic_outputs, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+    for got, expected in zip(fused_gradients, generic_gradients, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert all(float(tf.reduce_max(tf.abs(g))) > 0 for g in fused_gradients)

@@ -1,0 +1,334 @@
+"""GRU loops with their gradients written out: the decoder's and the encoder's.
+
+`AttentionDecoder` (`attention="bahdanau"`, `cell="gru"`) and `BidirectionalRNN`
+(GRU directions) run these loops on the TensorFlow backend. Each computes the
+function of the layer's generic loop; only the backward pass differs in how it is
+formed. TensorFlow's automatic gradient of a `while` loop forms, at every step, the
+gradients of the weights the loop reads (the recurrent kernel and bias; the decoder's
+query kernel and scoring vector) and of the loop-invariant tensors (the decoder's
+projected keys and the memory's share of the input gates), and adds each to a running
+sum: dozens of small products and additions per step. Here the backward loop reads
+the forward loop's saved activations in place, carries only what flows from step to
+step (the state's gradient, and the decoder's sums over the keys and the scoring
+vector) and stacks the per-step gate gradients; each weight's gradient is then one
+product over all steps at once.
+
+The GRU is Keras' with `reset_after=True` and its default activations (`can_use` and
+`BidirectionalRNN` check this): `z = sigmoid(x_z + i_z)`, `r = sigmoid(x_r + i_r)`,
+`c = tanh(x_h + r i_h)`, `h' = z h + (1 - z) c`, where `x` is the input's share of
+the gates and `i = h U + b_h`.
+"""
+
+import keras
+from keras import ops
+
+from zoo.layers.masking import masked_softmax
+
+
+def bahdanau_gru_recurrence(
+    inputs,
+    initial_state,
+    keys,
+    memory_share,
+    mask,
+    query_kernel,
+    score_vector,
+    recurrent_kernel,
+    recurrent_bias,
+):
+    """Runs the decoder recurrence over all target steps (teacher forcing).
+
+    At each step `t` (`h` the previous state, Keras' GRU with `reset_after`):
+    `a_t = masked_softmax(v^T tanh(keys + h W_q))`,
+    `x_t = inputs_t + a_t memory_share` (the context's share of the input gates,
+    `c_t W_x = sum_j a_tj (m_j W_x)`), then the GRU update from `x_t` and
+    `h U + b_h`.
+
+    Args:
+        inputs: `(T, B, 3U)`, time-major `e_t W_e + b_x`.
+        initial_state: `(B, U)`.
+        keys: `(B, S, A)`, the projected keys (biases included).
+        memory_share: `(B, S, 3U)`, `memory W_x`.
+        mask: `(B, S)` bool, True for real source positions.
+        query_kernel: `(U, A)`.
+        score_vector: `(A,)`.
+        recurrent_kernel: `(U, 3U)`.
+        recurrent_bias: `(3U,)`.
+
+    Returns:
+        `(states (T, B, U), attention (T, B, S))`.
+    """
+    import tensorflow as tf
+
+    mask = ops.cast(mask, "bool")
+    tensors = [
+        ops.convert_to_tensor(x)
+        for x in (
+            inputs,
+            initial_state,
+            keys,
+            memory_share,
+            query_kernel,
+            score_vector,
+            recurrent_kernel,
+            recurrent_bias,
+        )
+    ]
+
+    @tf.custom_gradient
+    def recurrence(x, h0, keys, share_m, w_q, v, w_r, b_r):
+        steps = tf.shape(x)[0]
+        dtype = x.dtype
+        inputs_ta = tf.TensorArray(dtype, size=steps).unstack(x)
+        names = ("h", "a", "previous", "tanh", "z", "r", "c", "inner_h")
+        arrays = {
+            name: tf.TensorArray(dtype, size=steps, clear_after_read=False)
+            for name in names
+        }
+
+        def body(t, h, arrays):
+            tanh = ops.tanh(keys + ops.matmul(h, w_q)[:, None, :])  # (B, S, A)
+            scores = ops.squeeze(ops.matmul(tanh, v[:, None]), -1)  # (B, S)
+            a = masked_softmax(scores, mask)
+            share = ops.squeeze(ops.matmul(a[:, None, :], share_m), 1)  # (B, 3U)
+            new_h, gru = _gru_forward(inputs_ta.read(t) + share, h, w_r, b_r)
+            values = (new_h, a, h, tanh, *gru)
+            arrays = {
+                name: arrays[name].write(t, value)
+                for name, value in zip(names, values, strict=True)
+            }
+            return t + 1, new_h, arrays
+
+        _, _, arrays = tf.while_loop(
+            lambda t, *_: t < steps,
+            body,
+            (tf.constant(0), h0, arrays),
+            maximum_iterations=steps,
+        )
+        states, attention = arrays["h"].stack(), arrays["a"].stack()
+        previous = arrays["previous"].stack()  # (T, B, U), h_{t-1}
+
+        def grad(d_states, d_attention):
+            # the backward loop reads the forward loop's arrays in place
+            upstream = [
+                tf.TensorArray(dtype, size=steps).unstack(_zeros_if_none(d, like))
+                for d, like in ((d_states, states), (d_attention, attention))
+            ]
+            w_r_t, w_q_t = ops.transpose(w_r), ops.transpose(w_q)
+            out_names = ("gates", "inner", "query")
+            outs = {name: tf.TensorArray(dtype, size=steps) for name in out_names}
+
+            def back(t, dh, d_keys, d_v, outs):
+                g_h, g_a = (u.read(t) for u in upstream)
+                h, a, tanh, z, r, c, inner_h = (
+                    arrays[n].read(t)
+                    for n in ("previous", "a", "tanh", "z", "r", "c", "inner_h")
+                )
+                d_gates, d_inner, dh = _gru_backward(g_h + dh, h, z, r, c, inner_h)
+                g_a = g_a + ops.squeeze(ops.matmul(share_m, d_gates[..., None]), -1)
+                d_scores = a * (g_a - ops.sum(a * g_a, axis=-1, keepdims=True))
+                d_pre = d_scores[..., None] * v * (1.0 - tanh * tanh)  # (B, S, A)
+                d_query = ops.sum(d_pre, axis=1)  # (B, A)
+                # sum over b, s of d_scores * tanh
+                d_v = (
+                    d_v
+                    + ops.matmul(
+                        ops.reshape(d_scores, (1, -1)), ops.reshape(tanh, (-1, v_size))
+                    )[0]
+                )
+                dh = dh + ops.matmul(d_inner, w_r_t) + ops.matmul(d_query, w_q_t)
+                values = (d_gates, d_inner, d_query)
+                outs = {
+                    name: outs[name].write(t, value)
+                    for name, value in zip(out_names, values, strict=True)
+                }
+                return t - 1, dh, d_keys + d_pre, d_v, outs
+
+            v_size = ops.shape(v)[0]
+            _, d_h0, d_keys, d_v, outs = tf.while_loop(
+                lambda t, *_: t >= 0,
+                back,
+                (
+                    steps - 1,
+                    tf.zeros_like(h0),
+                    tf.zeros_like(keys),
+                    tf.zeros_like(v),
+                    outs,
+                ),
+                maximum_iterations=steps,
+            )
+            d = {name: array.stack() for name, array in outs.items()}
+            d_w_r, d_b_r = _weight_gradients(previous, d["inner"])
+            d_w_q = _weight_gradients(previous, d["query"])[0]
+            # sum_t a_t^T d_gates_t, per batch row: (B, S, T) @ (B, T, 3U)
+            d_share_m = ops.matmul(
+                ops.transpose(attention, (1, 2, 0)),
+                ops.transpose(d["gates"], (1, 0, 2)),
+            )
+            return (d["gates"], d_h0, d_keys, d_share_m, d_w_q, d_v, d_w_r, d_b_r)
+
+        return (states, attention), grad
+
+    return recurrence(*tensors)
+
+
+def masked_gru_recurrence(
+    input_gates, step_mask, initial_state, recurrent_kernel, recurrent_bias
+):
+    """A GRU over time-major inputs, padded steps skipped (the encoder's direction).
+
+    At a step whose mask is False the state is carried over unchanged and the output
+    is zero, as in Keras' masked RNN loop.
+
+    Args:
+        input_gates: `(T, B, 3U)`, the inputs' share of the gates `x W + b_x`.
+        step_mask: `(T, B, 1)` bool.
+        initial_state: `(B, U)`.
+        recurrent_kernel: `(U, 3U)`.
+        recurrent_bias: `(3U,)`.
+
+    Returns:
+        `(outputs (T, B, U), final_state (B, U))`.
+    """
+    import tensorflow as tf
+
+    step_mask = ops.cast(step_mask, "bool")
+    tensors = [
+        ops.convert_to_tensor(x)
+        for x in (input_gates, initial_state, recurrent_kernel, recurrent_bias)
+    ]
+
+    @tf.custom_gradient
+    def recurrence(x, h0, w_r, b_r):
+        steps = tf.shape(x)[0]
+        dtype = x.dtype
+        inputs_ta = tf.TensorArray(dtype, size=steps).unstack(x)
+        mask_ta = tf.TensorArray("bool", size=steps, clear_after_read=False)
+        mask_ta = mask_ta.unstack(step_mask)
+        names = ("output", "previous", "z", "r", "c", "inner_h")
+        arrays = {
+            name: tf.TensorArray(dtype, size=steps, clear_after_read=False)
+            for name in names
+        }
+
+        def body(t, h, arrays):
+            keep = mask_ta.read(t)  # (B, 1)
+            new_h, gru = _gru_forward(inputs_ta.read(t), h, w_r, b_r)
+            values = (ops.where(keep, new_h, 0.0), h, *gru)
+            arrays = {
+                name: arrays[name].write(t, value)
+                for name, value in zip(names, values, strict=True)
+            }
+            return t + 1, ops.where(keep, new_h, h), arrays
+
+        _, final, arrays = tf.while_loop(
+            lambda t, *_: t < steps,
+            body,
+            (tf.constant(0), h0, arrays),
+            maximum_iterations=steps,
+        )
+        outputs, previous = arrays["output"].stack(), arrays["previous"].stack()
+
+        def grad(d_outputs, d_final):
+            d_outputs = tf.TensorArray(dtype, size=steps).unstack(
+                _zeros_if_none(d_outputs, outputs)
+            )
+            w_r_t = ops.transpose(w_r)
+            outs = {
+                name: tf.TensorArray(dtype, size=steps) for name in ("gates", "inner")
+            }
+
+            def back(t, dh, outs):
+                keep = mask_ta.read(t)
+                h, z, r, c, inner_h = (
+                    arrays[n].read(t) for n in ("previous", "z", "r", "c", "inner_h")
+                )
+                g = ops.where(keep, dh + d_outputs.read(t), 0.0)
+                d_gates, d_inner, d_direct = _gru_backward(g, h, z, r, c, inner_h)
+                dh = ops.where(keep, d_direct, dh) + ops.matmul(d_inner, w_r_t)
+                outs = {
+                    "gates": outs["gates"].write(t, d_gates),
+                    "inner": outs["inner"].write(t, d_inner),
+                }
+                return t - 1, dh, outs
+
+            _, d_h0, outs = tf.while_loop(
+                lambda t, *_: t >= 0,
+                back,
+                (steps - 1, _zeros_if_none(d_final, final), outs),
+                maximum_iterations=steps,
+            )
+            d_inner = outs["inner"].stack()
+            return (outs["gates"].stack(), d_h0, *_weight_gradients(previous, d_inner))
+
+        return (outputs, final), grad
+
+    return recurrence(*tensors)
+
+
+def _gru_forward(input_gates, h, w_r, b_r):
+    """One GRU step: `(new_h, (z, r, c, inner_h))`, the activations `_gru_backward`
+    reads."""
+    x_z, x_r, x_h = ops.split(input_gates, 3, axis=-1)
+    inner_z, inner_r, inner_h = ops.split(ops.matmul(h, w_r) + b_r, 3, axis=-1)
+    z = ops.sigmoid(x_z + inner_z)
+    r = ops.sigmoid(x_r + inner_r)
+    c = ops.tanh(x_h + r * inner_h)
+    return z * h + (1.0 - z) * c, (z, r, c, inner_h)
+
+
+def _gru_backward(g, h, z, r, c, inner_h):
+    """The gradients of one GRU step from `g`, the new state's gradient.
+
+    Returns:
+        `(d_input_gates, d_inner, d_h)`: the gradients of the input's share of the
+        gates, of `inner = h U + b_h` (both `(B, 3U)`), and of the previous state
+        through its direct path `z h` (the path through `inner` is
+        `d_inner U^T`, formed by the caller).
+    """
+    d_c = g * (1.0 - z) * (1.0 - c * c)  # before the tanh
+    d_z = g * (h - c) * z * (1.0 - z)  # before the sigmoid
+    d_r = d_c * inner_h * r * (1.0 - r)
+    d_gates = ops.concatenate([d_z, d_r, d_c], axis=-1)
+    d_inner = ops.concatenate([d_z, d_r, d_c * r], axis=-1)
+    return d_gates, d_inner, g * z
+
+
+def _weight_gradients(previous, d_inner):
+    """`(d U, d b_h)` from the stacked previous states `(T, B, U)` and gate
+    gradients `(T, B, 3U)`: one product over all steps."""
+    units, gates = ops.shape(previous)[-1], ops.shape(d_inner)[-1]
+    flat_previous = ops.reshape(previous, (-1, units))
+    flat_inner = ops.reshape(d_inner, (-1, gates))
+    return ops.matmul(ops.transpose(flat_previous), flat_inner), ops.sum(
+        flat_inner, axis=0
+    )
+
+
+def _zeros_if_none(gradient, like):
+    return ops.zeros_like(like) if gradient is None else gradient
+
+
+def can_use_cell(cell, dtype):
+    """Whether a Keras `GRUCell` computes the GRU of these loops, in `dtype`: the
+    TensorFlow backend, default activations, `reset_after`, a bias, float32."""
+    return (
+        keras.backend.backend() == "tensorflow"
+        and isinstance(cell, keras.layers.GRUCell)
+        and cell.activation is keras.activations.tanh
+        and cell.recurrent_activation is keras.activations.sigmoid
+        and cell.use_bias
+        and cell.reset_after
+        and keras.backend.standardize_dtype(dtype) == "float32"
+    )
+
+
+def can_use(decoder):
+    """Whether `decoder` (an `AttentionDecoder`) computes what
+    `bahdanau_gru_recurrence` computes."""
+    return (
+        decoder.attention == "bahdanau"
+        and decoder.cell_type == "gru"
+        and decoder.attention_layer.probability == "softmax"
+        and can_use_cell(decoder.cell, decoder.compute_dtype)
+    )
