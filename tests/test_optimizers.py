@@ -119,3 +119,59 @@ def test_falls_back_to_keras_inside_a_distribution_strategy(monkeypatch):
     reference, _ = _train(keras.optimizers.Adam(learning_rate=0.05), steps=3)
     for got, want in zip(fused, reference, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def _count_xla_updates(monkeypatch):
+    """Counts the XLA-compiled embedding and weight-average updates."""
+    import zoo.optimizers as module
+
+    calls, real = [], module._xla_functions
+
+    def counting():
+        functions = real()
+
+        def wrap(name):
+            def call(*args):
+                calls.append((name, tuple(args[0].shape)))
+                return functions[name](*args)
+
+            return call
+
+        return {name: wrap(name) for name in functions}
+
+    monkeypatch.setattr(module, "_xla_functions", counting)
+    return calls
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_same_weight_average_and_embedding_update_as_keras(jit_compile, monkeypatch):
+    calls = _count_xla_updates(monkeypatch)
+    kwargs = {"learning_rate": 0.05, "use_ema": True, "ema_momentum": 0.9}
+    fused, fused_model = _train(FusedAdam(**kwargs), jit_compile=jit_compile)
+    # the embedding (6 x 5) through the XLA update; the average of every weight
+    assert ("adam", (6, 5)) in calls
+    assert {c for c in calls if c[0] == "average"} == {
+        ("average", (6, 5)),
+        ("average", (20, 3)),
+        ("average", (3,)),
+    }
+    reference, reference_model = _train(
+        keras.optimizers.Adam(**kwargs), jit_compile=jit_compile
+    )
+    # XLA may contract `a * b + c` into one fused multiply-add (one rounding):
+    # equal to float32 rounding after six steps, not bit for bit
+    for got, want in zip(fused, reference, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    averages = [
+        [
+            keras.ops.convert_to_numpy(a)
+            for a in m.optimizer._model_variables_moving_average
+        ]
+        for m in (fused_model, reference_model)
+    ]
+    for got, want in zip(*averages, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    # the averages lag the weights: the comparison is not of copies of the weights
+    assert any(
+        np.abs(a - w).max() > 1e-3 for a, w in zip(averages[0], fused, strict=True)
+    )
