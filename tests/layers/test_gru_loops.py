@@ -30,7 +30,9 @@ def _decoder_gradients(decoder, fused, inputs, weights):
     w_logits, w_attention = weights
     with tf.GradientTape() as tape:
         tape.watch([memory, h0])
-        logits, attention = decoder([ids, memory, mask, h0], return_attention=True)
+        logits, attention = decoder(
+            [ids, memory, mask, h0], return_attention=True, training=True
+        )
         loss = tf.reduce_sum(logits * w_logits) + tf.reduce_sum(attention * w_attention)
     gradients = tape.gradient(loss, [memory, h0, *decoder.trainable_weights])
     return logits, attention, [tf.convert_to_tensor(g) for g in gradients]
@@ -80,7 +82,7 @@ def test_decoder_loop_in_a_function_and_with_a_persistent_tape():
     def gradients(memory):
         with tf.GradientTape(persistent=True) as tape:
             tape.watch(memory)
-            loss = tf.reduce_sum(decoder([ids, memory, mask, h0]) ** 2)
+            loss = tf.reduce_sum(decoder([ids, memory, mask, h0], training=True) ** 2)
         first = tape.gradient(loss, memory)
         second = tape.gradient(loss, decoder.cell.recurrent_kernel)
         return first, second
@@ -89,7 +91,7 @@ def test_decoder_loop_in_a_function_and_with_a_persistent_tape():
     decoder.fused_recurrence = False
     with tf.GradientTape() as tape:
         tape.watch(memory)
-        loss = tf.reduce_sum(decoder([ids, memory, mask, h0]) ** 2)
+        loss = tf.reduce_sum(decoder([ids, memory, mask, h0], training=True) ** 2)
     expected = tape.gradient(loss, [memory, decoder.cell.recurrent_kernel])
     np.testing.assert_allclose(first, expected[0], rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(second, expected[1], rtol=1e-4, atol=1e-4)
@@ -138,7 +140,7 @@ def test_encoder_loop_matches_the_generic_loop(monkeypatch):
     def run():
         with tf.GradientTape() as tape:
             tape.watch(x)
-            outputs = layer(x, mask=mask)
+            outputs = layer(x, mask=mask, training=True)
             loss = sum(
                 tf.reduce_sum(o * w) for o, w in zip(outputs, weights, strict=True)
             )

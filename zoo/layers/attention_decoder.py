@@ -189,8 +189,10 @@ class AttentionDecoder(keras.layers.Layer):
         self.dropout = float(dropout)
         self.embedding_dropout_rate = float(embedding_dropout)
         self.training_logits_dtype = training_logits_dtype
-        # the Bahdanau GRU loop with its written-out gradient where it applies
-        # (`gru_loops.can_use`); False runs the generic loop
+        # training steps run the Bahdanau GRU loop with its written-out gradient
+        # where it applies (`gru_loops.can_use`); False runs the generic loop.
+        # Inference (decoding, validation, the export) runs the generic loop, whose
+        # graph saves without gradient functions.
         self.fused_recurrence = True
         # Masks arrive through `source_mask`; Keras masks of the inputs are not used.
         self.supports_masking = True
@@ -494,7 +496,7 @@ class AttentionDecoder(keras.layers.Layer):
         projected = self._project_inputs(embedded, memory_bundle, weights)  # (B, Tt, G)
         projected = ops.transpose(projected, (1, 0, 2))  # (Tt, B, G)
 
-        if self.fused_recurrence and gru_loops.can_use(self):
+        if training and self.fused_recurrence and gru_loops.can_use(self):
             features, attention = self._fused_recurrence(
                 projected, state, memory_bundle, weights
             )

@@ -133,7 +133,7 @@ def _direction(rnn, x, time_major_mask, training, reverse):
 
     steps = ops.shape(gates_in)[0]
     zeros = ops.zeros((ops.shape(x)[0], cell.units), dtype)
-    if is_gru and gru_loops.can_use_cell(cell, dtype):
+    if training and is_gru and gru_loops.can_use_cell(cell, dtype):
         outputs, final = gru_loops.masked_gru_recurrence(
             gates_in, step_mask, zeros, kernel, recurrent_bias
         )

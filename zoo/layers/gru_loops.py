@@ -1,7 +1,9 @@
 """GRU loops with their gradients written out: the decoder's and the encoder's.
 
 `AttentionDecoder` (`attention="bahdanau"`, `cell="gru"`) and `BidirectionalRNN`
-(GRU directions) run these loops on the TensorFlow backend. Each computes the
+(GRU directions) run these loops in training steps on the TensorFlow backend (their
+gradient functions read the forward loop's arrays, which a SavedModel cannot hold, so
+inference and exports run the layers' generic loops). Each computes the
 function of the layer's generic loop; only the backward pass differs in how it is
 formed. TensorFlow's automatic gradient of a `while` loop forms, at every step, the
 gradients of the weights the loop reads (the recurrent kernel and bias; the decoder's
