@@ -83,30 +83,16 @@ def bahdanau_gru_recurrence(
         dtype = x.dtype
         inputs_ta = tf.TensorArray(dtype, size=steps).unstack(x)
         names = ("h", "a", "previous", "tanh", "z", "r", "c", "inner_h")
-        arrays = {
-            name: tf.TensorArray(dtype, size=steps, clear_after_read=False)
-            for name in names
-        }
 
-        def body(t, h, arrays):
+        def step(t, h):
             tanh = ops.tanh(keys + ops.matmul(h, w_q)[:, None, :])  # (B, S, A)
             scores = ops.squeeze(ops.matmul(tanh, v[:, None]), -1)  # (B, S)
             a = masked_softmax(scores, mask)
             share = ops.squeeze(ops.matmul(a[:, None, :], share_m), 1)  # (B, 3U)
             new_h, gru = _gru_forward(inputs_ta.read(t) + share, h, w_r, b_r)
-            values = (new_h, a, h, tanh, *gru)
-            arrays = {
-                name: arrays[name].write(t, value)
-                for name, value in zip(names, values, strict=True)
-            }
-            return t + 1, new_h, arrays
+            return new_h, (new_h, a, h, tanh, *gru)
 
-        _, _, arrays = tf.while_loop(
-            lambda t, *_: t < steps,
-            body,
-            (tf.constant(0), h0, arrays),
-            maximum_iterations=steps,
-        )
+        _, arrays = _forward_loop(step, steps, h0, names, dtype)
         states, attention = arrays["h"].stack(), arrays["a"].stack()
         previous = arrays["previous"].stack()  # (T, B, U), h_{t-1}
 
@@ -208,27 +194,14 @@ def masked_gru_recurrence(
         mask_ta = tf.TensorArray("bool", size=steps, clear_after_read=False)
         mask_ta = mask_ta.unstack(step_mask)
         names = ("output", "previous", "z", "r", "c", "inner_h")
-        arrays = {
-            name: tf.TensorArray(dtype, size=steps, clear_after_read=False)
-            for name in names
-        }
 
-        def body(t, h, arrays):
+        def step(t, h):
             keep = mask_ta.read(t)  # (B, 1)
             new_h, gru = _gru_forward(inputs_ta.read(t), h, w_r, b_r)
-            values = (ops.where(keep, new_h, 0.0), h, *gru)
-            arrays = {
-                name: arrays[name].write(t, value)
-                for name, value in zip(names, values, strict=True)
-            }
-            return t + 1, ops.where(keep, new_h, h), arrays
+            output = ops.where(keep, new_h, 0.0)
+            return ops.where(keep, new_h, h), (output, h, *gru)
 
-        _, final, arrays = tf.while_loop(
-            lambda t, *_: t < steps,
-            body,
-            (tf.constant(0), h0, arrays),
-            maximum_iterations=steps,
-        )
+        final, arrays = _forward_loop(step, steps, h0, names, dtype)
         outputs, previous = arrays["output"].stack(), arrays["previous"].stack()
 
         def grad(d_outputs, d_final):
@@ -266,6 +239,34 @@ def masked_gru_recurrence(
         return (outputs, final), grad
 
     return recurrence(*tensors)
+
+
+def _forward_loop(step, steps, h0, names, dtype):
+    """Runs `step(t, h) -> (next_h, values)` for `t = 0 .. steps - 1`, writing each
+    step's `values` to the arrays named `names` (kept for the backward loop, which
+    reads them in place). Returns `(final_h, arrays)`."""
+    import tensorflow as tf
+
+    arrays = {
+        name: tf.TensorArray(dtype, size=steps, clear_after_read=False)
+        for name in names
+    }
+
+    def body(t, h, arrays):
+        h, values = step(t, h)
+        arrays = {
+            name: arrays[name].write(t, value)
+            for name, value in zip(names, values, strict=True)
+        }
+        return t + 1, h, arrays
+
+    _, final, arrays = tf.while_loop(
+        lambda t, *_: t < steps,
+        body,
+        (tf.constant(0), h0, arrays),
+        maximum_iterations=steps,
+    )
+    return final, arrays
 
 
 def _gru_forward(input_gates, h, w_r, b_r):
