@@ -151,12 +151,12 @@ class FusedAdam(keras.optimizers.Adam):
         if not self.use_ema or not all(self._fusable(v) for v in trainable_variables):
             return super()._update_model_variables_moving_average(trainable_variables)
         update = self._xla_updates()["average"]
+        not_first_step = ops.not_equal(self.iterations, 0)
         for variable, average in zip(
             trainable_variables, self._model_variables_moving_average, strict=True
         ):
             if average is None:
                 continue
-            not_first_step = ops.not_equal(self.iterations, 0)
             momentum = ops.multiply(
                 ops.cast(not_first_step, variable.dtype), self.ema_momentum
             )

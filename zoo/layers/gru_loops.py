@@ -146,8 +146,8 @@ def bahdanau_gru_recurrence(
                 maximum_iterations=steps,
             )
             d = {name: array.stack() for name, array in outs.items()}
-            d_w_r, d_b_r = _weight_gradients(previous, d["inner"])
-            d_w_q = _weight_gradients(previous, d["query"])[0]
+            d_w_r, d_b_r = _recurrent_gradients(previous, d["inner"])
+            d_w_q = _kernel_gradient(previous, d["query"])
             # sum_t a_t^T d_gates_t, per batch row: (B, S, T) @ (B, T, 3U)
             d_share_m = ops.matmul(
                 ops.transpose(attention, (1, 2, 0)),
@@ -234,7 +234,11 @@ def masked_gru_recurrence(
                 maximum_iterations=steps,
             )
             d_inner = outs["inner"].stack()
-            return (outs["gates"].stack(), d_h0, *_weight_gradients(previous, d_inner))
+            return (
+                outs["gates"].stack(),
+                d_h0,
+                *_recurrent_gradients(previous, d_inner),
+            )
 
         return (outputs, final), grad
 
@@ -297,15 +301,18 @@ def _gru_backward(g, h, z, r, c, inner_h):
     return d_gates, d_inner, g * z
 
 
-def _weight_gradients(previous, d_inner):
-    """`(d U, d b_h)` from the stacked previous states `(T, B, U)` and gate
-    gradients `(T, B, 3U)`: one product over all steps."""
-    units, gates = ops.shape(previous)[-1], ops.shape(d_inner)[-1]
-    flat_previous = ops.reshape(previous, (-1, units))
-    flat_inner = ops.reshape(d_inner, (-1, gates))
-    return ops.matmul(ops.transpose(flat_previous), flat_inner), ops.sum(
-        flat_inner, axis=0
-    )
+def _kernel_gradient(previous, d_products):
+    """The gradient of a kernel `W` that every step multiplies with its previous
+    state (`h W`), from the stacked previous states `(T, B, U)` and the products'
+    gradients `(T, B, N)`: one product over all steps."""
+    flat_previous = ops.reshape(previous, (-1, ops.shape(previous)[-1]))
+    flat_products = ops.reshape(d_products, (-1, ops.shape(d_products)[-1]))
+    return ops.matmul(ops.transpose(flat_previous), flat_products)
+
+
+def _recurrent_gradients(previous, d_inner):
+    """`(d U, d b_h)` of the GRU's `inner = h U + b_h` over all steps."""
+    return _kernel_gradient(previous, d_inner), ops.sum(d_inner, axis=(0, 1))
 
 
 def _zeros_if_none(gradient, like):
