@@ -1,0 +1,69 @@
+"""Errors a user can act on.
+
+Every recipe, reader and command raises a subclass of `ZooError` for a problem in what
+the user gave it: a missing path, a malformed file, a bad flag value, a run folder that
+belongs to another run. The command-line entry points (`zoo.recipe`, `zoo.cli`) print
+such an error as one line, `error: <message>`, and exit with status 2; `--debug` shows
+the traceback instead. Anything else is a bug and keeps its traceback.
+
+`DataError` names the file and, where there is one, the line:
+
+>>> str(DataError("expected 2 tab-separated fields, found 3", path="a.tsv", line=7))
+'a.tsv:7: expected 2 tab-separated fields, found 3'
+
+Stdlib-only on purpose: importing it costs nothing, so `--help` stays fast.
+"""
+
+import os
+
+
+class ZooError(Exception):
+    """A problem in the user's input, reported as one line (exit status 2)."""
+
+    exit_code = 2
+
+
+class ConfigError(ZooError, ValueError):
+    """A flag or argument value that cannot be used; the message names the value."""
+
+
+class DataError(ZooError, ValueError):
+    """A data file that cannot be read as expected.
+
+    Args:
+        message: what is wrong and what was expected.
+        path: the file (or folder); shown first.
+        line: 1-based line number in `path`, when the problem has one.
+    """
+
+    def __init__(self, message, path=None, line=None):
+        self.message = message
+        self.path = None if path is None else os.fspath(path)
+        self.line = line
+        super().__init__(self._format())
+
+    def _format(self):
+        if self.path is None:
+            return self.message
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        return f"{where}: {self.message}"
+
+    def __reduce__(self):  # picklable across processes (tf.data, multiprocessing)
+        return (type(self), (self.message, self.path, self.line))
+
+
+class MissingPathError(DataError, FileNotFoundError):
+    """A path the user named does not exist."""
+
+    def __init__(self, path, what="file or folder", line=None):
+        self.what = what
+        super().__init__(f"no such {what}", path=path, line=line)
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.what, self.line))
+
+
+def one_line(error):
+    """The one-line form of `error` for the terminal: `error: <message>`."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return f"error: {text}"
