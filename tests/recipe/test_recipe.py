@@ -1,0 +1,183 @@
+"""The recipe framework: flags from the Config dataclass, stages, errors, results."""
+
+import dataclasses
+import json
+import os
+
+import numpy as np
+import pytest
+
+from zoo.errors import DataError
+from zoo.recipe import Recipe, RecipeConfig, option
+
+
+@dataclasses.dataclass
+class ToyConfig(RecipeConfig):
+    units: int = option(8, "hidden units", demo=4, check="positive")
+    activation: str = option("relu", "hidden activation", choices=("relu", "tanh"))
+    fail: bool = option(False, "raise a DataError while loading the data")
+
+
+@dataclasses.dataclass
+class ToyData:
+    train: object
+    validation: object
+    test: tuple
+    description: str = "toy blobs"
+    fingerprint: str = "abc"
+
+
+class ToyRecipe(Recipe):
+    """Toy task: separate two Gaussian blobs with a small MLP."""
+
+    name = "toy"
+    export_name = "toy_model"
+    metric = "accuracy"
+    config_class = ToyConfig
+    training_defaults = dict(epochs=3, batch_size=16, learning_rate=1e-2)
+    demo_training_defaults = dict(epochs=2, patience=0)
+
+    def load_data(self):
+        import tensorflow as tf
+
+        if self.config.fail:
+            raise DataError("expected 2 fields, found 3", path="toy.tsv", line=7)
+        rng = np.random.default_rng(self.config.training.seed)
+        x = np.concatenate([rng.normal(-2, 1, (64, 2)), rng.normal(2, 1, (64, 2))])
+        y = np.repeat([0, 1], 64).astype("int32")
+        ds = tf.data.Dataset.from_tensor_slices((x.astype("float32"), y))
+        ds = ds.shuffle(128, seed=0).batch(self.config.training.batch_size)
+        return ToyData(train=ds, validation=ds, test=(x, y))
+
+    def build_model(self, data):
+        import keras
+
+        inputs = keras.Input((2,))
+        hidden = keras.layers.Dense(
+            self.config.units, activation=self.config.activation
+        )(inputs)
+        outputs = keras.layers.Dense(2, activation="softmax")(hidden)
+        model = keras.Model(inputs, outputs)
+        model.training_model = lambda: model
+        model.compile(
+            optimizer=self.optimizer(),
+            loss="sparse_categorical_crossentropy",
+            metrics=["accuracy"],
+        )
+        return model
+
+    def evaluate(self, model, data):
+        x, y = data.test
+        predicted = np.argmax(model.predict(x, verbose=0), axis=-1)
+        return {"accuracy": float(np.mean(predicted == y))}
+
+    def export(self, model, data, metrics):
+        return None
+
+
+def _args(tmp_path, *extra):
+    return [
+        "--run-dir",
+        str(tmp_path / "run"),
+        "--report-dir",
+        str(tmp_path / "report"),
+        "--export-dir",
+        str(tmp_path / "export"),
+        *extra,
+    ]
+
+
+def test_help_lists_every_flag_with_its_default(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        ToyRecipe.main(["--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    for flag in (
+        "--units",
+        "--activation",
+        "--data",
+        "--run-dir",
+        "--max-train-samples",
+        "--max-eval-samples",
+        "--demo-size",
+        "--report-samples",
+        "--xla",
+        "--epochs",
+        "--batch-size",
+        "--learning-rate",
+        "--seed",
+    ):
+        assert flag in out, flag
+    # The demo's defaults are shown (no --data), and the --data default beside them.
+    assert "[with --data: 8; demo: 4]" in " ".join(out.split())
+    assert "runs/toy" in out
+
+
+def test_demo_and_data_defaults(tmp_path):
+    demo = ToyRecipe.parse(_args(tmp_path))
+    assert demo.demo and demo.units == 4
+    assert demo.training.epochs == 2 and demo.training.patience == 0
+    real = ToyRecipe.parse(_args(tmp_path, "--data", str(tmp_path)))
+    assert not real.demo and real.units == 8
+    assert real.training.epochs == 3 and real.training.batch_size == 16
+    assert real.training.run_dir == str(tmp_path / "run")
+
+
+@pytest.mark.parametrize(
+    "flags, fragment",
+    [
+        (["--units", "0"], "--units: must be > 0, got '0'"),
+        (["--units", "two"], "--units: invalid int value: 'two'"),
+        (["--activation", "gelu"], "--activation: invalid choice: 'gelu'"),
+        (["--learning-rate", "nan"], "must be a finite number: 'nan'"),
+        (["--max-train-samples", "-3"], "--max-train-samples: must be > 0"),
+        (["--data", "/nonexistent/corpus"], "--data: no such file or folder"),
+        (["--epochs", "0"], "epochs"),
+    ],
+)
+def test_bad_values_are_one_line_errors_with_exit_2(tmp_path, capsys, flags, fragment):
+    with pytest.raises(SystemExit) as exit_info:
+        ToyRecipe.main(_args(tmp_path, *flags))
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert fragment in err
+    assert "Traceback" not in err
+
+
+def test_user_errors_from_a_stage_are_one_line(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        ToyRecipe.main(_args(tmp_path, "--fail"))
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "error: toy.tsv:7: expected 2 fields, found 3"
+    with pytest.raises(DataError):  # --debug: the exception itself
+        ToyRecipe.main(_args(tmp_path, "--fail", "--debug"))
+
+
+def test_run_trains_evaluates_and_writes_metrics(tmp_path):
+    result = ToyRecipe.main(_args(tmp_path, "--data", str(tmp_path), "--seed", "3"))
+    assert result["model"] == "toy_model"
+    assert result["metric"] == "accuracy"
+    assert result["value"] > 0.9  # well-separated blobs
+    assert result["export"] is None
+    with open(tmp_path / "report" / "metrics.json") as f:
+        metrics = json.load(f)
+    assert metrics == {
+        "recipe": "toy",
+        "data": "toy blobs",
+        "accuracy": result["value"],
+    }
+    assert os.path.exists(tmp_path / "run" / "log.csv")
+
+
+def test_identity_leaves_out_output_and_duration_fields(tmp_path):
+    a = ToyRecipe.parse(_args(tmp_path, "--data", str(tmp_path)))
+    b = ToyRecipe.parse(
+        _args(tmp_path / "other", "--data", str(tmp_path), "--epochs", "9", "--debug")
+    )
+    assert a.identity() == b.identity()
+    c = ToyRecipe.parse(_args(tmp_path, "--data", str(tmp_path), "--units", "5"))
+    assert c.identity()["units"] == 5 and c.identity() != a.identity()
+    d = ToyRecipe.parse(_args(tmp_path, "--data", str(tmp_path), "--seed", "7"))
+    assert d.identity()["training"]["seed"] == 7 and d.identity() != a.identity()
