@@ -14,12 +14,17 @@ the target (`NAME/.tmp-export-*`, which TF Serving ignores) and then renamed int
 place with `os.rename`, which is atomic and fails when the target exists: a
 concurrent exporter that won the same number makes this one take the next. If the
 export fails midway, the temporary files are removed and nothing is left behind.
+
+The temporary folder is created with the mode `tf.saved_model.save` gives the folders
+it creates (0o755 less the umask), not `tempfile.mkdtemp`'s private 0o700, so a TF
+Serving process running as another user can read the version once it is renamed into
+place.
 """
 
 import os
 import re
+import secrets
 import shutil
-import tempfile
 
 import tensorflow as tf
 
@@ -172,7 +177,7 @@ def export_model(
 
     model_dir = os.path.join(os.fspath(base_dir), name)
     os.makedirs(model_dir, exist_ok=True)
-    tmp_dir = tempfile.mkdtemp(prefix=".tmp-export-", dir=model_dir)
+    tmp_dir = _make_staging_dir(model_dir)
     try:
         _track_variables(module, concrete.values())
         tf.saved_model.save(module, tmp_dir, signatures=concrete)
@@ -201,6 +206,26 @@ def export_model(
                 os.remove(tmp_dir + suffix)
         raise
     return version_dir
+
+
+STAGING_PREFIX = ".tmp-export-"
+DIR_MODE = 0o755  # what TensorFlow's file system gives the folders it creates
+
+
+def _make_staging_dir(model_dir):
+    """A new, empty hidden folder in `model_dir`, mode `DIR_MODE` less the umask.
+
+    Like `tempfile.mkdtemp` (a random name, `os.mkdir` fails rather than reuse an
+    existing folder) but readable by the users the umask allows.
+    """
+    for _ in range(100):
+        path = os.path.join(model_dir, STAGING_PREFIX + secrets.token_hex(6))
+        try:
+            os.mkdir(path, DIR_MODE)  # the umask applies
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"{model_dir}: could not create a staging folder.")
 
 
 def _track_variables(module, concrete_functions):
