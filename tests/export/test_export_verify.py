@@ -1,8 +1,14 @@
 import os
 import shutil
 
+import pytest
+
+from zoo.export.verify import (
+    fresh_process_command,
+    verify_export,
+    verify_in_fresh_process,
+)
 from zoo.export.verify import main as verify_main
-from zoo.export.verify import verify_export, verify_in_fresh_process
 
 
 def test_verify_passes_in_fresh_process(tiny_export):
@@ -48,3 +54,84 @@ def test_verify_fails_clearly(tiny_export, tmp_path, capsys):
     missing = verify_export(tmp_path / "nothing")
     assert missing["ok"] is False
     assert "no such export folder" in missing["errors"][0]
+
+
+_PROBE = """\
+import os
+
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "imported.txt"), "a") as f:
+    f.write(__name__ + "\\n")
+"""
+
+
+def _probe_folder(path, names):
+    """A folder of modules that each append their name to `imported.txt` if imported."""
+    path.mkdir()
+    for name in names:
+        (path / f"{name}.py").write_text(_PROBE)
+    return path / "imported.txt"
+
+
+def _export_naming_modules(tiny_export, root):
+    import json
+
+    version_dir = root / "named" / "1"
+    shutil.copytree(tiny_export["version_dir"], version_dir)
+    shutil.copy(tiny_export["version_dir"] + ".keras", root / "named" / "1.keras")
+    manifest_path = version_dir / "assets.extra" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["keras_check"]["modules"] = ["zoo_probe_keras_check"]
+    manifest["recipe"] = "zoo_probe_recipe"
+    manifest_path.write_text(json.dumps(manifest))
+    return version_dir
+
+
+@pytest.mark.slow
+def test_verifier_imports_nothing_an_export_names(tiny_export, tmp_path, monkeypatch):
+    version_dir = _export_naming_modules(tiny_export, tmp_path)
+
+    # In this process, with the named modules importable.
+    marker = _probe_folder(
+        tmp_path / "in_process", ["zoo_probe_keras_check", "zoo_probe_recipe"]
+    )
+    monkeypatch.syspath_prepend(str(marker.parent))
+    report = verify_export(version_dir)
+    assert report["ok"], report["errors"]
+    assert report["keras_check"]["ignored_modules"] == ["zoo_probe_keras_check"]
+    assert report["keras_check"]["compared"]["probabilities"]["ok"]
+    assert not marker.exists()
+
+    # In the fresh process: the current folder and PYTHONPATH hold the named modules
+    # and a fake tensorflow_text; isolated mode leaves both off sys.path.
+    fresh_marker = _probe_folder(
+        tmp_path / "cwd",
+        ["zoo_probe_keras_check", "zoo_probe_recipe", "tensorflow_text"],
+    )
+    monkeypatch.chdir(fresh_marker.parent)
+    monkeypatch.setenv("PYTHONPATH", str(fresh_marker.parent))
+    report = verify_in_fresh_process(version_dir)
+    assert report["ok"], report["errors"] + [report["output"]]
+    assert report["keras_check"]["ignored_modules"] == ["zoo_probe_keras_check"]
+    assert not fresh_marker.exists()
+    assert fresh_process_command(version_dir)[1] == "-I"
+
+
+def test_export_refuses_modules_in_keras_check(tiny_export, tmp_path):
+    import tiny_model
+
+    from zoo.export import export_model
+
+    model = tiny_model.build_model(8)
+    module = tiny_model.TinyServing(
+        model, os.path.join(tiny_export["work"], "vocab.txt")
+    )
+    with pytest.raises(ValueError, match="cannot name modules"):
+        export_model(
+            module,
+            "m",
+            {"serving_default": module.serve, "preprocess": module.preprocess},
+            base_dir=str(tmp_path),
+            keras_model=model,
+            warmup={"serving_default": {"text": ["a"]}},
+            keras_check={"outputs": {"probabilities": 0}, "modules": ["os"]},
+        )

@@ -131,7 +131,7 @@ def export_model(
             inputs (one batch per signature) written as TF Serving warm-up requests.
             The first entry of `keras_check`'s signature feeds the Keras check.
         keras_check: optional `{"signature": str, "outputs": {serving_output:
-            keras_output_name_or_index}, "atol": float, "modules": [str]}` telling the
+            keras_output_name_or_index}, "atol": float, "rtol": float}` telling the
             verifier to run the `preprocess` signature, feed its outputs to the Keras
             model and compare with the serving signature's outputs. Use
             `{"skipped": "reason"}` when no direct comparison exists (e.g. beam search).
@@ -267,6 +267,13 @@ def _check_keras_check(keras_check, concrete, warmup, keras_model):
         )
     if "skipped" in keras_check:
         return {"skipped": str(keras_check["skipped"])}
+    if "modules" in keras_check:
+        raise ValueError(
+            "`keras_check` cannot name modules: the verifier imports nothing an export "
+            "names, only the zoo's own layers and models (register custom classes "
+            "there). Received: modules="
+            f"{keras_check['modules']!r}"
+        )
     signature = keras_check.get("signature", "serving_default")
     outputs = keras_check.get("outputs")
     if signature not in concrete:
@@ -302,5 +309,4 @@ def _check_keras_check(keras_check, concrete, warmup, keras_model):
         "outputs": dict(outputs),
         "atol": float(keras_check.get("atol", 1e-4)),
         "rtol": float(keras_check.get("rtol", 1e-3)),
-        "modules": list(keras_check.get("modules", [])),
     }

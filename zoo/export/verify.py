@@ -20,9 +20,18 @@ imported, as TF Serving links nothing else):
    result must match the serving signature (allclose);
 5. the signatures are printed.
 
-Exit status 0 when everything passed, 1 with a clear message otherwise.
-`verify_export(path)` returns the same report as a dict;
+Exit status 0 when everything passed, 1 with a clear message otherwise, 2 when the
+export folder does not exist. `verify_export(path)` returns the same report as a dict;
 `verify_in_fresh_process(path)` runs the command in a new Python process.
+
+What the verifier trusts: it imports TensorFlow, tensorflow-text and, for the Keras
+check, Keras and the zoo's own `zoo.layers` / `zoo.models`; it never imports a module
+that an export names (the manifest is data, not code; a `modules` entry in an old
+manifest's `keras_check` is reported and ignored), and `keras.saving.load_model` runs in
+safe mode. `verify_in_fresh_process` starts Python in isolated mode (`python -I`: no
+current folder on `sys.path`, `PYTHON*` variables ignored), so files beside the caller
+cannot shadow a library. Verifying still loads the SavedModel and executes its graph on
+the warm-up requests, as TF Serving does: verify exports from sources you trust.
 """
 
 import argparse
@@ -248,12 +257,14 @@ def _keras_check(sess, signature_defs, check, first_inputs, version_dir, errors,
         errors.append(f"keras check: {keras_path} is missing")
         return {"ok": False}
     try:
-        model = _load_keras_model(keras_path, check.get("modules", []))
+        model = _load_keras_model(keras_path)
         outputs = _call_keras(model, features)
     except Exception as e:  # noqa: BLE001
         errors.append(f"keras check: loading or running {keras_path} failed: {e}")
         return {"ok": False}
     result = {"ok": True, "compared": {}}
+    if check.get("modules"):
+        result["ignored_modules"] = [str(m) for m in check["modules"]]
     for served_name, keras_name in check["outputs"].items():
         try:
             expected = _pick_output(model, outputs, keras_name)
@@ -281,7 +292,10 @@ def _keras_check(sess, signature_defs, check, first_inputs, version_dir, errors,
     return result
 
 
-def _load_keras_model(path, modules):
+def _load_keras_model(path):
+    """`keras.saving.load_model` (safe mode) after importing the zoo's own layers and
+    models, whose registered classes the file may name; nothing the export names is
+    imported."""
     import importlib
     import pkgutil
 
@@ -300,10 +314,8 @@ def _load_keras_model(path, modules):
                 importlib.import_module(info.name)
             except Exception:  # noqa: BLE001 - load_model names what is missing
                 continue
-    for module in modules:
-        importlib.import_module(module)
     del zoo
-    return keras.saving.load_model(path)
+    return keras.saving.load_model(path, safe_mode=True)
 
 
 def _call_keras(model, features):
@@ -343,8 +355,36 @@ def _pick_output(model, outputs, key):
     raise KeyError(key)
 
 
+# Run by `python -I -c`: isolated mode leaves the current folder and PYTHONPATH off
+# sys.path; the folder holding the `zoo` package is appended (after the standard library
+# and site-packages, so it cannot shadow them) for a source checkout not installed.
+_ISOLATED_MAIN = """\
+import sys
+root = sys.argv.pop(1)
+if root not in sys.path:
+    sys.path.append(root)
+from zoo.export.verify import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def fresh_process_command(path, json_out=None):
+    """The command line of `verify_in_fresh_process`: `python -I -c ... PATH`."""
+    import zoo
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(zoo.__file__)))
+    command = [sys.executable, "-I", "-c", _ISOLATED_MAIN, root, os.fspath(path)]
+    if json_out is not None:
+        command += ["--json-out", os.fspath(json_out)]
+    return command
+
+
 def verify_in_fresh_process(path, timeout=600):
-    """Runs `python -m zoo.export.verify PATH --json-out ...` in a new process.
+    """Runs the verifier on `path` in a new Python process in isolated mode.
+
+    The process is `python -I` (see `fresh_process_command`): only the standard library,
+    site-packages and the zoo itself are importable, and it imports nothing the export
+    names.
 
     Returns:
         The report dict (with `"returncode"` and the `"output"` tail added).
@@ -357,14 +397,7 @@ def verify_in_fresh_process(path, timeout=600):
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         try:
             proc = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "zoo.export.verify",
-                    os.fspath(path),
-                    "--json-out",
-                    out,
-                ],
+                fresh_process_command(path, json_out=out),
                 capture_output=True,
                 text=True,
                 timeout=timeout,
