@@ -47,19 +47,21 @@ def build_model(vocab_size):
 
 
 class TinyServing(ServingModule):
-    def __init__(self, model, vocab_file):
-        super().__init__(model)
+    def __init__(self, model, vocab_file, **kwargs):
+        super().__init__(model, **kwargs)
         self.lookup = VocabularyLookup(vocab_file)
         self.labels = tf.constant(LABELS)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
     def preprocess(self, text):
+        text = self.check_batch(text)
         ids = self.lookup(word_tokenize(normalize(text)))
         start = tf.ones([tf.shape(text)[0], 1], tf.int64)  # [UNK] as a start token
         return {"token_ids": tf.concat([start, ids.to_tensor()], axis=1)}
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
     def serve(self, text):
+        text = self.check_batch(text)
         probabilities = self.model(self.preprocess(text)["token_ids"], training=False)
         label = tf.gather(self.labels, tf.argmax(probabilities, axis=-1))
         return {"probabilities": probabilities, "label": label}

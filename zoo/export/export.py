@@ -30,6 +30,7 @@ import tensorflow as tf
 
 from zoo.export import manifest as manifest_lib
 from zoo.export import warmup as warmup_lib
+from zoo.export.serving_module import BATCH_CHECK_SCOPE
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -135,8 +136,10 @@ def export_model(
             verifier to run the `preprocess` signature, feed its outputs to the Keras
             model and compare with the serving signature's outputs. Use
             `{"skipped": "reason"}` when no direct comparison exists (e.g. beam search).
-        metadata: optional dict with `"recipe"`, `"data"`, `"metrics"` and any other
-            JSON-serialisable entries for the manifest.
+        metadata: optional dict with `"recipe"`, `"data"`, `"metrics"`, `"limits"`
+            and any other JSON-serialisable entries for the manifest. `"limits"`
+            (the model's input bounds) lands in the manifest's top-level `limits`,
+            beside `max_batch_size` (see `ServingModule.check_batch`).
         extra_files: optional `{suffix: write(path)}`: files written beside the
             version folder as `VERSION<suffix>` (e.g. `".encoder.keras"`). Each
             `write` gets a temporary path ending in `suffix`; the files are renamed
@@ -164,6 +167,7 @@ def export_model(
     input_specs = {k: _input_dtypes(fn) for k, fn in concrete.items()}
     keras_check = _check_keras_check(keras_check, concrete, warmup, keras_model)
     logs = warmup_lib.build_requests(name, warmup or {}, input_specs)
+    batch_limits = _batch_limits(module, concrete)
 
     extras = dict(extra_files or {})
     for suffix in extras:
@@ -185,13 +189,17 @@ def export_model(
             warmup_lib.write_warmup(
                 os.path.join(tmp_dir, manifest_lib.WARMUP_PATH), logs
             )
+        signature_info = manifest_lib.read_signatures(tmp_dir)
+        for key, limit in batch_limits.items():
+            signature_info[key]["max_batch_size"] = limit
         manifest = manifest_lib.build_manifest(
             name,
-            manifest_lib.read_signatures(tmp_dir),
+            signature_info,
             metadata=metadata,
             keras_check=keras_check,
             warmup=warmup,
             keras_file="../<VERSION>.keras" if keras_model is not None else None,
+            limits={"max_batch_size": _common_limit(batch_limits)},
         )
         manifest_lib.write_manifest(tmp_dir, manifest)
         for suffix, write in extras.items():
@@ -206,6 +214,31 @@ def export_model(
                 os.remove(tmp_dir + suffix)
         raise
     return version_dir
+
+
+def _batch_limits(module, concrete):
+    """`{signature: max_batch_size or None}`: the module's limit for each signature
+    whose graph (or a function it calls) holds `ServingModule.check_batch`'s check."""
+    limit = getattr(module, "max_batch_size", None)
+    return {
+        key: limit if limit is not None and _calls_check_batch(fn) else None
+        for key, fn in concrete.items()
+    }
+
+
+def _calls_check_batch(concrete):
+    graph_def = concrete.graph.as_graph_def()
+    nodes = list(graph_def.node)
+    for function in graph_def.library.function:
+        nodes.extend(function.node_def)
+    marker = f"{BATCH_CHECK_SCOPE}/max_batch_size"
+    return any(node.op == "Assert" and marker in node.name for node in nodes)
+
+
+def _common_limit(batch_limits):
+    """The limit when every signature enforces the same one, else None."""
+    limits = set(batch_limits.values())
+    return limits.pop() if len(limits) == 1 else None
 
 
 STAGING_PREFIX = ".tmp-export-"

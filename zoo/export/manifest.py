@@ -85,10 +85,21 @@ def library_versions():
 
 
 def build_manifest(
-    name, signatures, metadata=None, keras_check=None, warmup=None, keras_file=None
+    name,
+    signatures,
+    metadata=None,
+    keras_check=None,
+    warmup=None,
+    keras_file=None,
+    limits=None,
 ):
-    """Assembles the manifest dict (see `export_model` for the fields)."""
+    """Assembles the manifest dict (see `export_model` for the fields).
+
+    `limits` (e.g. `{"max_batch_size": 256}`) and `metadata["limits"]` are merged into
+    the top-level `limits`.
+    """
     metadata = dict(metadata or {})
+    merged_limits = {**dict(metadata.pop("limits", None) or {}), **dict(limits or {})}
     manifest = {
         "format_version": FORMAT_VERSION,
         "name": name,
@@ -100,6 +111,7 @@ def build_manifest(
         "metrics": metadata.pop("metrics", {}),
         "versions": library_versions(),
         "default_signature": "serving_default",
+        "limits": merged_limits,
         "signatures": signatures,
         "keras_model": keras_file,
         "keras_check": keras_check,

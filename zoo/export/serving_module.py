@@ -2,6 +2,13 @@
 
 import tensorflow as tf
 
+DEFAULT_MAX_BATCH_SIZE = 256
+"""Rows per request a signature accepts unless the module is given another limit."""
+
+BATCH_CHECK_SCOPE = "check_batch"
+"""Name scope of the ops `ServingModule.check_batch` adds (how `export_model` finds
+the signatures that enforce the limit)."""
+
 
 class ServingModule(tf.Module):
     """A `tf.Module` holding a Keras model and its string-in serving functions.
@@ -24,9 +31,18 @@ class ServingModule(tf.Module):
     Keras model's inputs, so the verifier can run preprocess -> Keras model and compare
     with the serving signature.
 
+    Every signature bounds its work per request: its first step is
+    `self.check_batch(...)` on its inputs, which refuses a request of more than
+    `max_batch_size` rows (TF Serving answers InvalidArgument, HTTP 400) before any
+    tokenization or model work. `export_model` records the limit in the manifest
+    (`limits.max_batch_size`, and `max_batch_size` per signature: null for a signature
+    that does not call `check_batch`).
+
     Args:
         model: the trained `keras.Model`, available as `self.model`.
         name: optional module name.
+        max_batch_size: the most rows one request may hold (default
+            `DEFAULT_MAX_BATCH_SIZE`).
 
     Example:
 
@@ -39,20 +55,99 @@ class ServingModule(tf.Module):
 
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
         def preprocess(self, text):
+            text = self.check_batch(text)
             words = word_tokenize(normalize(text))
             return {"token_ids": self.lookup(words).to_tensor()}
 
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
         def serve(self, text):
+            text = self.check_batch(text)
             probabilities = self.model(self.preprocess(text)["token_ids"])
             label = tf.gather(self.labels, tf.argmax(probabilities, axis=-1))
             return {"probabilities": probabilities, "label": label}
     ```
     """
 
-    def __init__(self, model, name=None):
+    def __init__(self, model, name=None, max_batch_size=DEFAULT_MAX_BATCH_SIZE):
         super().__init__(name=name)
+        if (
+            isinstance(max_batch_size, bool)
+            or not isinstance(max_batch_size, int)
+            or max_batch_size < 1
+        ):
+            raise ValueError(
+                "`max_batch_size` must be a positive integer. "
+                f"Received: max_batch_size={max_batch_size!r}"
+            )
         self.model = model
+        self.max_batch_size = max_batch_size
+
+    def check_batch(self, *inputs):
+        """Refuses a request of more than `max_batch_size` rows; call it first.
+
+        Returns the inputs unchanged (`tf.identity`) under a control dependency on the
+        checks, so everything computed from the returned tensors runs only once the
+        checks have passed. The checks: the first input's batch (its first dimension)
+        is at most `max_batch_size`, and, when several inputs are given, every input
+        has that same batch size.
+
+        Args:
+            *inputs: the signature's input tensors (batch first).
+
+        Returns:
+            The single input, or a tuple of the inputs in order.
+
+        Raises:
+            tf.errors.InvalidArgumentError: when the signature runs on a request
+                over the limit, e.g. "assertion failed: [request batch of] [300]
+                [rows exceeds max_batch_size=256; split the request]".
+
+        Example:
+
+        ```python
+        @tf.function(input_signature=[
+            tf.TensorSpec([None], tf.string, name="story"),
+            tf.TensorSpec([None], tf.string, name="question"),
+        ])
+        def serve(self, story, question):
+            story, question = self.check_batch(story, question)
+            ...
+        ```
+        """
+        if not inputs:
+            raise ValueError("`check_batch` needs at least one input tensor.")
+        limit = self.max_batch_size
+        with tf.name_scope(BATCH_CHECK_SCOPE):
+            sizes = [tf.shape(x, out_type=tf.int64)[0] for x in inputs]
+            checks = [
+                tf.debugging.Assert(
+                    sizes[0] <= limit,
+                    [
+                        "request batch of",
+                        sizes[0],
+                        f"rows exceeds max_batch_size={limit}; split the request",
+                    ],
+                    name="max_batch_size",
+                )
+            ]
+            names = [_input_name(x, i) for i, x in enumerate(inputs)]
+            for name, size in zip(names[1:], sizes[1:], strict=True):
+                checks.append(
+                    tf.debugging.Assert(
+                        tf.equal(size, sizes[0]),
+                        [
+                            "inputs of one request must have the same batch size: "
+                            f"{name} has",
+                            size,
+                            f"rows, {names[0]} has",
+                            sizes[0],
+                        ],
+                        name="same_batch_size",
+                    )
+                )
+            with tf.control_dependencies(checks):
+                outputs = tuple(tf.identity(x) for x in inputs)
+        return outputs[0] if len(outputs) == 1 else outputs
 
     def __setattr__(self, name, value):
         if _is_keras(value):
@@ -71,6 +166,13 @@ class ServingModule(tf.Module):
                     variables.append(v)
         super().__setattr__("_serving_variables", variables)
         return variables
+
+
+def _input_name(tensor, index):
+    try:
+        return tensor.name.split(":")[0]
+    except AttributeError:  # an eager tensor has no name
+        return f"input {index}"
 
 
 def _is_keras(value):

@@ -13,7 +13,9 @@ imported, as TF Serving links nothing else):
 2. every op in the graph and in its function library is registered by TensorFlow
    plus tensorflow-text (any other op is listed);
 3. every warm-up request is replayed through the SignatureDef tensor names; outputs
-   must have the declared dtypes and ranks and be finite;
+   must have the declared dtypes and ranks and be finite; a signature whose manifest
+   entry records a `max_batch_size` must refuse its warm-up rows repeated to one row
+   more (InvalidArgument naming the limit);
 4. the `keras_check` of the manifest: the `preprocess` signature's outputs are fed to
    the `.keras` model beside the version folder (loaded with
    `keras.saving.load_model` after importing the zoo's layers and models) and the
@@ -220,6 +222,12 @@ def verify_export(path, print_fn=None):
             errors.append(f"{warmup_path}: holds no requests.")
     say(f"replayed {warm['replayed']}/{warm['requests']} warm-up requests")
 
+    # 3b. The documented batch limit: one row over it is refused.
+    report["batch_limit"] = _check_batch_limits(
+        sess, signature_defs, manifest, first_inputs, errors
+    )
+    say(f"batch limit: {report['batch_limit']}")
+
     # 4. Keras check.
     check = manifest.get("keras_check") or {"skipped": "no keras_check in the manifest"}
     if "skipped" in check:
@@ -232,6 +240,43 @@ def verify_export(path, print_fn=None):
     sess.close()
     report["ok"] = not errors
     return report
+
+
+def _check_batch_limits(sess, signature_defs, manifest, first_inputs, errors):
+    """Runs each signature that records a `max_batch_size` on one row more (its
+    warm-up rows repeated) and expects InvalidArgument naming the limit."""
+    import numpy as np
+    import tensorflow as tf
+
+    result = {}
+    for signature, info in (manifest.get("signatures") or {}).items():
+        limit = info.get("max_batch_size")
+        if not limit:
+            result[signature] = "not enforced"
+            continue
+        inputs = first_inputs.get(signature)
+        if inputs is None or signature not in signature_defs:
+            result[signature] = "not checked (no warm-up request)"
+            continue
+        rows = np.arange(limit + 1)
+        over = {k: np.take(v, rows % len(v), axis=0) for k, v in inputs.items()}
+        try:
+            _run_signature(sess, signature_defs[signature], over)
+        except tf.errors.InvalidArgumentError as e:
+            if "max_batch_size" in e.message:
+                result[signature] = f"refuses {limit + 1} rows"
+                continue
+            errors.append(
+                f"batch limit: {signature!r} failed on {limit + 1} rows without "
+                f"naming max_batch_size: {e.message.splitlines()[0]}"
+            )
+        else:
+            errors.append(
+                f"batch limit: {signature!r} accepted {limit + 1} rows, over its "
+                f"max_batch_size={limit}"
+            )
+        result[signature] = "failed"
+    return result
 
 
 def _keras_check(sess, signature_defs, check, first_inputs, version_dir, errors, np):
