@@ -11,10 +11,13 @@ from zoo.data.documents import (
     demo_splits,
     encode_labels,
     load_documents,
+    read_class_folder,
     read_csv_documents,
     read_imdb,
+    read_table_documents,
     split_documents,
 )
+from zoo.errors import ConfigError, DataError, MissingPathError
 
 REVIEWS = {
     "train/pos/0_9.txt": "Great film. Loved it!",
@@ -211,3 +214,152 @@ def test_shared_data_imdb_and_yelp(shared_data):
                 text = tar.extractfile(member).read().decode("utf-8")
                 break
     assert text.startswith("Bromwell High is a cartoon comedy.")
+
+
+# --- formats: JSON lines, class folders, split files, detection ---------------------
+
+
+def test_jsonl_documents_with_chosen_fields(tmp_path):
+    path = tmp_path / "reviews.jsonl"
+    path.write_text(
+        '{"body": "Good food.\\nNice staff.", "stars": 5, "id": 1}\n'
+        "\n"
+        '{"body": "Bad.", "stars": 1.0, "id": 2}\n'
+        '{"body": "Okay.", "stars": "3", "id": 3}\n',
+        encoding="utf-8",
+    )
+    docs = read_table_documents(path, "body", "stars")
+    assert docs.texts == ["Good food.\nNice staff.", "Bad.", "Okay."]
+    assert docs.labels == ["5", "1", "3"]  # 1.0 -> "1"
+    assert list(docs.sources) == [f"{path}:1", f"{path}:3", f"{path}:4"]
+    rows = [f'{{"text": "review {i}", "label": "{"ab"[i % 2]}"}}' for i in range(30)]
+    many = tmp_path / "many.ndjson"
+    many.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    splits = load_documents(many)
+    assert splits.label_names == ["a", "b"]
+    assert len(splits.train) + len(splits.validation) + len(splits.test) == 30
+
+
+def test_positional_columns_without_header(tmp_path):
+    path = tmp_path / "noheader.tsv"
+    path.write_text("great movie\t1\nawful movie\t0\n", encoding="utf-8")
+    docs = read_table_documents(path, text_column=0, label_column=1)
+    assert docs.texts == ["great movie", "awful movie"] and docs.labels == ["1", "0"]
+    assert list(docs.sources) == [f"{path}:1", f"{path}:2"]
+
+
+def _write_class_folders(root, layout):
+    for relative, text in layout.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def test_class_folders_flat_layout(tmp_path):
+    root = _write_class_folders(
+        tmp_path / "topics",
+        {
+            **{f"sport/{i}.txt": f"match report {i}" for i in range(10)},
+            **{f"politics/{i}.txt": f"election news {i}" for i in range(10)},
+            "sport/notes.md": "not a document",
+            ".hidden/0.txt": "not a class",
+            "README.txt": "not a class either",
+        },
+    )
+    docs = read_class_folder(root)
+    assert docs.label_counts() == {"politics": 10, "sport": 10}
+    assert docs.texts[0] == "election news 0"
+    assert docs.sources[0] == str(root / "politics" / "0.txt")
+    splits = load_documents(root)
+    assert splits.label_names == ["politics", "sport"]
+    sizes = (len(splits.train), len(splits.validation), len(splits.test))
+    assert sizes == (16, 2, 2)  # stratified 80/10/10
+    assert "one folder per class" in splits.description
+    every = load_documents(root, pattern="*")  # notes.md is a document too
+    assert sum(map(len, (every.train, every.validation, every.test))) == 21
+
+
+def test_class_folders_with_split_folders(tmp_path):
+    layout = {}
+    for split, n in (("train", 8), ("dev", 2), ("test", 3)):
+        for label in ("business", "science", "sport"):
+            for i in range(n):
+                layout[f"{split}/{label}/{i}.txt"] = f"{split} {label} text {i}"
+    root = _write_class_folders(tmp_path / "news", layout)
+    splits = load_documents(root)
+    assert splits.label_names == ["business", "science", "sport"]
+    assert (len(splits.train), len(splits.validation), len(splits.test)) == (24, 6, 9)
+    assert all(t.startswith("dev ") for t in splits.validation.texts)
+    assert all(t.startswith("test ") for t in splits.test.texts)
+    # Without a validation folder, validation is a seeded part of train.
+    import shutil
+
+    shutil.rmtree(root / "dev")
+    splits = load_documents(root, validation_fraction=0.25)
+    assert (len(splits.train), len(splits.validation), len(splits.test)) == (18, 6, 9)
+    assert all(t.startswith("train ") for t in splits.validation.texts)
+
+
+def test_class_folder_test_label_outside_train(tmp_path):
+    root = _write_class_folders(
+        tmp_path / "c",
+        {
+            "train/a/0.txt": "x",
+            "train/b/0.txt": "y",
+            "test/a/0.txt": "z",
+            "test/c/0.txt": "w",
+        },
+    )
+    with pytest.raises(DataError, match=r"c/0\.txt: unknown label 'c'"):
+        load_documents(root)
+
+
+def test_split_files_folder(tmp_path):
+    root = tmp_path / "corpus"
+    root.mkdir()
+    train = [f'"train text {i}, long",{"xy"[i % 2]}' for i in range(20)]
+    (root / "train.csv").write_text("text,label\n" + "\n".join(train) + "\n")
+    (root / "valid.csv").write_text("text,label\nvalid one,x\nvalid two,y\n")
+    (root / "test.csv").write_text("text,label\ntest one,x\n")
+    splits = load_documents(root)
+    assert (len(splits.train), len(splits.validation), len(splits.test)) == (20, 2, 1)
+    assert splits.train.texts[0].startswith("train text ")
+    assert splits.test.texts == ["test one"]
+    assert "train.csv" in splits.description and "valid.csv" in splits.description
+
+
+def test_imdb_folder_takes_precedence_and_ignores_unsup(tmp_path):
+    folder = _write_imdb_dir(tmp_path)
+    unsup = folder / "train" / "unsup"
+    unsup.mkdir()
+    (unsup / "0_0.txt").write_text("unlabelled review")
+    splits = load_documents(folder, validation_fraction=0.5)
+    assert splits.label_names == ["neg", "pos"]
+    assert "unlabelled review" not in splits.train.texts + splits.validation.texts
+
+
+def test_detection_errors_name_the_expected_layouts(tmp_path):
+    with pytest.raises(MissingPathError, match="nope"):
+        load_documents(tmp_path / "nope")
+    odd = tmp_path / "data.parquet"
+    odd.write_bytes(b"PAR1")
+    with pytest.raises(
+        DataError, match=r"data\.parquet: cannot tell the format.*\.csv"
+    ):
+        load_documents(odd)
+    # The name can be overridden.
+    weird = tmp_path / "reviews.data"
+    weird.write_text("text,label\na,1\nb,2\nc,1\nd,2\ne,1\nf,2\ng,1\nh,2\ni,1\nj,2\n")
+    assert load_documents(weird, format="csv").label_names == ["1", "2"]
+    empty = tmp_path / "empty_folder"
+    (empty / "stuff").mkdir(parents=True)
+    (empty / "notes.md").write_text("x")
+    with pytest.raises(DataError) as info:
+        load_documents(empty)
+    message = str(info.value)
+    assert message.startswith(f"{empty}: no known document layout")
+    assert "<class>/*.txt" in message and "train.csv" in message
+    assert "notes.md" in message and "stuff/" in message
+    with pytest.raises(ConfigError, match="format='xml'"):
+        load_documents(weird, format="xml")

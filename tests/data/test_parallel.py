@@ -3,12 +3,14 @@ import gzip
 import pytest
 
 from zoo.data.parallel import (
+    LengthStats,
     demo_corpus,
     load_parallel,
     read_line_pairs,
     read_tsv,
     split_corpus,
 )
+from zoo.errors import ConfigError, DataError, MissingPathError
 
 
 def _write(path, text, gz=False):
@@ -115,3 +117,125 @@ def test_multi30k_reader(shared_data):
 def test_anki_reader(shared_data):
     corpus = read_tsv(shared_data / "anki_spa_eng" / "spa-eng" / "spa.txt", limit=50)
     assert corpus.sources[0] == "Go." and len(corpus) == 50
+
+
+# --- layouts: any line-aligned folder, explicit files, TSV column order ---------------
+
+
+def _pairs(folder, split, langs, pairs, gz=False):
+    for lang, side in zip(langs, zip(*pairs, strict=True), strict=True):
+        name = f"{split}.{lang}" + (".gz" if gz else "")
+        _write(folder / name, "".join(s + "\n" for s in side), gz=gz)
+
+
+def test_line_aligned_folder_with_any_split_names(tmp_path):
+    train = [(f"hello number {i}", f"xin chao so {i}") for i in range(50)]
+    _pairs(tmp_path, "train", ("en", "vi"), train)
+    _pairs(tmp_path, "dev", ("en", "vi"), [("good morning", "chao buoi sang")])
+    _pairs(tmp_path, "test", ("en", "vi"), [("thank you", "cam on")], gz=True)
+    splits = load_parallel(tmp_path, "en", "vi")
+    assert len(splits["train"]) == 50
+    assert splits["val"].sources == ["good morning"]
+    assert splits["test"].targets == ["cam on"]
+    assert "dev.en / dev.vi" in splits["val"].description
+    reverse = load_parallel(tmp_path, "vi", "en")
+    assert reverse["test"].sources == ["cam on"]
+
+
+def test_line_aligned_folder_without_val_and_test_splits_train(tmp_path):
+    train = [(f"s{i}", f"t{i}") for i in range(100)]
+    _pairs(tmp_path, "train", ("src", "tgt"), train)
+    splits = load_parallel(tmp_path, "en", "fr", seed=5)
+    assert [len(splits[k]) for k in ("train", "val", "test")] == [96, 2, 2]
+    every = splits["train"].sources + splits["val"].sources + splits["test"].sources
+    assert sorted(every) == sorted(s for s, _ in train)
+    assert "2% of train.src / train.tgt" in splits["test"].description
+    again = load_parallel(tmp_path, "en", "fr", seed=5)
+    assert again["test"].sources == splits["test"].sources
+
+
+def test_explicit_files_and_tsv_column_order(tmp_path):
+    tsv = _write(
+        tmp_path / "pairs.tsv", "".join(f"ziel {i}\tsource {i}\n" for i in range(20))
+    )
+    src = _write(tmp_path / "t.src", "a\nb\n")
+    tgt = _write(tmp_path / "t.tgt", "x\ny\n")
+    splits = load_parallel(
+        None, "xx", "yy", files={"train": tsv, "dev": (src, tgt)}, source_column=1
+    )
+    assert splits["train"].sources[0].startswith("source ")
+    assert splits["train"].targets[0].startswith("ziel ")
+    assert splits["val"].sources == ["a", "b"] and splits["val"].targets == ["x", "y"]
+    assert len(splits["test"]) == 1 and len(splits["train"]) == 19
+    # A TSV file in either column order.
+    first = load_parallel(tsv, "de", "xx", source_column=0)
+    assert first["train"].sources[0].startswith("ziel ")
+    with pytest.raises(ConfigError, match="source_column"):
+        load_parallel(tsv, "de", "xx")
+    with pytest.raises(ConfigError, match="'train'"):
+        load_parallel(None, "en", "de", files={"test": tsv})
+    with pytest.raises(ConfigError, match="Unknown split 'eval'"):
+        load_parallel(None, "en", "de", files={"train": tsv, "eval": tsv})
+    with pytest.raises(ConfigError, match="source_column=2"):
+        read_tsv(tsv, source_column=2)
+
+
+def test_length_filter_applies_to_training_data_only(tmp_path):
+    long = " ".join(["word"] * 12)
+    train = [("short one", "kurz eins"), (long, "lang"), ("two words", long)]
+    _pairs(tmp_path, "train", ("en", "de"), train)
+    _pairs(tmp_path, "val", ("en", "de"), [(long, "lang"), ("ok", "gut")])
+    _pairs(tmp_path, "test", ("en", "de"), [("fine", long)])
+    splits = load_parallel(tmp_path, "en", "de", max_words=10)
+    assert splits["train"].sources == ["short one"]
+    assert splits["val"].sources == [long, "ok"]  # every validation pair kept
+    assert splits["test"].targets == [long]  # every test pair kept
+    report = splits["train"].report
+    assert report.too_long == 2 and report.read == 1
+    assert f"{tmp_path / 'train.en'}:2: too_long (12/1 words > 10)" in str(report)
+    assert splits["val"].report.too_long == 0
+    lengths = report.lengths  # measured before the filter
+    assert lengths["source"].max == 12 and lengths["target"].max == 12
+    assert lengths["source"].count == 3 and lengths["source"].p50 == 2
+    assert lengths["target"].as_dict()["max"] == 12
+    assert "source words: mean" in str(report)
+    # A TSV: the held-out pairs are drawn before the filter, and all kept.
+    rows = [(" ".join(["w"] * (1 + i % 15)), f"t{i}") for i in range(200)]
+    tsv = _write(tmp_path / "a.tsv", "".join(f"{s}\t{t}\n" for s, t in rows))
+    splits = load_parallel(tsv, "en", "xx", max_words=10)
+    held = splits["val"].sources + splits["test"].sources
+    unfiltered = load_parallel(tsv, "en", "xx")
+    assert held == unfiltered["val"].sources + unfiltered["test"].sources
+    assert len(held) == 8
+    n_long = sum(1 for s, _ in rows if len(s.split()) > 10)
+    held_long = sum(1 for s in held if len(s.split()) > 10)
+    assert splits["train"].report.too_long == n_long - held_long
+    assert max(len(s.split()) for s in splits["train"].sources) == 10
+    assert len(splits["train"]) == 200 - 8 - (n_long - held_long)
+
+
+def test_length_stats():
+    stats = LengthStats.from_texts(["a", "a b", "a b c", "a b c d"])
+    assert (stats.count, stats.max, stats.p50, stats.p99) == (4, 4, 2, 4)
+    assert stats.mean == pytest.approx(2.5)
+    assert stats.percentile(75) == 3
+    assert LengthStats.from_lengths([]).count == 0
+    corpus = demo_corpus(50, seed=0)
+    stats = corpus.length_stats()
+    assert 5 <= stats["source"].p50 <= stats["source"].max <= 11
+
+
+def test_folder_errors_name_the_expected_layouts(tmp_path):
+    with pytest.raises(MissingPathError, match="nowhere"):
+        load_parallel(tmp_path / "nowhere", "en", "de")
+    _write(tmp_path / "train.en", "a\n")
+    with pytest.raises(DataError, match=r"train\.en has no line-aligned partner"):
+        load_parallel(tmp_path, "en", "de")
+    other = tmp_path / "other"
+    other.mkdir()
+    _write(other / "corpus.txt", "a\n")
+    with pytest.raises(DataError) as info:
+        load_parallel(other, "en", "vi")
+    message = str(info.value)
+    assert message.startswith(f"{other}: no line-aligned training files train.en")
+    assert "{train,valid|val|dev,test}" in message and "corpus.txt" in message

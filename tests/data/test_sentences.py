@@ -7,13 +7,17 @@ from zoo.data.sentences import (
     SST5_LABELS,
     SentenceFormatError,
     demo_corpus,
+    load_sentences,
     load_sst,
     parse_tree,
+    read_class_folder,
     read_csv,
+    read_jsonl,
     read_sst_trees,
     read_tsv,
     split_data,
 )
+from zoo.errors import ConfigError, DataError, MissingPathError
 
 TREES = [
     "(3 (2 It) (4 (4 (2 's) (4 (3 (2 a) (4 lovely)) (2 film))) (2 .)))",
@@ -122,7 +126,7 @@ def test_read_csv_columns_and_errors(tmp_path):
     with pytest.raises(SentenceFormatError, match=r"missing column\(s\) \['label'\]"):
         read_csv(path)
     empty = _write(tmp_path, "empty.csv", "")
-    with pytest.raises(SentenceFormatError, match="empty file"):
+    with pytest.raises(SentenceFormatError, match=r"empty\.csv: the file is empty"):
         read_csv(empty)
     blank = _write(tmp_path, "blank.csv", "text,label\nfine,1\n,0\n")
     with pytest.raises(SentenceFormatError, match=r"blank\.csv:3: empty 'text'"):
@@ -167,3 +171,105 @@ def test_real_yelp_and_glue_tsv(shared_data):
     assert len(yelp) == 10000 and yelp.counts() == [749, 927, 1461, 3526, 3337]
     dev = read_tsv(shared_data / "sst" / "sst2_glue_variant" / "dev.tsv")
     assert len(dev) == 872 and dev.counts() == [428, 444]
+
+
+# --- formats: JSON lines, named TSV columns, class folders, layouts ------------------
+
+
+def test_read_jsonl_and_named_tsv_columns(tmp_path):
+    path = _write(
+        tmp_path,
+        "s.jsonl",
+        '{"sentence": "a fine film", "stars": 4}\n'
+        '{"sentence": "a dull film", "stars": 1}\n',
+    )
+    data = read_jsonl(path, text_column="sentence", label_column="stars")
+    assert data.texts == ["a fine film", "a dull film"]
+    assert data.label_names == ("1", "4") and data.labels.tolist() == [1, 0]
+    tsv = _write(tmp_path, "s.tsv", "id\tsentence\tlabel\n1\tgood\tpos\n2\tbad\tneg\n")
+    data = read_tsv(tsv, text_column="sentence", label_column="label")
+    assert data.texts == ["good", "bad"] and data.label_names == ("neg", "pos")
+    reversed_order = _write(tmp_path, "yelp_like.txt", "Loved it.\t1\nMeh.\t0\n")
+    data = read_tsv(reversed_order, text_column=0, label_column=1)
+    assert data.texts == ["Loved it.", "Meh."] and data.labels.tolist() == [1, 0]
+    with pytest.raises(ConfigError, match="both"):
+        read_tsv(tsv, text_column="sentence")
+
+
+def test_read_class_folder_sentences(tmp_path):
+    for label, texts in (("neg", ["bad", "dull"]), ("pos", ["good", "fine", "great"])):
+        (tmp_path / "c" / label).mkdir(parents=True)
+        for i, text in enumerate(texts):
+            (tmp_path / "c" / label / f"{i}.txt").write_text(text + "\n")
+    data = read_class_folder(tmp_path / "c")
+    assert data.label_names == ("neg", "pos")
+    assert data.texts == ["bad", "dull", "good", "fine", "great"]
+    assert data.counts() == [2, 3]
+
+
+def test_load_sentences_layouts(tmp_path):
+    # An SST tree folder.
+    sst = tmp_path / "sst"
+    sst.mkdir()
+    for name in ("train.txt", "dev.txt", "test.txt"):
+        (sst / name).write_text("\n".join(TREES) + "\n")
+    splits = load_sentences(sst, task="sst2")
+    assert splits["test"].label_names == SST2_LABELS
+    assert len(splits["train"]) == 3
+    # Split TSV files with different headers (as in GLUE's SST-2) share label ids.
+    glue = tmp_path / "glue"
+    glue.mkdir()
+    train = "".join(f"{i % 2}\tsentence {i}\r\n" for i in range(10))
+    (glue / "train.tsv").write_text("label\tsentence\r\n" + train)
+    (glue / "dev.tsv").write_text("label\tcontent\n1\tgreat\n")
+    splits = load_sentences(glue)
+    assert splits["validation"].texts == ["great"]
+    assert splits["validation"].labels.tolist() == [1]
+    assert splits["train"].label_names == ("0", "1")
+    # No test file: 10% of train, seeded, held out as the test set.
+    assert (len(splits["train"]), len(splits["test"])) == (9, 1)
+    assert splits["test"].texts[0].startswith("sentence ")
+    assert set(splits["train"].texts).isdisjoint(splits["test"].texts)
+    # One file of each table format, split 80/10/10.
+    rows = [(f"sentence number {i}", "ab"[i % 2]) for i in range(20)]
+    csv_path = _write(
+        tmp_path, "d.csv", "text,label\n" + "".join(f"{t},{y}\n" for t, y in rows)
+    )
+    jsonl_path = _write(
+        tmp_path,
+        "d.jsonl",
+        "".join(f'{{"text": "{t}", "label": "{y}"}}\n' for t, y in rows),
+    )
+    tsv_path = _write(tmp_path, "d.tsv", "".join(f"{y}\t{t}\n" for t, y in rows))
+    for path in (csv_path, jsonl_path, tsv_path):
+        splits = load_sentences(path)
+        assert [len(splits[k]) for k in ("train", "validation", "test")] == [16, 2, 2]
+        assert splits["train"].label_names == ("a", "b")
+        assert sorted(t for s in splits.values() for t in s.texts) == sorted(
+            t for t, _ in rows
+        )
+    # Class folders.
+    for i in range(10):
+        for label in ("neg", "pos"):
+            folder = tmp_path / "folders" / "train" / label
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{i}.txt").write_text(f"{label} {i}")
+    splits = load_sentences(tmp_path / "folders")
+    assert splits["train"].label_names == ("neg", "pos")
+    assert sum(len(s) for s in splits.values()) == 20
+
+
+def test_load_sentences_errors(tmp_path):
+    with pytest.raises(MissingPathError, match="nope"):
+        load_sentences(tmp_path / "nope")
+    with pytest.raises(MissingPathError, match=r"dev\.txt"):
+        (tmp_path / "sst").mkdir()
+        (tmp_path / "sst" / "train.txt").write_text(TREES[0] + "\n")
+        load_sentences(tmp_path / "sst")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "x.md").write_text("x")
+    with pytest.raises(DataError, match=r"other: no known sentence layout.*x\.md"):
+        load_sentences(tmp_path / "other")
+    odd = _write(tmp_path, "s.xml", "<a/>")
+    with pytest.raises(DataError, match=r"s\.xml: cannot tell the format"):
+        load_sentences(odd)

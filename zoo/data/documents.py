@@ -1,48 +1,88 @@
-"""Labelled documents for classification: IMDB, CSV/TSV, fixed splits, a demo corpus.
+"""Labelled documents for classification: every common layout, fixed splits, a demo.
 
 Readers return `Documents` (parallel lists of raw texts and string labels, plus where
 each text came from, for error messages). `load_documents(path)` picks the reader from
-the path and returns `DocumentSplits` (train / validation / test):
+the path and returns `DocumentSplits` (train / validation / test). Layouts, in the
+order they are recognised:
 
-- the IMDB layout of Maas et al. 2011, `{train,test}/{pos,neg}/*.txt` (the folder
-  `aclImdb`, its parent, or a `.tar.gz`/`.tgz` archive of it read member by member with
-  `tarfile` streaming, never extracted to disk): its test set is kept; the validation
-  set is a fixed, seeded part of its training set;
-- CSV (`.csv`) or TSV (`.tsv`, `.tab`, `.txt`) with a header and a text and a label
-  column, read with pandas, e.g. Yelp's `yelp.csv` (`text`, `stars`): it has no test
-  set, so train / validation / test are a fixed, seeded split (80/10/10 by default).
+- a file, by its name (or `format=`):
+  - CSV (`.csv`), TSV (`.tsv`, `.tab`, `.txt`) or JSON lines (`.jsonl`, `.ndjson`,
+    `.json`; one object per line), optionally `.gz`, with a text and a label column
+    (`text_column`, `label_column`: header names, JSON keys, or 0-based positions for
+    a CSV/TSV without a header row), e.g. Yelp's `yelp.csv` (`text`, `stars`);
+  - a `.tar.gz`/`.tgz`/`.tar` archive of the IMDB layout, read member by member by
+    streaming, never extracted to disk;
+- a folder:
+  - the IMDB layout of Maas et al. 2011, `{train,test}/{pos,neg}/*.txt` (the folder
+    `aclImdb` or its parent);
+  - split files `train.{csv,tsv,tab,txt,jsonl,ndjson,json}[.gz]`, with optional
+    `valid|val|dev|validation.*` and `test.*` next to it;
+  - one folder per class with one file per document, `<class>/*.txt` (the class is
+    the folder's name; `pattern=` chooses the files), optionally under split folders
+    `train/`, `valid|val|dev|validation/`, `test/`;
+  - a folder holding exactly one `.tar.gz`/`.tgz` archive: that archive.
+
+Splits a layout does not have are fixed, seeded parts of its training data: the
+validation set (`validation_fraction`) and, without a test set, the test set
+(`test_fraction`); e.g. IMDB keeps its test set, a single CSV gets 80/10/10.
+
+Every file is UTF-8 (a byte-order mark is ignored; `.gz` is decompressed). Errors are
+`zoo.errors.DataError` naming the file and, where there is one, the line: missing
+columns (naming the columns found), a record with more or fewer fields than the
+header, an unclosed quote, invalid UTF-8, empty files, empty texts, labels outside the
+expected set, a folder in none of the layouts above (listing what it holds). A path
+that does not exist is a `zoo.errors.MissingPathError`.
 
 `demo_corpus` generates a small, seeded, multi-sentence corpus whose label depends on a
 few key words only, so a model learns it in seconds and its attention maps can be
 checked by eye.
-
-Errors name the file and, where there is one, the line: missing columns (naming the
-columns found), empty files, empty texts, labels outside the expected set.
 """
 
 import dataclasses
+import fnmatch
 import os
 import random
 import re
 import tarfile
+import zlib
 
 import numpy as np
+
+from zoo.data import files
+from zoo.errors import ConfigError, DataError
 
 __all__ = [
     "DocumentSplits",
     "Documents",
     "demo_corpus",
+    "demo_splits",
     "encode_labels",
     "load_documents",
+    "read_class_folder",
     "read_csv_documents",
     "read_imdb",
-    "demo_splits",
+    "read_table_documents",
     "split_documents",
 ]
 
 DEFAULT_SPLIT_SEED = 1337
 IMDB_LABELS = ("neg", "pos")
 _IMDB_MEMBER = re.compile(r"(?:^|/)(train|test)/(pos|neg)/[^/]+\.txt$")
+_ARCHIVES = (".tar.gz", ".tgz", ".tar")
+_SPLIT_SUFFIXES = tuple(
+    s + gz
+    for s in (".csv", ".tsv", ".tab", ".txt", ".jsonl", ".ndjson", ".json")
+    for gz in ("", ".gz")
+)
+LAYOUTS = (
+    "a .csv, .tsv/.tab/.txt or .jsonl/.ndjson/.json file (optionally .gz)",
+    "a .tar.gz/.tgz of aclImdb",
+    "the IMDB folder layout {train,test}/{pos,neg}/*.txt",
+    "split files train.csv|tsv|jsonl (with valid|val|dev and test)",
+    "one folder per class, <class>/*.txt (optionally under train/, valid|val|dev/, "
+    "test/)",
+)
+"""The layouts `load_documents` recognises, for error messages and help texts."""
 
 
 @dataclasses.dataclass
@@ -118,7 +158,7 @@ def encode_labels(documents, label_names):
     """Maps the string labels of `documents` to int ids (index in `label_names`).
 
     Raises:
-        ValueError: for a label not in `label_names`, naming the label and where the
+        DataError: for a label not in `label_names`, naming the label and where the
             document came from.
     """
     index = {name: i for i, name in enumerate(label_names)}
@@ -127,7 +167,7 @@ def encode_labels(documents, label_names):
         zip(documents.labels, documents.sources, strict=True)
     ):
         if label not in index:
-            raise ValueError(
+            raise DataError(
                 f"{source}: unknown label {label!r}; expected one of "
                 f"{list(label_names)!r}. Received: label={label!r}"
             )
@@ -135,41 +175,65 @@ def encode_labels(documents, label_names):
     return ids
 
 
+def _clean_label(label):
+    label = label.strip()
+    if re.fullmatch(r"-?\d+\.0+", label):
+        label = label.split(".")[0]
+    return label
+
+
+def _check_document(text, where):
+    if not text.strip():
+        raise DataError(f"{where}: empty document.")
+
+
 # --- IMDB ------------------------------------------------------------------------
 
 
 def _read_imdb_tar(path, splits):
     out = {split: ([], [], []) for split in splits}
-    with tarfile.open(path, mode="r|*") as archive:  # streaming: one pass, no seeks
-        for member in archive:
-            if not member.isfile():
-                continue
-            match = _IMDB_MEMBER.search(member.name)
-            if not match or match.group(1) not in out:
-                continue
-            data = archive.extractfile(member).read()
-            texts, labels, sources = out[match.group(1)]
-            texts.append(data.decode("utf-8", errors="replace"))
-            labels.append(match.group(2))
-            sources.append(f"{path}:{member.name}")
+    try:
+        with tarfile.open(path, mode="r|*") as archive:  # streaming: no seeks
+            for member in archive:
+                if not member.isfile():
+                    continue
+                match = _IMDB_MEMBER.search(member.name)
+                if not match or match.group(1) not in out:
+                    continue
+                where = f"{path}:{member.name}"
+                data = archive.extractfile(member).read()
+                texts, labels, sources = out[match.group(1)]
+                texts.append(files.decode_document(data, where))
+                labels.append(match.group(2))
+                sources.append(where)
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as e:
+        if isinstance(e, FileNotFoundError):
+            raise
+        raise DataError(
+            f"truncated or corrupt archive ({type(e).__name__}: {e}); expected a "
+            ".tar.gz/.tgz/.tar of aclImdb",
+            path=path,
+        ) from None
     return out
 
 
 def _imdb_root(path):
+    """The folder holding IMDB's `train/` or `test/` with `pos/` and `neg/` in it."""
     for candidate in (path, os.path.join(path, "aclImdb")):
-        if os.path.isdir(os.path.join(candidate, "train")) or os.path.isdir(
-            os.path.join(candidate, "test")
-        ):
-            return candidate
+        for split in ("train", "test"):
+            folder = os.path.join(candidate, split)
+            if all(os.path.isdir(os.path.join(folder, label)) for label in IMDB_LABELS):
+                return candidate
     return None
 
 
 def _read_imdb_dir(path, splits):
     root = _imdb_root(path)
     if root is None:
-        raise ValueError(
-            f"{path}: not an IMDB folder: expected train/ or test/ (or aclImdb/) "
-            f"inside. Found: {sorted(os.listdir(path))[:10]!r}"
+        raise DataError(
+            "not an IMDB folder: expected train/{pos,neg}/ or test/{pos,neg}/ (or "
+            f"aclImdb/) inside. Found: {files.listing(path)!r}",
+            path=path,
         )
     out = {}
     for split in splits:
@@ -182,8 +246,7 @@ def _read_imdb_dir(path, splits):
                 if not name.endswith(".txt"):
                     continue
                 file = os.path.join(folder, name)
-                with open(file, "rb") as f:
-                    texts.append(f.read().decode("utf-8", errors="replace"))
+                texts.append(files.read_document(file))
                 labels.append(label)
                 sources.append(file)
         out[split] = (texts, labels, sources)
@@ -202,18 +265,16 @@ def read_imdb(path, splits=("train", "test")):
         `{split: Documents}` with labels `"neg"` / `"pos"`, in file-name order.
 
     Raises:
-        FileNotFoundError: when `path` does not exist.
-        ValueError: when a requested split has no reviews, or a review is empty
-            (naming the file).
+        MissingPathError: when `path` does not exist.
+        DataError: when a requested split has no reviews, a review is empty or not
+            UTF-8 (naming the file), or the archive is truncated.
     """
-    path = os.fspath(path)
     for split in splits:
         if split not in ("train", "test"):
-            raise ValueError(
+            raise ConfigError(
                 f"IMDB splits are 'train' and 'test'. Received: splits={splits!r}"
             )
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{path}: no such file or folder")
+    path = files.check_exists(path)
     if os.path.isdir(path):
         raw = _read_imdb_dir(path, splits)
     else:
@@ -222,144 +283,346 @@ def read_imdb(path, splits=("train", "test")):
     for split in splits:
         texts, labels, sources = raw[split]
         if not texts:
-            raise ValueError(
-                f"{path}: no IMDB reviews found for split {split!r} "
-                f"(expected {split}/pos/*.txt and {split}/neg/*.txt)."
+            raise DataError(
+                f"no IMDB reviews found for split {split!r} "
+                f"(expected {split}/pos/*.txt and {split}/neg/*.txt).",
+                path=path,
             )
         # Archive members come in archive order; sort by name for a stable order.
         order = sorted(range(len(texts)), key=lambda i: sources[i])
         docs = Documents(texts, labels, sources).subset(order)
         for text, source in zip(docs.texts, docs.sources, strict=True):
             if not text.strip():
-                raise ValueError(f"{source}: empty review.")
+                raise DataError(f"{source}: empty review.")
         result[split] = docs
     return result
 
 
-# --- CSV / TSV ---------------------------------------------------------------------
+# --- CSV / TSV / JSON lines ----------------------------------------------------------
 
 
-def _separator(path, sep):
-    if sep is not None:
-        return sep
-    lower = path.lower()
-    for suffix in (".csv", ".csv.gz"):
-        if lower.endswith(suffix):
-            return ","
-    return "\t"
-
-
-def read_csv_documents(path, text_column="text", label_column="label", sep=None):
-    """Reads documents from a CSV/TSV file with a header row, using pandas.
+def read_table_documents(
+    path, text_column="text", label_column="label", format=None, sep=None
+):
+    """Reads documents from a CSV, TSV or JSON-lines file.
 
     Args:
-        path: the file; `.csv` (and `.csv.gz`) is comma-separated, anything else
-            (`.tsv`, `.tab`, `.txt`) tab-separated unless `sep` is given.
-        text_column: name of the column holding the text.
-        label_column: name of the column holding the label (any type; kept as str,
-            integral floats such as `4.0` become `"4"`).
-        sep: optional separator overriding the suffix rule.
+        path: the file (optionally `.gz`); the format comes from its name (`.csv`;
+            `.tsv`, `.tab`, `.txt`; `.jsonl`, `.ndjson`, `.json`) unless `format`
+            is given.
+        text_column: the column (header name, JSON key, or 0-based position in a
+            CSV/TSV without a header row) holding the text.
+        label_column: the column holding the label (any type; kept as str,
+            integral numbers such as `4.0` become `"4"`).
+        format: `"csv"`, `"tsv"` or `"jsonl"`, overriding the file name.
+        sep: a field separator overriding the format's (`,` or tab).
 
     Returns:
         `Documents`; `sources` are `"file:line"` (line 1 is the header).
 
     Raises:
-        FileNotFoundError: when the file does not exist.
-        ValueError: for an empty file, missing columns (naming the columns found),
-            or a row with an empty text or label (naming file and line).
+        MissingPathError: when the file does not exist.
+        DataError: for an empty file, missing columns (naming the columns found), a
+            record with the wrong number of fields, an unclosed quote, invalid
+            UTF-8 or JSON, or a row with an empty text or label (naming file and
+            line).
     """
-    import pandas as pd
-
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: no such file")
-    if os.path.getsize(path) == 0:
-        raise ValueError(f"{path}: the file is empty.")
-    try:
-        frame = pd.read_csv(
-            path,
-            sep=_separator(path, sep),
-            dtype=str,
-            keep_default_na=False,
-            quoting=3 if _separator(path, sep) == "\t" else 0,  # TSV: no quoting
-        )
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"{path}: the file is empty.") from None
-    except pd.errors.ParserError as e:
-        raise ValueError(f"{path}: cannot parse the file: {e}") from None
-    missing = [c for c in (text_column, label_column) if c not in frame.columns]
-    if missing:
-        raise ValueError(
-            f"{path}: missing column(s) {missing!r}; the file has columns "
-            f"{list(frame.columns)!r}. Received: text_column={text_column!r}, "
-            f"label_column={label_column!r}"
-        )
-    if len(frame) == 0:
-        raise ValueError(f"{path}: the file has a header but no rows.")
-    texts, labels, rows = [], [], []
-    for row, (text, label) in enumerate(
-        zip(frame[text_column], frame[label_column], strict=True)
-    ):
-        label = label.strip()
+    path = files.check_exists(path, "file")
+    if files.table_format(path, format) is None and sep is None:
+        format = "tsv"  # any other name: tab-separated, as before
+    records = files.read_table(
+        path, (text_column, label_column), format=format, delimiter=sep
+    )
+    texts, labels, sources = [], [], []
+    for row, (line, (text, label)) in enumerate(records):
+        label = _clean_label(label)
         problem = None
         if not text.strip():
             problem = f"empty text in column {text_column!r}"
         elif not label:
             problem = f"empty label in column {label_column!r}"
         if problem:
-            line = _record_lines(path, _separator(path, sep))[row]
-            raise ValueError(f"{path}:{line}: {problem} (data row {row + 1}).")
-        if re.fullmatch(r"-?\d+\.0+", label):
-            label = label.split(".")[0]
+            raise DataError(f"{problem} (data row {row + 1}).", path=path, line=line)
         texts.append(text)
         labels.append(label)
-        rows.append(row)
-    lines = _LazyLines(path, _separator(path, sep))
-    return Documents(texts, labels, _Sources(path, lines, rows))
+        sources.append(f"{path}:{line}")
+    return Documents(texts, labels, sources)
 
 
-def _record_lines(path, sep):
-    """The first physical line of every data record (quoted fields may span lines)."""
-    import csv
+def read_csv_documents(
+    path, text_column="text", label_column="label", sep=None, format=None
+):
+    """Reads documents from a CSV/TSV (or JSON-lines) file with a header row.
 
-    lines = []
-    with open(path, encoding="utf-8", errors="replace", newline="") as f:
-        quoting = csv.QUOTE_NONE if sep == "\t" else csv.QUOTE_MINIMAL
-        reader = csv.reader(f, delimiter=sep, quoting=quoting)
-        previous = 0
-        for i, _ in enumerate(reader):
-            if i > 0:
-                lines.append(previous + 1)
-            previous = reader.line_num
-    return lines
+    `.csv` (and `.csv.gz`) is comma-separated, `.jsonl`/`.ndjson`/`.json` JSON
+    lines, anything else (`.tsv`, `.tab`, `.txt`) tab-separated, unless `sep` or
+    `format` is given. See `read_table_documents`.
+    """
+    return read_table_documents(
+        path, text_column=text_column, label_column=label_column, format=format, sep=sep
+    )
 
 
-class _LazyLines:
-    """Computes record line numbers only when an error message needs one."""
-
-    def __init__(self, path, sep):
-        self.path, self.sep, self._lines = path, sep, None
-
-    def __getitem__(self, row):
-        if self._lines is None:
-            self._lines = _record_lines(self.path, self.sep)
-        return self._lines[row] if row < len(self._lines) else row + 2
+# --- One folder per class --------------------------------------------------------------
 
 
-class _Sources:
-    """A list-like of `"file:line"` strings, computed on access."""
+def _visible(name):
+    return not name.startswith(".")
 
-    def __init__(self, path, lines, rows):
-        self.path, self.lines, self.rows = path, lines, rows
 
-    def __len__(self):
-        return len(self.rows)
+def _class_folders(folder, pattern):
+    """`{class: [file, ...]}` of the subfolders of `folder` holding matching files."""
+    classes = {}
+    for name in sorted(os.listdir(folder)):
+        sub = os.path.join(folder, name)
+        if not _visible(name) or not os.path.isdir(sub):
+            continue
+        matches = [
+            os.path.join(sub, f)
+            for f in sorted(os.listdir(sub))
+            if _visible(f)
+            and fnmatch.fnmatch(f, pattern)
+            and os.path.isfile(os.path.join(sub, f))
+        ]
+        if matches:
+            classes[name] = matches
+    return classes
 
-    def __getitem__(self, i):
-        return f"{self.path}:{self.lines[self.rows[i]]}"
 
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
+def read_class_folder(path, pattern="*.txt"):
+    """Reads one folder per class, one file per document: `path/<class>/<file>`.
+
+    Args:
+        path: the folder whose subfolders are the classes (hidden folders and
+            folders without matching files are not classes).
+        pattern: which files are documents (a shell pattern, e.g. `"*"` for every
+            file).
+
+    Returns:
+        `Documents` labelled with the folder names, sorted by class then file name;
+        `sources` are the file paths.
+
+    Raises:
+        MissingPathError: `path` does not exist.
+        DataError: no class folder with matching files (listing what the folder
+            holds), an empty document, invalid UTF-8 (file and line).
+    """
+    path = files.check_exists(path, "folder")
+    if not os.path.isdir(path):
+        raise DataError("expected a folder of class folders, found a file", path=path)
+    classes = _class_folders(path, pattern)
+    if not classes:
+        raise DataError(
+            f"no class folders: expected <class>/{pattern} inside. Found: "
+            f"{files.listing(path)!r}",
+            path=path,
+        )
+    texts, labels, sources = [], [], []
+    for label, paths in classes.items():
+        for file in paths:
+            text = files.read_document(file)
+            _check_document(text, file)
+            texts.append(text)
+            labels.append(label)
+            sources.append(file)
+    return Documents(texts, labels, sources)
+
+
+def _class_folder_splits(path, pattern):
+    """`{split: folder}` of a class-folder layout, or None."""
+    found = {}
+    for split, stems in files.SPLIT_NAMES.items():
+        for stem in stems:
+            sub = os.path.join(path, stem)
+            if os.path.isdir(sub) and _class_folders(sub, pattern):
+                found[split] = sub
+                break
+    if "train" in found:
+        return found
+    if found:
+        raise DataError(
+            f"split folders {sorted(found)!r} but no train/ with class folders "
+            f"(<class>/{pattern}) in it",
+            path=path,
+        )
+    if _class_folders(path, pattern):
+        return {"all": path}
+    return None
+
+
+def _is_archive(path):
+    return path.lower().endswith(_ARCHIVES) and not os.path.isdir(path)
+
+
+def _complete(parts, seed, validation_fraction, test_fraction):
+    """Train / validation / test from the parts a layout has; notes what was split."""
+    train, validation, test = (
+        parts.get("train"),
+        parts.get("validation"),
+        parts.get("test"),
+    )
+    notes = []
+    if validation is None and test is None:
+        train, validation, test = split_documents(
+            train,
+            (
+                1 - validation_fraction - test_fraction,
+                validation_fraction,
+                test_fraction,
+            ),
+            seed=seed,
+        )
+        notes.append(f"seeded split of the training data, seed {seed}")
+    elif validation is None:
+        train, validation = split_documents(
+            train, (1 - validation_fraction, validation_fraction), seed=seed
+        )
+        notes.append(f"validation: seeded split of train, seed {seed}")
+    elif test is None:
+        train, test = split_documents(
+            train, (1 - test_fraction, test_fraction), seed=seed
+        )
+        notes.append(f"test: seeded split of train, seed {seed}")
+    sizes = f"train {len(train)}, validation {len(validation)}, test {len(test)}" + (
+        f" ({'; '.join(notes)})" if notes else ""
+    )
+    return train, validation, test, sizes
+
+
+def _check_fractions(validation_fraction, test_fraction):
+    for name, value in (
+        ("validation_fraction", validation_fraction),
+        ("test_fraction", test_fraction),
+    ):
+        if not isinstance(value, (int, float)) or not 0 < value < 1:
+            raise ConfigError(f"`{name}` must be in (0, 1). Received: {name}={value!r}")
+    if validation_fraction + test_fraction >= 1:
+        raise ConfigError(
+            "`validation_fraction + test_fraction` must be below 1. Received: "
+            f"validation_fraction={validation_fraction!r}, "
+            f"test_fraction={test_fraction!r}"
+        )
+
+
+def _detect(path, format, pattern):
+    """`(kind, detail)` of the layout at `path`; see the module docstring."""
+    if os.path.isfile(path):
+        if format is not None or files.table_format(path) is not None:
+            return "table", None
+        if _is_archive(path):
+            return "imdb", path
+        raise DataError(
+            "cannot tell the format from the file name; expected "
+            + "; or ".join(LAYOUTS[:2])
+            + " (or pass the format: csv, tsv or jsonl)",
+            path=path,
+        )
+    if _imdb_root(path) is not None:
+        return "imdb", path
+    split_files = files.find_split_files(path, _SPLIT_SUFFIXES)
+    if split_files:
+        return "split_files", split_files
+    class_splits = _class_folder_splits(path, pattern)
+    if class_splits:
+        return "class_folders", class_splits
+    archives = [f for f in sorted(os.listdir(path)) if f.lower().endswith(_ARCHIVES)]
+    if len(archives) == 1:
+        return "imdb", os.path.join(path, archives[0])
+    raise DataError(
+        "no known document layout in the folder; expected "
+        + "; or ".join(LAYOUTS[2:])
+        + f"; or one .tar.gz of aclImdb. Found: {files.listing(path)!r}",
+        path=path,
+    )
+
+
+def load_documents(
+    path,
+    text_column="text",
+    label_column=None,
+    seed=DEFAULT_SPLIT_SEED,
+    validation_fraction=0.1,
+    test_fraction=0.1,
+    label_names=None,
+    *,
+    format=None,
+    pattern="*.txt",
+):
+    """Reads a data set in any layout of the module docstring; fixed splits.
+
+    Args:
+        path: a file or folder (see the module docstring for the layouts and the
+            order in which they are recognised).
+        text_column, label_column: the text and label columns of CSV/TSV/JSON-lines
+            files: header names or JSON keys, or 0-based positions for a CSV/TSV
+            without a header row; `label_column=None` means `"label"` (folder
+            layouts ignore both).
+        seed: seed of the splits made from the training data.
+        validation_fraction: part of the training data held out for validation when
+            the data has no validation set.
+        test_fraction: part of the data held out for testing when the data has no
+            test set.
+        label_names: optional ordered list of expected labels; a label outside it is
+            an error. Default: the sorted labels of the training part.
+        format: `"csv"`, `"tsv"` or `"jsonl"`: read `path` (a file) as that format
+            whatever its name.
+        pattern: the document files of a class-folder layout (a shell pattern).
+
+    Returns:
+        `DocumentSplits`.
+
+    Raises:
+        MissingPathError: `path` does not exist.
+        DataError: a path in none of the layouts (saying which were expected), and
+            every malformed file, with its file and line.
+        ConfigError: bad fractions or format.
+    """
+    _check_fractions(validation_fraction, test_fraction)
+    path = files.check_exists(path)
+    label_column = "label" if label_column is None else label_column
+    kind, detail = _detect(path, format, pattern)
+    columns = f"text={text_column!r}, label={label_column!r}"
+    if kind == "imdb":
+        imdb = read_imdb(detail)
+        train, validation, test, sizes = _complete(
+            {"train": imdb["train"], "test": imdb["test"]},
+            seed,
+            validation_fraction,
+            test_fraction,
+        )
+        description = f"IMDB {detail}: {sizes}"
+    elif kind == "table":
+        docs = read_table_documents(path, text_column, label_column, format=format)
+        train, validation, test, sizes = _complete(
+            {"train": docs}, seed, validation_fraction, test_fraction
+        )
+        description = f"{path} ({columns}): {sizes}"
+    elif kind == "split_files":
+        parts = {
+            split: read_table_documents(file, text_column, label_column, format=format)
+            for split, file in detail.items()
+        }
+        train, validation, test, sizes = _complete(
+            parts, seed, validation_fraction, test_fraction
+        )
+        names = ", ".join(os.path.basename(f) for f in detail.values())
+        description = f"{path} ({names}; {columns}): {sizes}"
+    else:
+        parts = {
+            split: read_class_folder(folder, pattern)
+            for split, folder in detail.items()
+        }
+        parts["train"] = parts.pop("all", parts.get("train"))
+        train, validation, test, sizes = _complete(
+            parts, seed, validation_fraction, test_fraction
+        )
+        description = f"{path} (one folder per class, {pattern}): {sizes}"
+    if label_names is None:
+        label_names = _sorted_labels(train.labels)
+    label_names = list(label_names)
+    for part in (train, validation, test):
+        encode_labels(part, label_names)  # raises on an unknown label
+    return DocumentSplits(train, validation, test, label_names, description)
 
 
 # --- Splits --------------------------------------------------------------------------
@@ -413,80 +676,6 @@ def split_documents(
         order = rng.permutation(len(part))
         out.append(documents.subset([part[j] for j in order]))
     return tuple(out)
-
-
-def _is_imdb(path):
-    lower = path.lower()
-    if lower.endswith((".tar.gz", ".tgz", ".tar")):
-        return True
-    return os.path.isdir(path) and _imdb_root(path) is not None
-
-
-def load_documents(
-    path,
-    text_column="text",
-    label_column=None,
-    seed=DEFAULT_SPLIT_SEED,
-    validation_fraction=0.1,
-    test_fraction=0.1,
-    label_names=None,
-):
-    """Reads a data set and returns its fixed train/validation/test split.
-
-    Args:
-        path: an IMDB folder or archive (see `read_imdb`), or a CSV/TSV file (see
-            `read_csv_documents`). If `path` is a folder holding one
-            `*.tar.gz` archive, that archive is read.
-        text_column, label_column: CSV/TSV column names; `label_column=None` means
-            `"label"` (IMDB ignores both).
-        seed: seed of the split.
-        validation_fraction: part of the training data held out for validation.
-        test_fraction: part of the data held out for testing when the data has no
-            test set (CSV/TSV).
-        label_names: optional ordered list of expected labels; a label outside it is
-            an error. Default: the sorted labels of the training part.
-
-    Returns:
-        `DocumentSplits`.
-    """
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{path}: no such file or folder")
-    if os.path.isdir(path) and _imdb_root(path) is None:
-        archives = [
-            f for f in sorted(os.listdir(path)) if f.endswith((".tar.gz", ".tgz"))
-        ]
-        if len(archives) == 1:
-            path = os.path.join(path, archives[0])
-    if _is_imdb(path):
-        imdb = read_imdb(path)
-        train, validation = split_documents(
-            imdb["train"], (1 - validation_fraction, validation_fraction), seed=seed
-        )
-        test = imdb["test"]
-        description = (
-            f"IMDB {path}: train {len(train)}, validation {len(validation)} "
-            f"(seeded split of train, seed {seed}), test {len(test)}"
-        )
-    else:
-        docs = read_csv_documents(
-            path, text_column=text_column, label_column=label_column or "label"
-        )
-        train_fraction = 1 - validation_fraction - test_fraction
-        train, validation, test = split_documents(
-            docs, (train_fraction, validation_fraction, test_fraction), seed=seed
-        )
-        description = (
-            f"{path} (text={text_column!r}, label={label_column or 'label'!r}): "
-            f"train {len(train)}, validation {len(validation)}, test {len(test)} "
-            f"(seeded split, seed {seed})"
-        )
-    if label_names is None:
-        label_names = _sorted_labels(train.labels)
-    label_names = list(label_names)
-    for part in (train, validation, test):
-        encode_labels(part, label_names)  # raises on an unknown label
-    return DocumentSplits(train, validation, test, label_names, description)
 
 
 # --- Demo corpus ---------------------------------------------------------------------

@@ -1,33 +1,145 @@
-"""Parallel text for translation: Anki/Tatoeba TSV, line-aligned file pairs, a demo pair.
+"""Parallel text for translation: line-aligned files, TSV pairs, a demo pair.
 
-Readers return a `ParallelCorpus` (aligned lists of source and target sentences) and a
-`ReadReport` that counts and locates every line that was not used: empty lines and
-over-long pairs are skipped and reported with file and line (never dropped silently);
-file pairs whose line counts differ are an error, because alignment cannot be trusted.
+Readers return a `ParallelCorpus` (aligned lists of source and target sentences, and
+where each pair was read) and a `ReadReport` that counts and locates every line that
+was not used: empty lines and over-long pairs are skipped and reported with file and
+line (never dropped silently); file pairs whose line counts differ are an error,
+because alignment cannot be trusted.
 
 Formats:
-- Anki/Tatoeba TSV (`english<TAB>other[<TAB>attribution]`, e.g. ManyThings' `spa.txt`).
-- Line-aligned pairs (`train.en.gz` / `train.de.gz` in Multi30k): sentence i of one file
-  translates sentence i of the other; gzip is detected from the `.gz` suffix.
+- Line-aligned pairs: sentence i of one file translates sentence i of the other
+  (Multi30k's `train.en.gz` / `train.de.gz`, IWSLT's `train.en` / `train.vi`).
+- TSV pairs, `source<TAB>target` or `target<TAB>source` (`source_column=` says which;
+  Anki/Tatoeba's `english<TAB>other<TAB>attribution`, e.g. ManyThings' `spa.txt`, has
+  English first).
+
+`load_parallel` recognises, in this order:
+- `files=`: explicit files per split, each a TSV file or a (source, target) pair;
+- a folder of line-aligned split files `{train,valid|val|dev,test}.{src,tgt}[.gz]`,
+  where `src`/`tgt` are the language codes given (`train.en` / `train.vi`), or the
+  literal `src`/`tgt`; Multi30k's `test_2016_flickr` counts as `test`, and its root
+  (with `data/task1/raw`) is found too;
+- a TSV file (`.tsv`, `.txt`, `.tab`, optionally `.gz`).
+Splits the data lacks (validation, test) are fixed, seeded parts of its training data.
+
+Every file is UTF-8 (a byte-order mark is ignored, invalid UTF-8 is a
+`zoo.errors.DataError` naming file and line; `.gz` is decompressed and a truncated
+archive is an error naming it). Lines break on "\\n" only.
+
+Length limits (`max_words`) apply to the training data only: every validation and test
+pair is kept, so scores are over the whole test set. The training data's length
+statistics (`ReadReport.lengths`, `LengthStats`) let a caller derive its limits from
+the data.
 
 `split_corpus` makes a fixed, seeded held-out split; `demo_corpus` generates a small
 synthetic language pair with word reordering that a model learns in seconds.
 """
 
 import dataclasses
-import gzip
 import os
 import random
 
+import numpy as np
+
+from zoo.data.files import SPLIT_NAMES, check_exists, iter_lines, listing
+from zoo.errors import ConfigError, DataError
+
 __all__ = [
+    "LengthStats",
     "ParallelCorpus",
     "ReadReport",
     "demo_corpus",
+    "filter_length",
     "load_parallel",
     "read_line_pairs",
     "read_tsv",
     "split_corpus",
 ]
+
+LAYOUTS = (
+    "explicit files per split (a TSV file or a source/target file pair each)",
+    "a folder of line-aligned files {train,valid|val|dev,test}.{SRC,TGT}[.gz] "
+    "(SRC/TGT: the language codes, or literally src/tgt)",
+    "Multi30k's data/task1/raw",
+    "a TSV file of pairs (.tsv/.txt/.tab, optionally .gz)",
+)
+"""The layouts `load_parallel` recognises, for error messages and help texts."""
+
+_TEST_STEMS = ("test", "test_2016_flickr")
+_SPLIT_KEYS = {
+    "train": "train",
+    "val": "val",
+    "valid": "val",
+    "validation": "val",
+    "dev": "val",
+    "test": "test",
+}
+
+
+@dataclasses.dataclass
+class LengthStats:
+    """Sentence lengths (in words, or what `count` measured) of one side of a corpus.
+
+    Attributes:
+        lengths: int array, one length per sentence (not shown in the repr).
+        count, mean, max, p50, p90, p95, p99: summaries of `lengths`.
+    """
+
+    lengths: np.ndarray = dataclasses.field(repr=False)
+    count: int = 0
+    mean: float = 0.0
+    max: int = 0
+    p50: int = 0
+    p90: int = 0
+    p95: int = 0
+    p99: int = 0
+
+    @classmethod
+    def from_texts(cls, texts, count=None):
+        """Stats of `texts`; `count(text) -> int` defaults to the number of words."""
+        count = count or (lambda text: len(text.split()))
+        return cls.from_lengths([count(t) for t in texts])
+
+    @classmethod
+    def from_lengths(cls, lengths):
+        lengths = np.asarray(lengths, dtype="int64")
+        if lengths.size == 0:
+            return cls(lengths)
+        q = np.percentile(lengths, [50, 90, 95, 99], method="inverted_cdf").astype(int)
+        return cls(
+            lengths,
+            count=int(lengths.size),
+            mean=float(lengths.mean()),
+            max=int(lengths.max()),
+            p50=int(q[0]),
+            p90=int(q[1]),
+            p95=int(q[2]),
+            p99=int(q[3]),
+        )
+
+    def percentile(self, q):
+        """The smallest length that `q` percent of the sentences do not exceed."""
+        if self.lengths.size == 0:
+            return 0
+        return int(np.percentile(self.lengths, q, method="inverted_cdf"))
+
+    def as_dict(self):
+        """The summaries as a JSON-ready dict (for manifests and reports)."""
+        return {
+            "count": self.count,
+            "mean": round(self.mean, 2),
+            "max": self.max,
+            "p50": self.p50,
+            "p90": self.p90,
+            "p95": self.p95,
+            "p99": self.p99,
+        }
+
+    def __str__(self):
+        return (
+            f"mean {self.mean:.1f}, median {self.p50}, 95% <= {self.p95}, "
+            f"99% <= {self.p99}, max {self.max}"
+        )
 
 
 @dataclasses.dataclass
@@ -40,6 +152,8 @@ class ReadReport:
         too_long: pairs skipped because a side has more than `max_words` words.
         malformed: TSV lines without a tab (a missing target).
         examples: up to `max_examples` `"file:line: reason"` strings per kind.
+        lengths: for training data read by `load_parallel`, `{"source": LengthStats,
+            "target": LengthStats}` in words, measured before the length filter.
     """
 
     read: int = 0
@@ -48,6 +162,7 @@ class ReadReport:
     malformed: int = 0
     examples: list = dataclasses.field(default_factory=list)
     max_examples: int = 5
+    lengths: dict = None
 
     def note(self, kind, path, line, detail=""):
         setattr(self, kind, getattr(self, kind) + 1)
@@ -66,6 +181,10 @@ class ReadReport:
             f"(empty={self.empty}, too_long={self.too_long}, "
             f"malformed={self.malformed})"
         )
+        if self.lengths:
+            text += "".join(
+                f"\n  {side} words: {stats}" for side, stats in self.lengths.items()
+            )
         if self.examples:
             text += "\n  " + "\n  ".join(self.examples)
         return text
@@ -73,33 +192,61 @@ class ReadReport:
 
 @dataclasses.dataclass
 class ParallelCorpus:
-    """Aligned source and target sentences, with the report of the read."""
+    """Aligned source and target sentences, with the report of the read.
+
+    Attributes:
+        sources, targets: lists of str.
+        report: the `ReadReport` of the read.
+        locations: `(file, line)` of each pair (None for generated data).
+        description: where the pairs came from (e.g. "2% of train, seeded").
+    """
 
     sources: list
     targets: list
     report: ReadReport = dataclasses.field(default_factory=ReadReport)
+    locations: list = None
+    description: str = ""
 
     def __len__(self):
         return len(self.sources)
 
+    def subset(self, indices, description=None):
+        """The pairs at `indices`, in that order."""
+        return ParallelCorpus(
+            [self.sources[i] for i in indices],
+            [self.targets[i] for i in indices],
+            self.report,
+            None if self.locations is None else [self.locations[i] for i in indices],
+            self.description if description is None else description,
+        )
+
     def take(self, n):
         """The first `n` pairs (for quick runs)."""
-        return ParallelCorpus(self.sources[:n], self.targets[:n], self.report)
+        return self.subset(range(min(n, len(self))))
 
-
-def _open_text(path):
-    path = os.fspath(path)
-    if path.endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="\n")
-    return open(path, encoding="utf-8", errors="replace", newline="\n")
+    def length_stats(self, count=None):
+        """`{"source": LengthStats, "target": LengthStats}` (words by default)."""
+        return {
+            "source": LengthStats.from_texts(self.sources, count),
+            "target": LengthStats.from_texts(self.targets, count),
+        }
 
 
 def _check_max_words(max_words):
-    if max_words is not None and (not isinstance(max_words, int) or max_words < 1):
-        raise ValueError(
+    if max_words is not None and (
+        not isinstance(max_words, int) or isinstance(max_words, bool) or max_words < 1
+    ):
+        raise ConfigError(
             f"`max_words` must be a positive integer or None. Received: "
             f"max_words={max_words!r}"
         )
+
+
+def _too_long(src, tgt, max_words):
+    n_src, n_tgt = len(src.split()), len(tgt.split())
+    if n_src > max_words or n_tgt > max_words:
+        return f"{n_src}/{n_tgt} words > {max_words}"
+    return None
 
 
 def _keep(report, src, tgt, path, line, max_words):
@@ -109,51 +256,92 @@ def _keep(report, src, tgt, path, line, max_words):
         report.note("empty", path, line, f"empty {side}")
         return None
     if max_words is not None:
-        n_src, n_tgt = len(src.split()), len(tgt.split())
-        if n_src > max_words or n_tgt > max_words:
-            report.note("too_long", path, line, f"{n_src}/{n_tgt} words > {max_words}")
+        detail = _too_long(src, tgt, max_words)
+        if detail:
+            report.note("too_long", path, line, detail)
             return None
     report.read += 1
     return src, tgt
 
 
-def read_tsv(path, swap=False, max_words=None, limit=None):
-    """Reads Anki/Tatoeba pairs `english<TAB>other[<TAB>attribution]`.
+def filter_length(corpus, max_words):
+    """The pairs of `corpus` whose sides have at most `max_words` words.
+
+    Every pair left out is counted in the corpus' report as `too_long`, with its file
+    and line. `max_words=None` returns `corpus` itself.
+    """
+    _check_max_words(max_words)
+    if max_words is None:
+        return corpus
+    keep = []
+    for i, (src, tgt) in enumerate(zip(corpus.sources, corpus.targets, strict=True)):
+        detail = _too_long(src, tgt, max_words)
+        if detail is None:
+            keep.append(i)
+            continue
+        path, line = corpus.locations[i] if corpus.locations else ("pair", i + 1)
+        corpus.report.note("too_long", path, line, detail)
+        corpus.report.read -= 1
+    return corpus.subset(keep)
+
+
+def _check_column(source_column):
+    if source_column not in (None, 0, 1) or isinstance(source_column, bool):
+        raise ConfigError(
+            "`source_column` must be 0 (source<TAB>target) or 1 (target<TAB>source). "
+            f"Received: source_column={source_column!r}"
+        )
+
+
+def read_tsv(path, swap=False, max_words=None, limit=None, *, source_column=None):
+    """Reads tab-separated pairs `a<TAB>b[<TAB>anything else]`.
 
     Args:
-        path: the `.txt` (or `.txt.gz`) file.
+        path: the file (optionally `.gz`), e.g. Anki/Tatoeba's `spa.txt`.
         swap: if False the first column is the source; if True the second column is.
         max_words: pairs with a side longer than this many words are skipped and
             reported; `None` keeps every length.
         limit: read at most this many lines (for quick runs).
+        source_column: 0 or 1, the column holding the source; overrides `swap`.
 
     Returns:
         A `ParallelCorpus`; lines without a tab, empty sides and over-long pairs are
         counted in its `report` with file and line.
+
+    Raises:
+        MissingPathError: the file does not exist.
+        DataError: invalid UTF-8 (file and line), a truncated `.gz` file.
     """
     _check_max_words(max_words)
+    _check_column(source_column)
+    if source_column is not None:
+        swap = source_column == 1
+    path = check_exists(path, "file")
     report = ReadReport()
-    sources, targets = [], []
-    with _open_text(path) as f:
-        for number, raw in enumerate(f, start=1):
-            if limit is not None and number > limit:
-                break
-            line = raw.rstrip("\r\n")
-            if not line.strip():
-                report.note("empty", path, number, "empty line")
-                continue
-            fields = line.split("\t")
-            if len(fields) < 2:
-                report.note("malformed", path, number, "no tab")
-                continue
-            src, tgt = fields[0], fields[1]
-            if swap:
-                src, tgt = tgt, src
-            kept = _keep(report, src, tgt, path, number, max_words)
-            if kept:
-                sources.append(kept[0])
-                targets.append(kept[1])
-    return ParallelCorpus(sources, targets, report)
+    sources, targets, locations = [], [], []
+    for number, line in iter_lines(path):
+        if limit is not None and number > limit:
+            break
+        if not line.strip():
+            report.note("empty", path, number, "empty line")
+            continue
+        fields = line.split("\t")
+        if len(fields) < 2:
+            report.note("malformed", path, number, "no tab")
+            continue
+        src, tgt = fields[0], fields[1]
+        if swap:
+            src, tgt = tgt, src
+        kept = _keep(report, src, tgt, path, number, max_words)
+        if kept:
+            sources.append(kept[0])
+            targets.append(kept[1])
+            locations.append((path, number))
+    return ParallelCorpus(sources, targets, report, locations)
+
+
+def _read_lines(path):
+    return [line for _, line in iter_lines(path)]
 
 
 def read_line_pairs(source_path, target_path, max_words=None, limit=None):
@@ -170,27 +358,28 @@ def read_line_pairs(source_path, target_path, max_words=None, limit=None):
         A `ParallelCorpus` (empty and over-long pairs are reported with file and line).
 
     Raises:
-        ValueError: if the files have different numbers of lines; the message gives
-            both counts and the first line that has no partner.
+        MissingPathError: a file does not exist.
+        DataError: if the files have different numbers of lines (the message gives
+            both counts and the first line that has no partner), invalid UTF-8 (file
+            and line), a truncated `.gz` file.
     """
     _check_max_words(max_words)
-    with _open_text(source_path) as f:
-        src_lines = f.read().split("\n")
-    with _open_text(target_path) as f:
-        tgt_lines = f.read().split("\n")
-    for lines in (src_lines, tgt_lines):
-        if lines and lines[-1] == "":
-            lines.pop()  # the final newline
+    source_path = check_exists(source_path, "file")
+    target_path = check_exists(target_path, "file")
+    src_lines = _read_lines(source_path)
+    tgt_lines = _read_lines(target_path)
     if len(src_lines) != len(tgt_lines):
         first = min(len(src_lines), len(tgt_lines)) + 1
         longer = source_path if len(src_lines) > len(tgt_lines) else target_path
-        raise ValueError(
-            "Line-aligned files have different numbers of lines: "
+        raise DataError(
+            "line-aligned files have different numbers of lines: "
             f"{source_path} has {len(src_lines)}, {target_path} has "
-            f"{len(tgt_lines)}; {longer}:{first} has no partner."
+            f"{len(tgt_lines)}; {longer}:{first} has no partner.",
+            path=longer,
+            line=first,
         )
     report = ReadReport()
-    sources, targets = [], []
+    sources, targets, locations = [], [], []
     for number, (src, tgt) in enumerate(
         zip(src_lines, tgt_lines, strict=True), start=1
     ):
@@ -204,7 +393,8 @@ def read_line_pairs(source_path, target_path, max_words=None, limit=None):
         if kept:
             sources.append(kept[0])
             targets.append(kept[1])
-    return ParallelCorpus(sources, targets, report)
+            locations.append((source_path, number))
+    return ParallelCorpus(sources, targets, report, locations)
 
 
 def split_corpus(corpus, fractions=(0.02, 0.02), seed=1234):
@@ -219,7 +409,7 @@ def split_corpus(corpus, fractions=(0.02, 0.02), seed=1234):
         A list of `ParallelCorpus`: `[train, *held_out]` in the order of `fractions`.
     """
     if sum(fractions) >= 1 or any(f <= 0 for f in fractions):
-        raise ValueError(
+        raise ConfigError(
             "Held-out fractions must be positive and sum to less than 1. "
             f"Received: fractions={fractions!r}"
         )
@@ -231,72 +421,223 @@ def split_corpus(corpus, fractions=(0.02, 0.02), seed=1234):
         parts.append(sorted(order[start : start + n]))
         start += n
     parts.insert(0, sorted(order[start:]))
-    return [
-        ParallelCorpus(
-            [corpus.sources[i] for i in idx],
-            [corpus.targets[i] for i in idx],
-            corpus.report,
-        )
-        for idx in parts
-    ]
+    return [corpus.subset(idx) for idx in parts]
 
 
-_MULTI30K_SPLITS = {"train": "train", "val": "val", "test": "test_2016_flickr"}
-_ANKI_FIRST_COLUMN = "en"
+# --- load_parallel ------------------------------------------------------------------
 
 
-def _find_line_pair_dir(path, source):
+def _pair_files(folder, source, target):
+    """`{split: (source_file, target_file)}` of a folder, or {} without a train pair."""
+    names = set(os.listdir(folder)) if os.path.isdir(folder) else set()
+    stems = {**SPLIT_NAMES, "test": _TEST_STEMS}
+    for src_lang, tgt_lang in ((source, target), ("src", "tgt")):
+        found = {}
+        for split, candidates in stems.items():
+            for stem in candidates:
+                pair = []
+                for lang in (src_lang, tgt_lang):
+                    name = next(
+                        (
+                            f"{stem}.{lang}{gz}"
+                            for gz in (".gz", "")
+                            if f"{stem}.{lang}{gz}" in names
+                        ),
+                        None,
+                    )
+                    pair.append(name)
+                if pair[0] is None and pair[1] is None:
+                    continue
+                if None in pair:
+                    have = pair[0] or pair[1]
+                    lang = tgt_lang if pair[1] is None else src_lang
+                    raise DataError(
+                        f"{have} has no line-aligned partner {stem}.{lang}[.gz]",
+                        path=folder,
+                    )
+                key = "val" if split == "validation" else split
+                found[key] = tuple(os.path.join(folder, n) for n in pair)
+                break
+        if "train" in found:
+            return found
+    return {}
+
+
+def _find_line_pair_dir(path, source, target):
     for candidate in (path, os.path.join(path, "data", "task1", "raw")):
-        name = os.path.join(candidate, f"train.{source}")
-        if os.path.exists(name + ".gz") or os.path.exists(name):
-            return candidate
-    return None
+        found = _pair_files(candidate, source, target)
+        if found:
+            return candidate, found
+    return None, {}
 
 
-def load_parallel(path, source, target, max_words=None, limit=None, seed=1234):
-    """Loads train/val/test splits from a Multi30k-style folder or an Anki TSV file.
+def _tsv_column(source, target, source_column, path):
+    _check_column(source_column)
+    if source_column is not None:
+        return source_column
+    if "en" in (source, target) and source != target:
+        return 0 if source == "en" else 1
+    raise ConfigError(
+        f"{path}: cannot tell which TSV column holds the source language; an Anki "
+        "TSV pairs English (first column) with another language, so one side must "
+        "be 'en', or pass source_column=0 (source<TAB>target) or 1 "
+        f"(target<TAB>source). Received: source={source!r}, target={target!r}"
+    )
+
+
+def _normalize_files(files):
+    if not isinstance(files, dict) or not files:
+        raise ConfigError(
+            "`files` must map splits ('train', 'val', 'test') to a TSV file or a "
+            f"(source, target) pair of files. Received: files={files!r}"
+        )
+    out = {}
+    for key, value in files.items():
+        if key not in _SPLIT_KEYS:
+            raise ConfigError(
+                f"Unknown split {key!r} in `files`; expected train, val (valid, "
+                f"validation, dev) or test. Received: files={files!r}"
+            )
+        if value is None:
+            continue
+        if isinstance(value, (str, os.PathLike)):
+            value = os.fspath(value)
+        elif isinstance(value, (tuple, list)) and len(value) == 2:
+            value = tuple(os.fspath(v) for v in value)
+        else:
+            raise ConfigError(
+                f"`files[{key!r}]` must be a TSV file or a (source, target) pair. "
+                f"Received: {value!r}"
+            )
+        out[_SPLIT_KEYS[key]] = value
+    if "train" not in out:
+        raise ConfigError(f"`files` needs a 'train' entry. Received: files={files!r}")
+    return out
+
+
+def _read_split(spec, source, target, source_column, limit):
+    if isinstance(spec, tuple):
+        return read_line_pairs(*spec, limit=limit)
+    column = _tsv_column(source, target, source_column, spec)
+    return read_tsv(spec, limit=limit, source_column=column)
+
+
+def _name(spec):
+    if isinstance(spec, tuple):
+        return " / ".join(os.path.basename(p) for p in spec)
+    return os.path.basename(spec)
+
+
+def load_parallel(
+    path,
+    source,
+    target,
+    max_words=None,
+    limit=None,
+    seed=1234,
+    *,
+    files=None,
+    source_column=None,
+    held_out=(0.02, 0.02),
+):
+    """Loads train / val / test pairs from any layout of the module docstring.
 
     Args:
-        path: a folder with `{train,val,test_2016_flickr}.{lang}[.gz]` (Multi30k's
-            `data/task1/raw`, or the Multi30k root), or an Anki TSV file whose first
-            column is English.
-        source, target: language codes (`"en"`, `"de"`, `"es"`...). For a TSV one of
-            them must be `"en"`; the other names the second column.
-        max_words: skip (and report) pairs longer than this many words.
+        path: a folder of line-aligned split files (or Multi30k's root), or a TSV
+            file of pairs; may be None when `files` is given.
+        source, target: language codes (`"en"`, `"de"`, `"vi"`...): they name the
+            line-aligned files (`train.en`) and say which TSV column is English.
+        max_words: skip (and report) TRAINING pairs with a side longer than this
+            many words; validation and test pairs are all kept.
         limit: read at most this many training lines.
-        seed: seed of the fixed 2% / 2% held-out split of a TSV file.
+        seed: seed of the held-out splits made from the training data.
+        files: explicit files, `{"train": spec, "val": spec, "test": spec}` (`val`
+            may be spelled `valid`, `validation` or `dev`; `val`/`test` optional),
+            each spec a TSV file or a `(source_file, target_file)` pair.
+        source_column: which TSV column holds the source (0 or 1); default: the
+            column of `source` in an English-first Anki TSV.
+        held_out: `(val, test)` fractions of the training data used for the splits
+            the data lacks.
 
     Returns:
-        `{"train": ParallelCorpus, "val": ..., "test": ...}`.
+        `{"train": ParallelCorpus, "val": ..., "test": ...}`. Each corpus'
+        `description` says where it came from; the training corpus'
+        `report.lengths` holds its length statistics in words (before the length
+        filter).
+
+    Raises:
+        MissingPathError: a path that does not exist.
+        DataError: a folder without line-aligned training files (saying which
+            layouts were expected), files of different lengths, malformed files
+            (file and line).
+        ConfigError: bad argument values (e.g. a TSV whose source column cannot be
+            told).
     """
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        folder = _find_line_pair_dir(path, source)
-        if folder is None:
-            raise ValueError(
-                f"No `train.{source}[.gz]` under the folder. Received: path={path!r}"
+    _check_max_words(max_words)
+    _check_column(source_column)
+    if len(held_out) != 2:
+        raise ConfigError(
+            f"`held_out` must be (val, test) fractions. Received: held_out={held_out!r}"
+        )
+    if files is not None:
+        if path is not None:
+            raise ConfigError(
+                "Give either `path` or `files`, not both. Received: "
+                f"path={os.fspath(path)!r}, files={files!r}"
             )
-        splits = {}
-        for split, stem in _MULTI30K_SPLITS.items():
-            files = []
-            for lang in (source, target):
-                name = os.path.join(folder, f"{stem}.{lang}")
-                files.append(name + ".gz" if os.path.exists(name + ".gz") else name)
-            splits[split] = read_line_pairs(
-                *files, max_words=max_words, limit=limit if split == "train" else None
+        specs = _normalize_files(files)
+        origin = "files"
+    else:
+        path = check_exists(path)
+        if os.path.isdir(path):
+            folder, specs = _find_line_pair_dir(path, source, target)
+            if not specs:
+                raise DataError(
+                    f"no line-aligned training files train.{source}[.gz] and "
+                    f"train.{target}[.gz] (or train.src/train.tgt) in the folder; "
+                    "expected " + "; or ".join(LAYOUTS[1:]) + ". Found: "
+                    f"{listing(path)!r}",
+                    path=path,
+                )
+            origin = folder
+        else:
+            specs = {"train": path}
+            origin = path
+    parts = {}
+    for split in ("train", "val", "test"):
+        if split in specs:
+            corpus = _read_split(
+                specs[split],
+                source,
+                target,
+                source_column,
+                limit if split == "train" else None,
             )
-        return splits
-    if os.path.isfile(path):
-        if _ANKI_FIRST_COLUMN not in (source, target) or source == target:
-            raise ValueError(
-                "An Anki TSV pairs English (first column) with another language; "
-                f"one side must be 'en'. Received: source={source!r}, "
-                f"target={target!r}"
+            corpus.description = f"{split}: {_name(specs[split])}"
+            parts[split] = corpus
+    train = parts["train"]
+    missing = [s for s in ("val", "test") if s not in parts]
+    if missing:
+        fractions = [held_out[0 if s == "val" else 1] for s in missing]
+        pieces = split_corpus(train, fractions, seed=seed)
+        train = pieces[0]
+        train.description = f"train: {_name(specs['train'])} minus held-out pairs"
+        for split, piece, fraction in zip(missing, pieces[1:], fractions, strict=True):
+            piece.description = (
+                f"{split}: {fraction:.0%} of {_name(specs['train'])} (seeded split, "
+                f"seed {seed})"
             )
-        corpus = read_tsv(path, swap=source != "en", max_words=max_words, limit=limit)
-        train, val, test = split_corpus(corpus, (0.02, 0.02), seed=seed)
-        return {"train": train, "val": val, "test": test}
-    raise ValueError(f"No such file or folder. Received: path={path!r}")
+            parts[split] = piece
+    train.report.lengths = train.length_stats()
+    description = train.description
+    train = filter_length(train, max_words)
+    train.description = description + (
+        f"; pairs over {max_words} words skipped" if max_words else ""
+    )
+    parts["train"] = train
+    for corpus in parts.values():
+        corpus.description = f"{corpus.description} ({origin})"
+    return {split: parts[split] for split in ("train", "val", "test")}
 
 
 # A toy language pair: source is English-like SVO with adjectives before nouns; the

@@ -1,9 +1,14 @@
-"""Labelled-sentence readers: SST trees, `label<TAB>sentence` TSV, CSV; a demo corpus.
+"""Labelled-sentence readers: SST trees, TSV, CSV, JSON lines, class folders; a demo.
 
 Every reader returns a `SentenceData` (parallel `texts` and integer `labels`, plus the
-`label_names` the integers index). Malformed input raises `SentenceFormatError`, whose
-message starts with `file:line:`.
+`label_names` the integers index). Malformed input raises `SentenceFormatError` (a
+`zoo.errors.DataError`), whose message starts with `file:line:`; a path that does not
+exist raises `zoo.errors.MissingPathError`. Files are UTF-8 (a byte-order mark is
+ignored, invalid UTF-8 is an error naming the line; `.gz` is decompressed).
 
+- `load_sentences(path, ...)`: any layout below, recognised from the path, as
+  `{"train", "validation", "test"}`; splits the data lacks are fixed, seeded parts of
+  its training data.
 - `read_sst_trees(path, task="sst5"|"sst2", phrases=False)`: Stanford Sentiment
   Treebank in PTB tree format, one tree per line, e.g.
   `(3 (2 It) (4 (4 (2 's) (4 (3 (2 a) (4 lovely)) (2 film))) (2 .)))`.
@@ -15,9 +20,15 @@ message starts with `file:line:`.
 - `load_sst(directory, task, phrases=False)`: `train.txt`, `dev.txt`, `test.txt` of a
   directory (phrase expansion, when asked, is applied to `train` only).
 - `read_tsv(path)`: `label<TAB>sentence` lines; a first line whose label field is not
-  a label (e.g. `label<TAB>sentence`) is taken as a header and skipped.
-- `read_csv(path, text_column="text", label_column="label")` via pandas, e.g.
-  `yelp.csv` with `label_column="stars"`.
+  a label (e.g. `label<TAB>sentence`) is taken as a header and skipped. With
+  `text_column=`/`label_column=` any tab-separated file: header names, or 0-based
+  positions for a file without a header row.
+- `read_csv(path, text_column="text", label_column="label")`, e.g. `yelp.csv` with
+  `label_column="stars"` (names, or 0-based positions without a header row).
+- `read_jsonl(path, text_column="text", label_column="label")`: one JSON object per
+  line.
+- `read_class_folder(path, pattern="*.txt")`: `<class>/<file>`, one sentence (or
+  short text) per file.
 - `split_data(data, validation=0.1, test=0.1, seed=0)`: a fixed, seeded split for
   data sets without their own validation/test sets.
 - `demo_corpus(...)`: a small generated three-class sentiment corpus for demos and tests.
@@ -29,15 +40,33 @@ import re
 
 import numpy as np
 
+from zoo.data import files
+from zoo.errors import ConfigError, DataError, MissingPathError
+
 SST5_LABELS = ("very negative", "negative", "neutral", "positive", "very positive")
 SST2_LABELS = ("negative", "positive")
 TASKS = ("sst5", "sst2")
+SST_FILES = {"train": "train.txt", "validation": "dev.txt", "test": "test.txt"}
+
+LAYOUTS = (
+    "a .csv, .tsv/.tab/.txt or .jsonl/.ndjson/.json file (optionally .gz)",
+    "an SST tree folder (train.txt, dev.txt, test.txt)",
+    "split files train.csv|tsv|jsonl (with valid|val|dev and test)",
+    "one folder per class, <class>/*.txt (optionally under train/, valid|val|dev/, "
+    "test/)",
+)
+"""The layouts `load_sentences` recognises, for error messages and help texts."""
 
 _TREE_TOKEN = re.compile(r"\(|\)|[^\s()]+")
 _PTB_ESCAPES = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]"}
+_SPLIT_SUFFIXES = tuple(
+    s + gz
+    for s in (".tsv", ".tab", ".txt", ".csv", ".jsonl", ".ndjson", ".json")
+    for gz in ("", ".gz")
+)
 
 
-class SentenceFormatError(ValueError):
+class SentenceFormatError(DataError):
     """A malformed input file; the message starts with `path:line:`."""
 
 
@@ -84,9 +113,8 @@ class SentenceData:
 
 
 def _error(path, line, message, received=None):
-    where = f"{path}:{line}: " if line is not None else f"{path}: "
     suffix = "" if received is None else f" Received: {received!r}"
-    return SentenceFormatError(f"{where}{message}.{suffix}")
+    return SentenceFormatError(f"{message}.{suffix}", path=path, line=line)
 
 
 def _snippet(text, limit=80):
@@ -173,7 +201,7 @@ def _map_label(label, task):
 
 def _check_task(task):
     if task not in TASKS:
-        raise ValueError(f"task must be one of {TASKS}. Received: task={task!r}")
+        raise ConfigError(f"task must be one of {TASKS}. Received: task={task!r}")
 
 
 def read_sst_trees(path, task="sst5", phrases=False):
@@ -190,24 +218,24 @@ def read_sst_trees(path, task="sst5", phrases=False):
         A `SentenceData`; blank lines are skipped.
     """
     _check_task(task)
+    path = files.check_exists(path, "file")
     texts, labels, seen = [], [], set()
-    with open(path, encoding="utf-8") as f:
-        for line_number, line in enumerate(f, start=1):
-            if not line.strip():
+    for line_number, line in files.iter_lines(path):
+        if not line.strip():
+            continue
+        words, nodes = parse_tree(line, path=path, line=line_number)
+        candidates = reversed(nodes) if phrases else nodes[-1:]
+        for label, start, end in candidates:
+            mapped = _map_label(label, task)
+            if mapped is None:
                 continue
-            words, nodes = parse_tree(line, path=path, line=line_number)
-            candidates = reversed(nodes) if phrases else nodes[-1:]
-            for label, start, end in candidates:
-                mapped = _map_label(label, task)
-                if mapped is None:
+            text = " ".join(words[start:end])
+            if phrases:
+                if text in seen:
                     continue
-                text = " ".join(words[start:end])
-                if phrases:
-                    if text in seen:
-                        continue
-                    seen.add(text)
-                texts.append(text)
-                labels.append(mapped)
+                seen.add(text)
+            texts.append(text)
+            labels.append(mapped)
     names = SST5_LABELS if task == "sst5" else SST2_LABELS
     return SentenceData(texts, labels, names)
 
@@ -220,22 +248,29 @@ def load_sst(directory, task="sst5", phrases=False):
         task: `"sst5"` or `"sst2"`.
         phrases: phrase-level expansion of the training split only (validation and
             test stay sentence level, as in the published evaluations).
+
+    Raises:
+        MissingPathError: the folder or one of its three files does not exist.
     """
     _check_task(task)
-    files = {"train": "train.txt", "validation": "dev.txt", "test": "test.txt"}
-    missing = [
-        n for n in files.values() if not os.path.isfile(os.path.join(directory, n))
-    ]
-    if missing:
-        raise FileNotFoundError(
-            f"SST directory lacks {missing} (expected train.txt, dev.txt, test.txt). "
-            f"Received: directory={str(directory)!r}"
+    directory = files.check_exists(directory, "SST folder")
+    if not os.path.isdir(directory):
+        raise DataError(
+            "expected an SST folder (train.txt, dev.txt, test.txt), found a file",
+            path=directory,
         )
+    for name in SST_FILES.values():
+        if not os.path.isfile(os.path.join(directory, name)):
+            raise MissingPathError(
+                os.path.join(directory, name),
+                what="SST tree file (an SST folder holds train.txt, dev.txt and "
+                "test.txt)",
+            )
     return {
         split: read_sst_trees(
             os.path.join(directory, name), task, phrases=phrases and split == "train"
         )
-        for split, name in files.items()
+        for split, name in SST_FILES.items()
     }
 
 
@@ -252,27 +287,101 @@ def _label_index(raw_labels, label_names, path):
     return index, tuple(label_names)
 
 
-def read_tsv(path, label_names=None):
-    """Reads `label<TAB>sentence` lines.
+def _from_records(path, records, label_names, text_column, label_column):
+    """`SentenceData` from `(line, text, label)` records, checking every row."""
+    if not records:
+        raise _error(path, None, "no examples in file")
+    for line, text, label in records:
+        if not label:
+            raise _error(path, line, f"empty {label_column!r}", _snippet(text))
+        if not text.strip():
+            raise _error(path, line, f"empty {text_column!r}", label)
+    index, names = _label_index([r[2] for r in records], label_names, path)
+    labels = []
+    for line, _, label in records:
+        if label not in index:
+            raise _error(path, line, f"unknown label (allowed: {list(names)})", label)
+        labels.append(index[label])
+    return SentenceData([r[1] for r in records], labels, names)
+
+
+def read_table_sentences(
+    path, text_column="text", label_column="label", label_names=None, format=None
+):
+    """Reads a CSV, TSV or JSON-lines file with a text and a label column.
 
     Args:
-        path: the file.
+        path: the file (optionally `.gz`); the format comes from its name (`.csv`;
+            `.tsv`, `.tab`, `.txt`; `.jsonl`, `.ndjson`, `.json`) unless `format` is
+            given.
+        text_column, label_column: header names or JSON keys, or 0-based positions
+            for a CSV/TSV without a header row.
+        label_names: optional allowed labels as strings, in id order. Default: the
+            labels found, sorted (numerically when they are numbers).
+        format: `"csv"`, `"tsv"` or `"jsonl"`, overriding the file name.
+
+    Returns:
+        A `SentenceData`.
+
+    Raises:
+        SentenceFormatError: missing column, empty file, a record with the wrong
+            number of fields, an unclosed quote, invalid UTF-8 or JSON, a row with an
+            empty text or label, an unknown label; each with file and line.
+    """
+    path = files.check_exists(path, "file")
+    try:
+        table = files.read_table(path, (text_column, label_column), format=format)
+    except SentenceFormatError:
+        raise
+    except DataError as e:
+        raise SentenceFormatError(e.message, path=e.path, line=e.line) from None
+    records = [(line, text, _clean_label(label)) for line, (text, label) in table]
+    return _from_records(path, records, label_names, text_column, label_column)
+
+
+def _clean_label(label):
+    label = label.strip()
+    if re.fullmatch(r"-?\d+\.0+", label):
+        label = label.split(".")[0]
+    return label
+
+
+def read_tsv(path, label_names=None, *, text_column=None, label_column=None):
+    """Reads `label<TAB>sentence` lines, or the named columns of any TSV.
+
+    Args:
+        path: the file (optionally `.gz`).
         label_names: optional sequence of the allowed labels as they appear in the
             file (their order gives the ids). Default: the labels found, sorted
             (numerically when they are numbers).
+        text_column, label_column: both None (default): `label<TAB>sentence` lines.
+            Otherwise the columns to read (header names, or 0-based positions for a
+            file without a header row), e.g. `text_column=0, label_column=1` for
+            `sentence<TAB>label` lines; every line must then have the same number of
+            fields.
 
     Returns:
-        A `SentenceData`. A first line that looks like a header (`label<TAB>...`) is
-        skipped; blank lines are skipped.
+        A `SentenceData`. In the `label<TAB>sentence` format a first line that looks
+        like a header (`label<TAB>...`) is skipped, blank lines are skipped and a
+        sentence may contain further tabs.
 
     Raises:
         SentenceFormatError: a line without a tab, an empty sentence, an empty file,
-            or a label not in `label_names`.
+            invalid UTF-8 or a label not in `label_names`, with file and line.
     """
+    if text_column is not None or label_column is not None:
+        if text_column is None or label_column is None:
+            raise ConfigError(
+                "Give both `text_column` and `label_column`, or neither. Received: "
+                f"text_column={text_column!r}, label_column={label_column!r}"
+            )
+        return read_table_sentences(
+            path, text_column, label_column, label_names, format="tsv"
+        )
+    path = files.check_exists(path, "file")
     raw = []
-    with open(path, encoding="utf-8") as f:
-        for line_number, line in enumerate(f, start=1):
-            line = line.rstrip("\r\n")
+    try:
+        for line_number, line in files.iter_lines(path):
             if not line.strip():
                 continue
             if "\t" not in line:
@@ -281,69 +390,74 @@ def read_tsv(path, label_names=None):
                 )
             label, text = line.split("\t", 1)
             label = label.strip()
-            if line_number == 1 and label.lower() in ("label", "labels", "class"):
+            if not raw and label.lower() in ("label", "labels", "class"):
                 continue
-            if not text.strip():
-                raise _error(path, line_number, "empty sentence", _snippet(line))
             raw.append((line_number, label, text.strip()))
-    if not raw:
-        raise _error(path, None, "no examples in file")
-    index, names = _label_index([r[1] for r in raw], label_names, path)
-    labels = []
-    for line_number, label, _ in raw:
-        if label not in index:
-            raise _error(
-                path, line_number, f"unknown label (allowed: {list(names)})", label
-            )
-        labels.append(index[label])
-    return SentenceData([r[2] for r in raw], labels, names)
+    except SentenceFormatError:
+        raise
+    except DataError as e:
+        raise SentenceFormatError(e.message, path=e.path, line=e.line) from None
+    records = [(line, text, label) for line, label, text in raw]
+    return _from_records(path, records, label_names, "sentence", "label")
 
 
-def read_csv(path, text_column="text", label_column="label", label_names=None):
-    """Reads a CSV file with a text and a label column (pandas).
+def read_csv(
+    path, text_column="text", label_column="label", label_names=None, *, format=None
+):
+    """Reads a CSV file with a text and a label column.
 
     Args:
-        path: the file (e.g. `yelp_10k/yelp.csv`).
-        text_column, label_column: column names (Yelp: `"text"`, `"stars"`).
+        path: the file (e.g. `yelp_10k/yelp.csv`); `.tsv`/`.jsonl` names are read
+            as those formats.
+        text_column, label_column: column names (Yelp: `"text"`, `"stars"`), or
+            0-based positions for a file without a header row.
         label_names: optional allowed labels as strings, in id order. Default: the
             labels found, sorted (numerically when they are numbers).
+        format: `"csv"`, `"tsv"` or `"jsonl"`, overriding the file name.
 
     Returns:
         A `SentenceData`.
 
     Raises:
-        SentenceFormatError: missing column, empty file, a row with an empty text or
-            label (line numbers count the header as line 1), an unknown label.
+        SentenceFormatError: see `read_table_sentences`.
     """
-    import pandas as pd
+    format = format or files.table_format(path) or "csv"
+    return read_table_sentences(path, text_column, label_column, label_names, format)
 
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except pd.errors.EmptyDataError as e:
-        raise _error(path, None, "empty file") from e
-    missing = [c for c in (text_column, label_column) if c not in frame.columns]
-    if missing:
-        raise _error(
-            path, 1, f"missing column(s) {missing}; columns are {list(frame.columns)}"
+
+def read_jsonl(path, text_column="text", label_column="label", label_names=None):
+    """Reads JSON lines (one object per line) with a text and a label field.
+
+    Labels may be strings or numbers (`4` and `4.0` both become `"4"`). See
+    `read_table_sentences`.
+    """
+    return read_table_sentences(path, text_column, label_column, label_names, "jsonl")
+
+
+def read_class_folder(path, pattern="*.txt", label_names=None):
+    """Reads `path/<class>/<file>`: one example per file, labelled with its folder.
+
+    See `zoo.data.documents.read_class_folder`; `label_names` (default: the sorted
+    folder names) gives the ids.
+    """
+    from zoo.data.documents import read_class_folder as read_documents
+
+    docs = read_documents(path, pattern)
+    records = [
+        (source, text.strip(), label)
+        for text, label, source in zip(
+            docs.texts, docs.labels, docs.sources, strict=True
         )
-    if len(frame) == 0:
-        raise _error(path, None, "no examples in file")
-    texts = frame[text_column].tolist()
-    raw = [str(v).strip() for v in frame[label_column].tolist()]
-    for i, (text, label) in enumerate(zip(texts, raw, strict=True)):
-        # pandas hides the physical line of quoted multi-line rows: report the row
-        # number as the line of a one-line-per-row file (header = line 1).
-        if not label:
-            raise _error(path, i + 2, f"empty {label_column!r}", _snippet(text))
-        if not str(text).strip():
-            raise _error(path, i + 2, f"empty {text_column!r}", label)
-    index, names = _label_index(raw, label_names, path)
+    ]
+    index, names = _label_index([r[2] for r in records], label_names, path)
     labels = []
-    for i, label in enumerate(raw):
+    for source, _, label in records:
         if label not in index:
-            raise _error(path, i + 2, f"unknown label (allowed: {list(names)})", label)
+            raise SentenceFormatError(
+                f"unknown class folder {label!r} (allowed: {list(names)})", path=source
+            )
         labels.append(index[label])
-    return SentenceData([str(t) for t in texts], labels, names)
+    return SentenceData([r[1] for r in records], labels, names)
 
 
 def split_data(data, validation=0.1, test=0.1, seed=0):
@@ -361,6 +475,143 @@ def split_data(data, validation=0.1, test=0.1, seed=0):
         "validation": data.subset(np.sort(order[n_test : n_test + n_val])),
         "train": data.subset(np.sort(order[n_test + n_val :])),
     }
+
+
+def _is_tree_file(path):
+    for _, line in files.iter_lines(path):
+        if line.strip():
+            return line.lstrip().startswith("(")
+    return False
+
+
+def _read_table_file(path, text_column, label_column, label_names, format):
+    fmt = files.table_format(path, format)
+    if fmt == "tsv" and text_column is None and label_column is None:
+        return read_tsv(path, label_names)
+    return read_table_sentences(
+        path,
+        "text" if text_column is None else text_column,
+        "label" if label_column is None else label_column,
+        label_names,
+        fmt,
+    )
+
+
+def _complete(parts, validation, test, seed):
+    """`{"train", "validation", "test"}` from the parts a layout has."""
+    if "validation" in parts and "test" in parts:
+        return parts
+    train = parts["train"]
+    if "validation" not in parts and "test" not in parts:
+        return split_data(train, validation=validation, test=test, seed=seed)
+    missing = "validation" if "validation" not in parts else "test"
+    fraction = validation if missing == "validation" else test
+    held = split_data(train, validation=0.0, test=fraction, seed=seed)
+    return {**parts, "train": held["train"], missing: held["test"]}
+
+
+def load_sentences(
+    path,
+    task="sst5",
+    text_column=None,
+    label_column=None,
+    label_names=None,
+    phrases=False,
+    *,
+    format=None,
+    pattern="*.txt",
+    validation=0.1,
+    test=0.1,
+    seed=0,
+):
+    """Reads labelled sentences in any supported layout: train / validation / test.
+
+    Layouts, in the order they are recognised:
+
+    - a file, by its name (or `format=`): CSV (`.csv`), TSV (`.tsv`, `.tab`,
+      `.txt`), JSON lines (`.jsonl`, `.ndjson`, `.json`), each optionally `.gz`;
+    - an SST tree folder: `train.txt`, `dev.txt`, `test.txt` holding PTB trees
+      (`task` and `phrases` apply);
+    - split files `train.{tsv,tab,txt,csv,jsonl,ndjson,json}[.gz]`, with optional
+      `valid|val|dev|validation.*` and `test.*`;
+    - one folder per class, `<class>/*.txt` (one example per file; `pattern=`
+      chooses the files), optionally under `train/`, `valid|val|dev/`, `test/`.
+
+    Args:
+        path: a file or folder.
+        task: `"sst5"` or `"sst2"`, for SST trees.
+        text_column, label_column: the columns of CSV/TSV/JSON-lines files (header
+            names or JSON keys, or 0-based positions for a CSV/TSV without a
+            header). Default: `"text"` and `"label"`, except for TSV, which then
+            reads `label<TAB>sentence` lines (see `read_tsv`).
+        label_names: the allowed labels in id order; default the training data's
+            labels, sorted (numerically when they are numbers). Validation and test
+            files use the training data's label ids.
+        phrases: phrase-level SST training data.
+        format: `"csv"`, `"tsv"` or `"jsonl"`: read a file (or the split files) as
+            that format whatever its name.
+        pattern: the example files of a class-folder layout (a shell pattern).
+        validation, test: fractions of the training data held out when the data
+            has no validation or no test set (a fixed, seeded `split_data`).
+        seed: seed of those splits.
+
+    Returns:
+        `{"train", "validation", "test"}` -> `SentenceData`, sharing `label_names`.
+
+    Raises:
+        MissingPathError: `path` does not exist.
+        SentenceFormatError / DataError: a path in none of the layouts (saying which
+            were expected) and every malformed file, with its file and line.
+    """
+    path = files.check_exists(path)
+    if os.path.isfile(path):
+        if files.table_format(path, format) is None:
+            raise DataError(
+                "cannot tell the format from the file name; expected "
+                f"{LAYOUTS[0]} (or pass the format: csv, tsv or jsonl)",
+                path=path,
+            )
+        data = _read_table_file(path, text_column, label_column, label_names, format)
+        return _complete({"train": data}, validation, test, seed)
+    sst = {s: os.path.join(path, n) for s, n in SST_FILES.items()}
+    if os.path.isfile(sst["train"]) and _is_tree_file(sst["train"]):
+        return load_sst(path, task, phrases=phrases)
+    split_files = files.find_split_files(path, _SPLIT_SUFFIXES)
+    if split_files:
+        train = _read_table_file(
+            split_files["train"], text_column, label_column, label_names, format
+        )
+        parts = {"train": train}
+        for split in ("validation", "test"):
+            if split in split_files:
+                parts[split] = _read_table_file(
+                    split_files[split],
+                    text_column,
+                    label_column,
+                    train.label_names,
+                    format,
+                )
+        return _complete(parts, validation, test, seed)
+    from zoo.data.documents import _class_folder_splits
+
+    class_splits = _class_folder_splits(path, pattern)
+    if class_splits:
+        folders = dict(class_splits)
+        folders["train"] = folders.pop("all", folders.get("train"))
+        train = read_class_folder(folders["train"], pattern, label_names)
+        parts = {"train": train}
+        for split in ("validation", "test"):
+            if split in folders:
+                parts[split] = read_class_folder(
+                    folders[split], pattern, train.label_names
+                )
+        return _complete(parts, validation, test, seed)
+    raise DataError(
+        "no known sentence layout in the folder; expected "
+        + "; or ".join(LAYOUTS[1:])
+        + f". Found: {files.listing(path)!r}",
+        path=path,
+    )
 
 
 DEMO_LABELS = ("negative", "neutral", "positive")

@@ -1,0 +1,464 @@
+"""Reading data files the same way in every reader: lines, tables, JSON lines, layouts.
+
+Every reader of `zoo.data` goes through these functions, so every one of them:
+
+- reads UTF-8 with an optional byte-order mark (`utf-8-sig`): the mark never becomes
+  part of a label, a column name or a first token;
+- reports invalid UTF-8 as a `zoo.errors.DataError` naming the file and the line
+  (never a bare `UnicodeDecodeError`, never a silent U+FFFD);
+- decompresses `.gz` files and reports a truncated or corrupt archive as a `DataError`
+  naming the file;
+- splits lines on "\\n" only ("\\r\\n" line ends are accepted); other characters that
+  Python's `str.splitlines` treats as line breaks (form feed, U+2028, ...) stay inside
+  their line, so line numbers are those of any text editor;
+- keeps control characters and NUL in the text: the in-graph tokenizers
+  (`zoo.text.preprocessing`) treat them as spaces, in training and serving alike.
+
+Tables (`read_table`): CSV (`,`, RFC 4180 quoting), TSV (tab, no quoting) and JSON
+lines (one object per line). A record with more or fewer fields than the header is an
+error naming the file and line (a comma inside an unquoted CSV field never shifts the
+columns silently); so are an unclosed quote, a field longer than `MAX_FIELD_CHARS`
+characters, an invalid JSON line, a line that is not a JSON object and a missing field.
+
+Errors: `MissingPathError` for a path that does not exist, `DataError` (with `path`
+and `line`) for everything else.
+"""
+
+import contextlib
+import csv
+import gzip
+import json
+import os
+import zlib
+
+from zoo.errors import ConfigError, DataError, MissingPathError
+
+__all__ = [
+    "MAX_FIELD_CHARS",
+    "TABLE_FORMATS",
+    "check_exists",
+    "find_split_files",
+    "decode_document",
+    "iter_lines",
+    "read_document",
+    "read_table",
+    "table_format",
+]
+
+MAX_FIELD_CHARS = 1 << 24
+"""Longest CSV/TSV/JSON field accepted, in characters (16 Mi); longer is an error.
+
+Python's `csv` module stops at 128 Ki characters by default, which real documents
+exceed; a field this long is almost always an unclosed quote that ran to the end of
+the file.
+"""
+
+TABLE_FORMATS = ("csv", "tsv", "jsonl")
+"""Formats `read_table` reads."""
+
+_SUFFIXES = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".txt": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+}
+
+SPLIT_NAMES = {
+    "train": ("train",),
+    "validation": ("valid", "val", "dev", "validation"),
+    "test": ("test",),
+}
+"""File stems of each split in a folder of split files (first match wins)."""
+
+_GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
+
+
+def check_exists(path, what="file or folder"):
+    """`os.fspath(path)`, or `MissingPathError` when nothing is there."""
+    if path is None:
+        raise ConfigError(f"No {what} given. Received: path=None")
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise MissingPathError(path, what=what)
+    return path
+
+
+def _strip_gz(name):
+    return name[:-3] if name.lower().endswith(".gz") else name
+
+
+def table_format(path, format=None):
+    """The table format of `path` from its name: `"csv"`, `"tsv"` or `"jsonl"`.
+
+    `.csv` is CSV; `.tsv`, `.tab` and `.txt` are TSV; `.jsonl`, `.ndjson` and `.json`
+    are JSON lines; each optionally followed by `.gz`. `format` overrides the name.
+
+    Returns:
+        The format, or None when the name says nothing.
+
+    Raises:
+        ConfigError: `format` is not one of `TABLE_FORMATS`.
+    """
+    if format is not None:
+        if format not in TABLE_FORMATS:
+            raise ConfigError(
+                f"`format` must be one of {TABLE_FORMATS}. Received: format={format!r}"
+            )
+        return format
+    _, suffix = os.path.splitext(_strip_gz(os.fspath(path)).lower())
+    return _SUFFIXES.get(suffix)
+
+
+@contextlib.contextmanager
+def _open_binary(path):
+    if path.lower().endswith(".gz"):
+        f = gzip.open(path, "rb")
+    else:
+        f = open(path, "rb")
+    try:
+        yield f
+    finally:
+        f.close()
+
+
+def _decode(raw, path, number):
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        bad = raw[e.start : e.start + 4]
+        raise DataError(
+            f"invalid UTF-8 (bytes {bad!r} at byte {e.start} of the line); the file "
+            "must be UTF-8 text (convert it first, e.g. `iconv -f latin1 -t utf-8`)",
+            path=path,
+            line=number,
+        ) from None
+    if number == 1 and text.startswith("\ufeff"):
+        text = text[1:]  # utf-8-sig: the byte-order mark is not text
+    return text
+
+
+def iter_lines(path, keep_ends=False):
+    """Yields `(line_number, text)` for every line of a UTF-8 text file.
+
+    Args:
+        path: the file; `.gz` is decompressed while reading.
+        keep_ends: keep the "\\n" (and "\\r\\n") line end of each line.
+
+    Raises:
+        MissingPathError: `path` does not exist.
+        DataError: invalid UTF-8 (file and line), a truncated or corrupt `.gz` file,
+            or a folder where a file was expected.
+    """
+    path = check_exists(path, "file")
+    if os.path.isdir(path):
+        raise DataError("expected a file, found a folder", path=path)
+    number = 0
+    try:
+        with _open_binary(path) as f:
+            for number, raw in enumerate(f, start=1):  # noqa: B007
+                text = _decode(raw, path, number)
+                if not keep_ends:
+                    text = text.rstrip("\n")
+                    if text.endswith("\r"):
+                        text = text[:-1]
+                yield number, text
+    except _GZIP_ERRORS as e:
+        raise DataError(
+            f"truncated or corrupt gzip file (after line {number}: {e})", path=path
+        ) from None
+
+
+def decode_document(data, path):
+    """Decodes the bytes of one document (a file, an archive member) as `utf-8-sig`.
+
+    Raises:
+        DataError: invalid UTF-8, naming `path` and the line of the first bad byte.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        start = data.rfind(b"\n", 0, e.start) + 1
+        end = data.find(b"\n", e.start)
+        _decode(data[start : None if end < 0 else end], path, line)  # raises
+        raise DataError("invalid UTF-8", path=path, line=line) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def read_document(path):
+    """The whole text of one UTF-8 file (see `decode_document`)."""
+    path = check_exists(path, "file")
+    with open(path, "rb") as f:
+        return decode_document(f.read(), path)
+
+
+# --- tables --------------------------------------------------------------------------
+
+
+def _check_columns(columns):
+    columns = tuple(columns)
+    if not columns:
+        raise ConfigError("At least one column is needed. Received: columns=()")
+    kinds = {isinstance(c, int) and not isinstance(c, bool) for c in columns}
+    if len(kinds) > 1 or not all(isinstance(c, (str, int)) for c in columns):
+        raise ConfigError(
+            "Columns are all names (the file has a header row) or all 0-based "
+            f"positions (no header). Received: columns={columns!r}"
+        )
+    if kinds == {True} and any(c < 0 for c in columns):
+        raise ConfigError(f"Column positions start at 0. Received: columns={columns!r}")
+    return columns, kinds == {True}
+
+
+def _delimited_records(path, delimiter):
+    """Yields `(first_line, fields)` of every non-blank CSV/TSV record."""
+    limit = MAX_FIELD_CHARS
+    if csv.field_size_limit() < limit:
+        csv.field_size_limit(limit)
+    quoting = csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
+    lines = (text for _, text in iter_lines(path, keep_ends=True))
+    reader = csv.reader(lines, delimiter=delimiter, quoting=quoting, strict=True)
+    start = 1
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            message = str(e)
+            if "end of data" in message or "field larger" in message:
+                raise DataError(
+                    "unclosed quote: the quoted field that starts on this line never "
+                    "ends (or is longer than "
+                    f"{limit} characters); close the quote or double it inside a field "
+                    '("")',
+                    path=path,
+                    line=start,
+                ) from None
+            raise DataError(
+                f"malformed CSV ({message}); a field that contains a quote, a comma "
+                'or a line break must be quoted, with inner quotes doubled ("")',
+                path=path,
+                line=reader.line_num,
+            ) from None
+        line, start = start, reader.line_num + 1
+        if not fields or (len(fields) == 1 and not fields[0].strip()):
+            continue
+        for value in fields:
+            if len(value) > limit:
+                raise DataError(
+                    f"a field of {len(value)} characters, over the limit of {limit}",
+                    path=path,
+                    line=line,
+                )
+        yield line, fields
+
+
+def _json_value(value, key, path, line):
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else repr(value)
+    raise DataError(
+        f"field {key!r} holds a {type(value).__name__}; expected a string or a number",
+        path=path,
+        line=line,
+    )
+
+
+def _jsonl_records(path, columns):
+    limit = MAX_FIELD_CHARS
+    for line, text in iter_lines(path):
+        if not text.strip():
+            continue
+        if line == 1 and text.lstrip().startswith("["):
+            raise DataError(
+                "a JSON array; expected JSON lines (one JSON object per line)",
+                path=path,
+                line=line,
+            )
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise DataError(
+                f"invalid JSON ({e.msg} at column {e.colno}); expected one JSON object "
+                "per line",
+                path=path,
+                line=line,
+            ) from None
+        if not isinstance(record, dict):
+            raise DataError(
+                f"a JSON {type(record).__name__}, expected an object "
+                f'({{"{columns[0]}": ...}})',
+                path=path,
+                line=line,
+            )
+        missing = [c for c in columns if c not in record]
+        if missing:
+            raise DataError(
+                f"missing field(s) {missing!r}; the object has fields "
+                f"{list(record)[:20]!r}",
+                path=path,
+                line=line,
+            )
+        values = tuple(_json_value(record[c], c, path, line) for c in columns)
+        for value in values:
+            if len(value) > limit:
+                raise DataError(
+                    f"a field of {len(value)} characters, over the limit of {limit}",
+                    path=path,
+                    line=line,
+                )
+        yield line, values
+
+
+def read_table(path, columns, format=None, delimiter=None):
+    """Reads the chosen columns of a CSV, TSV or JSON-lines file.
+
+    Args:
+        path: the file (optionally `.gz`).
+        columns: the columns to return, all names (CSV/TSV: the first non-blank line
+            is the header; JSON lines: object keys) or all 0-based positions (CSV/TSV
+            without a header row).
+        format: `"csv"`, `"tsv"` or `"jsonl"`; default: from the file name (see
+            `table_format`).
+        delimiter: overrides the delimiter of CSV (`,`) or TSV (tab).
+
+    Returns:
+        A list of `(line, values)`: `line` is the first physical line of the record
+        (a quoted CSV field may span lines), `values` a tuple of str, one per column.
+        Blank lines are skipped.
+
+    Raises:
+        MissingPathError: the file does not exist.
+        DataError: a format that cannot be told from the name, an empty file, a
+            missing column (naming the columns found), and every malformed record,
+            with its file and line.
+    """
+    path = check_exists(path, "file")
+    fmt = table_format(path, format)
+    if fmt is None:
+        raise DataError(
+            "cannot tell the table format from the file name; expected .csv, "
+            ".tsv/.tab/.txt or .jsonl/.ndjson/.json (optionally .gz), or pass the "
+            "format explicitly",
+            path=path,
+        )
+    columns, positional = _check_columns(columns)
+    if fmt == "jsonl":
+        if positional:
+            raise ConfigError(
+                "JSON lines fields are chosen by name, not position. "
+                f"Received: columns={columns!r}"
+            )
+        records = list(_jsonl_records(path, columns))
+        if not records:
+            raise DataError("no records in the file (it is empty)", path=path)
+        return records
+    sep = delimiter or ("," if fmt == "csv" else "\t")
+    kind = "comma-separated" if sep == "," else "tab-separated" if sep == "\t" else ""
+    kind = kind or f"{sep!r}-separated"
+    records = _delimited_records(path, sep)
+    header = None
+    if positional:
+        width = None
+    else:
+        first = next(records, None)
+        if first is None:
+            raise DataError("the file is empty (expected a header row)", path=path)
+        header_line, header = first
+        header = [h.strip() for h in header]
+        missing = [c for c in columns if c not in header]
+        if missing:
+            raise DataError(
+                f"missing column(s) {missing!r}; the header has columns {header!r}"
+                + (
+                    " (a tab-separated header in a .csv file? pass the TSV format)"
+                    if sep == "," and len(header) == 1 and "\t" in header[0]
+                    else ""
+                ),
+                path=path,
+                line=header_line,
+            )
+        width = len(header)
+        index = [header.index(c) for c in columns]
+    out = []
+    for line, fields in records:
+        if width is None:  # positional: the first record fixes the width
+            width = len(fields)
+            if max(columns) >= width:
+                raise DataError(
+                    f"column {max(columns)} requested, but the first record has "
+                    f"{width} {kind} field(s)",
+                    path=path,
+                    line=line,
+                )
+            index = list(columns)
+        if len(fields) != width:
+            where = f"the header's columns {header!r}" if header else "the first record"
+            hint = (
+                '; quote a field that contains a comma ("hello, world")'
+                if sep == "," and len(fields) > width
+                else ""
+            )
+            raise DataError(
+                f"expected {width} {kind} fields (as {where}), found "
+                f"{len(fields)}{hint}",
+                path=path,
+                line=line,
+            )
+        out.append((line, tuple(fields[i] for i in index)))
+    if not out:
+        what = "a header but no rows" if header is not None else "no records"
+        raise DataError(f"the file has {what}", path=path)
+    return out
+
+
+# --- folders of split files ----------------------------------------------------------
+
+
+def find_split_files(folder, suffixes, stems=None):
+    """The split files of a folder: `{split: path}` for the splits that exist.
+
+    Args:
+        folder: the folder.
+        suffixes: file name endings to try, in order (e.g. `(".csv", ".tsv")` or
+            `(".en.gz", ".en")`).
+        stems: `{split: (stem, ...)}`; default `SPLIT_NAMES` (`train`,
+            `valid|val|dev|validation`, `test`).
+
+    Returns:
+        `{split: path}`; empty when there is no training file.
+    """
+    stems = SPLIT_NAMES if stems is None else stems
+    names = set(os.listdir(folder)) if os.path.isdir(folder) else set()
+    found = {}
+    for split, candidates in stems.items():
+        for stem in candidates:
+            match = next((stem + s for s in suffixes if stem + s in names), None)
+            if match is not None:
+                found[split] = os.path.join(folder, match)
+                break
+    return found if "train" in found else {}
+
+
+def listing(folder, limit=10):
+    """A short sorted listing of a folder's entries (folders end with "/")."""
+    try:
+        entries = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    shown = [
+        e + ("/" if os.path.isdir(os.path.join(folder, e)) else "")
+        for e in entries[:limit]
+    ]
+    if len(entries) > limit:
+        shown.append(f"... ({len(entries) - limit} more)")
+    return shown
