@@ -1,0 +1,134 @@
+"""Files written whole or not at all.
+
+`atomic_write(path)` and `atomic_path(path)` write to a temporary file in the folder of
+`path`, flush it to disk (`fsync`) and rename it onto `path` (`os.replace`, atomic on
+POSIX and Windows). A reader sees the previous file or the new one, never a half-written
+one, and a process killed during the write leaves the previous file intact. Use them
+for anything a later run or another program reads: checkpoints, reports, manifests.
+
+```python
+with atomic_write("reports/metrics.json") as f:
+    json.dump(metrics, f)
+
+with atomic_path("runs/x/final.keras") as tmp:  # any writer that takes a path
+    model.save(tmp)
+```
+
+A kill during a write leaves its temporary file behind, named `.tmp-<random>-<name>`;
+`remove_temporaries(folder)` deletes those of a folder. The temporary file is created
+with the permissions a plain `open(path, "w")` would give (umask applied), not the
+owner-only mode of `tempfile.mkstemp`.
+
+Stdlib-only on purpose: importing it costs nothing.
+"""
+
+import contextlib
+import os
+import secrets
+import shutil
+
+TEMPORARY_PREFIX = ".tmp-"
+
+_WRITE_MODES = {"w": "x", "wt": "xt", "wb": "xb"}
+
+
+def temporary_path(path):
+    """A fresh temporary name next to `path`, ending with the name of `path` (so
+    writers that check the extension, such as `.keras` or `.weights.h5`, accept it)."""
+    folder, name = os.path.split(os.path.abspath(os.fspath(path)))
+    return os.path.join(folder, f"{TEMPORARY_PREFIX}{secrets.token_hex(4)}-{name}")
+
+
+@contextlib.contextmanager
+def atomic_path(path):
+    """Yields a temporary path next to `path` and moves the file written there onto
+    `path` when the body completes.
+
+    The body writes one file at the yielded path by any means (`model.save`,
+    `np.save`, a library's writer). When the body raises, `path` is left as it was
+    and the temporary file is removed.
+
+    Raises:
+        FileNotFoundError: when the body wrote no file at the temporary path.
+    """
+    path = os.path.abspath(os.fspath(path))
+    tmp = temporary_path(path)
+    try:
+        yield tmp
+        if not os.path.isfile(tmp):
+            raise FileNotFoundError(
+                f"nothing was written to the temporary file of {path} ({tmp})"
+            )
+        _fsync_file(tmp)
+        os.replace(tmp, path)
+        _fsync_folder(os.path.dirname(path))
+    finally:
+        _remove(tmp)
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode="w", encoding=None, newline=None):
+    """`open(path, mode)` for writing, made atomic: yields the open file of a
+    temporary path, which replaces `path` once the body completes.
+
+    Args:
+        path: the file to write.
+        mode: `"w"` / `"wt"` (text, UTF-8 unless `encoding` says otherwise) or `"wb"`.
+        encoding: text encoding (default UTF-8).
+        newline: as for `open`.
+    """
+    if mode not in _WRITE_MODES:
+        raise ValueError(
+            f"`mode` must be one of {sorted(_WRITE_MODES)}. Received: mode={mode!r}"
+        )
+    if "b" not in mode and encoding is None:
+        encoding = "utf-8"
+    with atomic_path(path) as tmp:
+        with open(tmp, _WRITE_MODES[mode], encoding=encoding, newline=newline) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def remove_temporaries(folder):
+    """Deletes the temporary files that killed writes left in `folder` (not in its
+    subfolders). Returns their paths."""
+    removed = []
+    if not os.path.isdir(folder):
+        return removed
+    for name in os.listdir(folder):
+        if name.startswith(TEMPORARY_PREFIX):
+            path = os.path.join(folder, name)
+            _remove(path)
+            removed.append(path)
+    return removed
+
+
+def _fsync_file(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_folder(folder):
+    """Makes a rename in `folder` durable (POSIX); a no-op where folders cannot be
+    opened (Windows)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _remove(path):
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    elif os.path.lexists(path):
+        os.remove(path)
