@@ -1,23 +1,39 @@
 """A tiny training run driven by zoo.training, executed in child processes by the tests.
 
-Usage: python tiny_training.py RUN_DIR OUT_JSON [--kill-epoch N] [--distribute X]
-       [--logical-cpus N] [--epochs N]
+Usage: python tiny_training.py OUT_JSON [--kill-epoch N] [--kill-in-save WHAT]
+       [--logical-cpus N] [training flags: --run-dir --epochs --distribute ...]
+
+`--kill-epoch N` exits the process in the middle of epoch N (0-based) the first time.
+`--kill-in-save backup|best` truncates the file being saved at the end of epoch
+`--kill-epoch` to half its size and kills the process with SIGKILL before the save
+returns: a process killed while the file was half written.
 """
 
 import argparse
 import json
 import os
+import signal
 import sys
+import types
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+def _killed_halfway(path):
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) // 2)
+    sys.stdout.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out_json")
     parser.add_argument("--kill-epoch", type=int, default=-1)
+    parser.add_argument("--kill-in-save", choices=("backup", "best"), default=None)
     parser.add_argument("--logical-cpus", type=int, default=0)
+    parser.add_argument("--verbose", default="auto")
     from zoo.training import TrainingConfig, add_training_args
 
     add_training_args(parser, epochs=5, batch_size=16, learning_rate=0.05)
@@ -35,7 +51,8 @@ def main():
 
     from zoo.training import fit, get_strategy, set_seed
 
-    cfg = TrainingConfig.from_args(args, tensorboard=False)
+    verbose = int(args.verbose) if args.verbose.isdigit() else args.verbose
+    cfg = TrainingConfig.from_args(args, tensorboard=False, verbose=verbose)
     strategy = get_strategy(cfg.distribute)
     set_seed(cfg.seed)
     rng = np.random.default_rng(0)
@@ -50,24 +67,50 @@ def main():
 
     seen_path = args.out_json + ".epochs"
     marker = args.out_json + ".killed"
+    state = {"epoch": -1}
+
+    def first_time():
+        if os.path.exists(marker):
+            return False
+        open(marker, "w").close()
+        return True
+
+    if args.kill_in_save == "backup":
+        save_weights = model.save_weights
+
+        def killing_save_weights(self, filepath, *a, **kw):
+            save_weights(filepath, *a, **kw)
+            if state["epoch"] == args.kill_epoch and first_time():
+                _killed_halfway(filepath)
+
+        model.save_weights = types.MethodType(killing_save_weights, model)
+    if args.kill_in_save == "best":
+        save = model.save
+
+        def killing_save(self, filepath, *a, **kw):
+            save(filepath, *a, **kw)
+            if state["epoch"] == args.kill_epoch and first_time():
+                _killed_halfway(filepath)
+
+        model.save = types.MethodType(killing_save, model)
 
     class Recorder(keras.callbacks.Callback):
         def on_epoch_begin(self, epoch, logs=None):
-            self.epoch = epoch
+            state["epoch"] = epoch
             with open(seen_path, "a") as f:
                 f.write(f"{epoch}\n")
 
         def on_train_batch_end(self, batch, logs=None):
             if (
-                self.epoch == args.kill_epoch
+                args.kill_in_save is None
+                and state["epoch"] == args.kill_epoch
                 and batch == 1
-                and not os.path.exists(marker)
+                and first_time()
             ):
-                open(marker, "w").close()
                 sys.stdout.flush()
                 os._exit(3)  # simulates a kill in the middle of an epoch
 
-    history = fit(model, train, val, cfg, callbacks=[Recorder()], verbose=0)
+    history = fit(model, train, val, cfg, callbacks=[Recorder()])
     with open(args.out_json, "w") as f:
         json.dump(
             {

@@ -1,0 +1,113 @@
+import argparse
+import dataclasses
+import subprocess
+import sys
+
+import pytest
+
+from zoo.errors import ConfigError
+from zoo.training import RESUMABLE_FIELDS, TrainingConfig, add_training_args
+
+
+def test_flags_and_config():
+    parser = argparse.ArgumentParser()
+    add_training_args(parser, epochs=7, batch_size=8, learning_rate=0.1)
+    args = parser.parse_args(["--run-dir", "r", "--distribute", "mirrored"])
+    cfg = TrainingConfig.from_args(args)
+    assert (cfg.epochs, cfg.batch_size, cfg.learning_rate) == (7, 8, 0.1)
+    assert (cfg.run_dir, cfg.distribute, cfg.seed, cfg.patience, cfg.resume) == (
+        "r",
+        "mirrored",
+        1234,
+        3,
+        "auto",
+    )
+    with pytest.raises(ConfigError, match="distribute='gpu'"):
+        TrainingConfig(distribute="gpu")
+    with pytest.raises(ValueError, match="epochs=0"):  # ConfigError is a ValueError
+        TrainingConfig(epochs=0)
+
+
+def test_resume_flag_and_bad_values():
+    parser = argparse.ArgumentParser()
+    add_training_args(parser)
+    assert TrainingConfig.from_args(parser.parse_args([])).resume == "auto"
+    for value in ("force", "never"):
+        args = parser.parse_args(["--resume", value])
+        assert TrainingConfig.from_args(args).resume == value
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--resume", "maybe"])
+    with pytest.raises(ConfigError, match="resume='maybe'"):
+        TrainingConfig(resume="maybe")
+    with pytest.raises(ConfigError, match="mode='up'"):
+        TrainingConfig(mode="up")
+    with pytest.raises(ConfigError, match="verbose=3"):
+        TrainingConfig(verbose=3)
+    with pytest.raises(ConfigError, match="seed='7'"):
+        TrainingConfig(seed="7")
+
+
+def test_every_field_has_help_and_the_choices_fields_name_them():
+    fields = {f.name: f for f in dataclasses.fields(TrainingConfig)}
+    for name, field in fields.items():
+        assert len(field.metadata.get("help", "")) > 10, name
+    assert fields["distribute"].metadata["choices"] == (
+        "none",
+        "mirrored",
+        "multi-worker",
+    )
+    assert fields["schedule"].metadata["choices"] == ("constant", "cosine")
+    assert fields["resume"].metadata["choices"] == ("auto", "force", "never")
+    # the flags of add_training_args carry the fields' help
+    parser = argparse.ArgumentParser()
+    add_training_args(parser, schedule="constant")
+    helps = {a.dest: a.help for a in parser._actions}
+    for name in ("epochs", "learning_rate", "ema", "schedule", "resume", "distribute"):
+        assert helps[name] == fields[name].metadata["help"]
+
+
+def test_identity_leaves_out_what_may_change_on_a_resume():
+    assert set(RESUMABLE_FIELDS) == {
+        "epochs",
+        "run_dir",
+        "patience",
+        "distribute",
+        "verbose",
+        "tensorboard",
+        "resume",
+    }
+    identity = TrainingConfig(learning_rate=0.05, seed=7).identity()
+    assert identity["learning_rate"] == 0.05 and identity["seed"] == 7
+    assert not set(identity) & set(RESUMABLE_FIELDS)
+    longer = TrainingConfig(epochs=20, patience=9, verbose=0, run_dir="elsewhere")
+    assert longer.identity() == TrainingConfig().identity()
+    # with the cosine schedule the run's length sets every step's rate
+    cosine = TrainingConfig(schedule="cosine", epochs=20).identity()
+    assert cosine["epochs"] == 20
+
+
+def test_decay_flags_and_bad_values():
+    parser = argparse.ArgumentParser()
+    add_training_args(parser)
+    args = parser.parse_args(["--decay-factor", "0.5", "--decay-patience", "2"])
+    cfg = TrainingConfig.from_args(args)
+    assert (cfg.decay_factor, cfg.decay_patience) == (0.5, 2)
+    assert TrainingConfig().decay_factor == 1.0  # off unless asked for
+    with pytest.raises(ValueError, match="decay_factor=1.5"):
+        TrainingConfig(decay_factor=1.5)
+    with pytest.raises(ValueError, match="decay_factor=0"):
+        TrainingConfig(decay_factor=0)
+    with pytest.raises(ValueError, match="decay_patience=0"):
+        TrainingConfig(decay_patience=0)
+
+
+def test_importing_the_config_needs_no_tensorflow():
+    code = (
+        "import sys; from zoo.training import TrainingConfig, add_training_args; "
+        "TrainingConfig(); "
+        "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,63 @@
+"""The workarounds of Keras internals: the version guard, and that the internals they
+use are where they expect them in the installed Keras."""
+
+import keras
+import pytest
+from keras.src.backend.tensorflow import trainer as tf_trainer
+
+from zoo.training import CosineToZero, keras_workarounds
+from zoo.training.keras_workarounds import UnsupportedKerasError
+
+
+def test_the_installed_keras_is_in_the_supported_range():
+    low, high = keras_workarounds.KERAS_VERSIONS
+    assert low <= keras_workarounds.keras_version() < high
+
+
+@pytest.mark.parametrize("version", ["3.16.0", "3.14.2", "4.0.0"])
+def test_a_keras_outside_the_range_fails_loudly(monkeypatch, version):
+    monkeypatch.setattr(keras, "__version__", version)
+    optimizer = keras.optimizers.SGD(0.1)
+    with pytest.raises(UnsupportedKerasError) as caught:
+        keras_workarounds.learning_rate_schedule(optimizer)
+    message = str(caught.value)
+    assert "learning_rate_schedule" in message
+    assert "keras>=3.15,<3.16" in message and f"keras is {version}" in message
+    with pytest.raises(UnsupportedKerasError, match="keras-team/keras#18949"):
+        keras_workarounds.moving_average_pairs(optimizer)
+
+
+def test_a_missing_internal_fails_loudly():
+    with pytest.raises(UnsupportedKerasError, match="has no attribute '_gone'"):
+        keras_workarounds.require("example", "an issue", (object(), "_gone"))
+
+
+def test_learning_rate_schedule_finds_the_schedule():
+    schedule = CosineToZero(0.1, 10)
+    assert (
+        keras_workarounds.learning_rate_schedule(keras.optimizers.Adam(schedule))
+        is schedule
+    )
+    assert keras_workarounds.learning_rate_schedule(keras.optimizers.Adam(0.1)) is None
+
+
+def test_moving_average_pairs_align_weights_and_averages():
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    model.compile(keras.optimizers.SGD(0.1, use_ema=True), "mse")
+    model.optimizer.build(model.trainable_variables)
+    pairs = keras_workarounds.moving_average_pairs(model.optimizer)
+    assert [v.path for v, _ in pairs] == [v.path for v in model.trainable_variables]
+    assert [tuple(a.shape) for _, a in pairs] == [(3, 2), (2,)]
+
+
+def test_the_multi_worker_internals_exist():
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    for name in ("_symbolic_build", "_maybe_symbolic_build"):
+        assert callable(getattr(model, name))
+    for name in (
+        "reduce_per_replica",
+        "_collective_all_reduce_multi_worker",
+        "_is_per_replica_instance",
+    ):
+        assert callable(getattr(tf_trainer, name))
+    assert callable(tf_trainer.tree.map_structure)

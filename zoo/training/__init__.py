@@ -1,0 +1,119 @@
+"""Training shared by every recipe: flags, seeds, distribution, callbacks, resumption.
+
+A recipe uses it like this:
+
+```python
+parser = argparse.ArgumentParser()
+add_training_args(parser, epochs=10, batch_size=32, learning_rate=1e-3)
+cfg = TrainingConfig.from_args(parser.parse_args(argv))
+set_seed(cfg.seed)
+strategy = get_strategy(cfg.distribute)
+with strategy.scope():
+    model = build_model(...)
+    model.compile(...)
+history = fit(model, train_ds, val_ds, cfg, run_identity={"data": fingerprint(...)})
+```
+
+Extra callbacks go in `fit(..., callbacks=[...])` and run before the built-in ones, so
+one that adds a metric to the epoch logs (the translation recipe's `val_bleu`) can be
+the `cfg.monitor` of the checkpoint and of early stopping. `Throughput` is such a
+callback: training tokens per second per epoch, tracing and validation excluded.
+
+`fit` adds, under `cfg.run_dir`:
+
+- `run.json`: what the folder is a run of (the training options, the model's size and
+  the caller's `run_identity`). A restart resumes the backup only when they are the
+  same: it prints `resuming <run_dir> from epoch N (of M)`; a different run raises
+  `RunMismatchError` naming what differs (`cfg.resume`: "force" resumes anyway,
+  "never" starts afresh). `epochs`, `patience`, verbosity, devices and folders may
+  change on a resume, so a run can be extended (`zoo.training.resume`).
+- `backup/`: the weights and optimizer state after the last completed epoch. A run
+  that is killed and started again with the same command resumes at the first epoch
+  that had not completed, so at most the current epoch is lost. The backup is removed
+  when training finishes.
+- `best.keras`: the best model so far on `cfg.monitor`; after a resume its "best so
+  far" is read back from the CSV log.
+- `log.csv`: one row per epoch (a resumed run continues it; a fresh start in the same
+  folder restarts it, and deletes the earlier run's `best.keras` and TensorBoard logs).
+- `tensorboard/`: TensorBoard logs (when the `tensorboard` package is installed).
+- early stopping on `cfg.monitor` with `patience` and `restore_best_weights=True`.
+- a NaN guard, learning-rate decay on a plateau (`decay_factor` < 1), the learning
+  rate in the logs (`zoo.training.callbacks`).
+- with `ema` > 0, weight averaging: validation, `best.keras` and early stopping see the
+  moving average of the weights, training continues from the raw ones
+  (`zoo.training.weight_averaging`).
+- with `schedule="cosine"`, cosine decay of the learning rate to zero over the run
+  (`zoo.training.schedules`).
+
+Checkpoints, the backup and `run.json` are written atomically (a temporary file, then
+a rename: `zoo.io`), so a kill during a save leaves the previous file intact;
+`save_model_atomic` and `atomic_write` do the same for a recipe's own files.
+
+Progress goes to standard output: Keras' progress bar on a terminal, one plain line
+per epoch otherwise (log files, pipes), as `cfg.verbose` says.
+
+Distribution uses TensorFlow's own engine (`zoo.training.distribution`):
+`get_strategy("mirrored")` for all local devices, `get_strategy("multi-worker")` from
+`TF_CONFIG`; with several workers, every worker but the chief writes to
+`run_dir/worker-<index>`.
+
+The modules: `config` (options and flags), `distribution`, `callbacks`,
+`weight_averaging`, `schedules`, `checkpoints`, `resume`, `fitting` (`fit`), `data`
+(tf.data helpers) and `keras_workarounds` (every use of Keras' private internals).
+Importing `zoo.training` is cheap: each name loads its module on first use, and
+`TrainingConfig` needs no TensorFlow.
+"""
+
+import importlib
+
+# Public name -> the module that defines it.
+_EXPORTS = {
+    "DISTRIBUTE_CHOICES": "zoo.training.config",
+    "RESUMABLE_FIELDS": "zoo.training.config",
+    "RESUME_CHOICES": "zoo.training.config",
+    "SCHEDULE_CHOICES": "zoo.training.config",
+    "TrainingConfig": "zoo.training.config",
+    "add_output_args": "zoo.training.config",
+    "add_training_args": "zoo.training.config",
+    "get_strategy": "zoo.training.distribution",
+    "parse_tf_config": "zoo.training.distribution",
+    "set_seed": "zoo.training.distribution",
+    "worker_run_dir": "zoo.training.distribution",
+    "EpochLog": "zoo.training.callbacks",
+    "NonFiniteLossError": "zoo.training.callbacks",
+    "Throughput": "zoo.training.callbacks",
+    "averaging": "zoo.training.weight_averaging",
+    "fit_average_to_run": "zoo.training.weight_averaging",
+    "swap_weight_average": "zoo.training.weight_averaging",
+    "CosineToZero": "zoo.training.schedules",
+    "fit_schedule_to_run": "zoo.training.schedules",
+    "scheduled_learning_rate": "zoo.training.schedules",
+    "save_model_atomic": "zoo.training.checkpoints",
+    "RunMismatchError": "zoo.training.resume",
+    "fingerprint": "zoo.training.resume",
+    "fit": "zoo.training.fitting",
+    "bucket_by_length": "zoo.training.data",
+    "validate_more_often": "zoo.training.data",
+    "atomic_write": "zoo.io",
+    "UnsupportedKerasError": "zoo.training.keras_workarounds",
+}
+# Modules that need no TensorFlow or Keras.
+_LIGHT = {"zoo.training.config", "zoo.training.resume", "zoo.io"}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'zoo.training' has no attribute {name!r}")
+    if module_name not in _LIGHT:
+        # Registers `CosineToZero` with Keras before any checkpoint is loaded.
+        importlib.import_module("zoo.training.schedules")
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -1,0 +1,199 @@
+"""The callbacks `fit` adds (and `Throughput`, which recipes add themselves).
+
+- `Throughput`: training tokens per second per epoch, tracing and validation excluded.
+- a NaN guard: a non-finite loss stops training with `NonFiniteLossError`, and the
+  backup of the last completed epoch is kept.
+- learning-rate decay on a plateau (`decay_factor` < 1): the rate is multiplied by
+  `decay_factor` after `decay_patience` epochs without a better monitored value
+  (`keras.callbacks.ReduceLROnPlateau`), and logged as `learning_rate`. A resumed run
+  replays the monitored values of `log.csv`, so it continues with the rate and the
+  count of waiting epochs of the killed run.
+- the learning rate of a schedule, logged as `learning_rate`.
+- `EpochLog`: one plain line per epoch (no escape codes, no carriage returns), the
+  progress output when standard output is not a terminal.
+"""
+
+import csv
+import math
+import os
+import sys
+import time
+
+import keras
+
+from zoo.training import keras_workarounds
+from zoo.training.weight_averaging import averaging_optimizer
+
+
+class NonFiniteLossError(RuntimeError):
+    """Raised by `fit` when the training loss becomes NaN or infinite."""
+
+
+class Throughput(keras.callbacks.Callback):
+    """Training tokens per second, tracing and validation excluded.
+
+    Each epoch is timed from the end of its first batch (which includes tracing and
+    pipeline start-up) to the end of its last batch (validation excluded), and
+    credited with the matching share of the epoch's tokens.
+
+    Args:
+        tokens_per_epoch: the tokens one epoch trains on (count only real tokens,
+            not padding, for a rate that compares models padded differently).
+
+    Attributes:
+        rates: tokens per second of each completed epoch (epochs of one batch
+            have no rate).
+    """
+
+    def __init__(self, tokens_per_epoch):
+        super().__init__()
+        self.tokens_per_epoch = tokens_per_epoch
+        self.rates = []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._steps, self._first, self._last = 0, None, None
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._steps += 1
+        self._last = time.perf_counter()
+        if self._first is None:
+            self._first = self._last
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self._first is None or self._steps < 2:
+            return
+        seconds = max(self._last - self._first, 1e-9)
+        share = (self._steps - 1) / self._steps
+        self.rates.append(self.tokens_per_epoch * share / seconds)
+
+
+class NaNGuard(keras.callbacks.Callback):
+    """Raises `NonFiniteLossError` on a NaN/inf loss, keeping the backup."""
+
+    def __init__(self, backup_dir):
+        super().__init__()
+        self.backup_dir = backup_dir
+        self.epoch = 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not math.isfinite(float(loss)):
+            raise NonFiniteLossError(
+                f"The training loss became {float(loss)} at epoch {self.epoch + 1}, "
+                f"batch {batch + 1}. Lower the learning rate or check the inputs; the "
+                f"weights of the last completed epoch are kept in {self.backup_dir} "
+                "and the same command resumes from there."
+            )
+
+
+def monitor_history(csv_path, monitor):
+    """The finite `monitor` values of an existing CSV log, epoch by epoch."""
+    if not os.path.exists(csv_path):
+        return []
+    values = []
+    with open(csv_path, newline="") as f:
+        for row in csv.DictReader(f):
+            try:
+                values.append(float(row[monitor]))
+            except (KeyError, TypeError, ValueError):
+                continue
+    return [v for v in values if math.isfinite(v)]
+
+
+def maximize(monitor, mode):
+    """Whether `monitor` is better high (`mode="max"`, or "auto" for accuracies)."""
+    return mode == "max" or (mode == "auto" and "acc" in monitor)
+
+
+def best_so_far(csv_path, monitor, mode):
+    """Best `monitor` value in an existing CSV log (for resumed runs), or None."""
+    values = monitor_history(csv_path, monitor)
+    if not values:
+        return None
+    return max(values) if maximize(monitor, mode) else min(values)
+
+
+class PlateauDecay(keras.callbacks.ReduceLROnPlateau):
+    """`ReduceLROnPlateau` that starts from `learning_rate` and, on a resume, replays
+    the monitor values of the epochs already done (`history`), so the rate, the best
+    value and the waiting count are those of the interrupted run."""
+
+    def __init__(
+        self, monitor, mode, factor, patience, learning_rate, history=(), verbose=1
+    ):
+        super().__init__(
+            monitor=monitor,
+            mode="max" if maximize(monitor, mode) else "min",
+            factor=factor,
+            patience=patience,
+            min_lr=0.0,
+            verbose=verbose,
+        )
+        self.learning_rate = learning_rate
+        self.history = list(history)
+
+    def on_train_begin(self, logs=None):
+        super().on_train_begin(logs)
+        optimizer = averaging_optimizer(self.model.optimizer)
+        if keras_workarounds.learning_rate_schedule(optimizer) is not None:
+            raise ValueError(
+                "`decay_factor` < 1 needs an optimizer with a fixed learning rate; "
+                "this one follows a `LearningRateSchedule`."
+            )
+        self.model.optimizer.learning_rate = self.learning_rate
+        verbose, self.verbose = self.verbose, 0
+        for epoch, value in enumerate(self.history):
+            super().on_epoch_end(epoch, {self.monitor: value})
+        self.verbose = verbose
+
+
+class LogLearningRate(keras.callbacks.Callback):
+    """Writes a schedule's learning rate at the epoch's end into the epoch logs."""
+
+    def __init__(self, schedule):
+        super().__init__()
+        self.schedule = schedule
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            optimizer = averaging_optimizer(self.model.optimizer)
+            rate = self.schedule(optimizer.iterations)
+            logs["learning_rate"] = float(keras.ops.convert_to_numpy(rate))
+
+
+class EpochLog(keras.callbacks.Callback):
+    """One plain line per epoch: `epoch 3/10 - loss: 0.41 - val_loss: 0.52 - 12.3s`.
+
+    The epoch's logs as the callbacks before it left them, and the epoch's seconds
+    (validation included). No escape codes and no carriage returns: the progress
+    output for log files and pipes, where Keras' progress bar writes hundreds of
+    escape sequences per epoch.
+
+    Args:
+        stream: where the lines go (standard output by default, flushed per line).
+    """
+
+    def __init__(self, stream=None):
+        super().__init__()
+        self.stream = stream
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._start = time.perf_counter()
+
+    def on_epoch_end(self, epoch, logs=None):
+        now = time.perf_counter()
+        seconds = now - getattr(self, "_start", now)
+        parts = [f"epoch {epoch + 1}/{self.params.get('epochs', '?')}"]
+        parts += [f"{name}: {_number(value)}" for name, value in (logs or {}).items()]
+        parts.append(f"{seconds:.1f}s")
+        print(" - ".join(parts), file=self.stream or sys.stdout, flush=True)
+
+
+def _number(value):
+    try:
+        return f"{float(value):.5g}"
+    except (TypeError, ValueError):
+        return str(value)

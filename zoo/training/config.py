@@ -1,0 +1,348 @@
+"""`TrainingConfig`, the options of `fit`, and the command-line flags made from it.
+
+Each field carries its flag's help line in `metadata["help"]` (and `"choices"`,
+`"check"`, `"metavar"` where they apply), so a command-line front end can build its
+flags from the fields; `add_training_args` does so for a plain `argparse` parser.
+Fields with `metadata["resumable"]` may change when a run is resumed (see
+`TrainingConfig.identity`).
+
+Stdlib-only on purpose: a recipe's `--help` needs no TensorFlow.
+"""
+
+import dataclasses
+import math
+
+from zoo.errors import ConfigError
+
+DISTRIBUTE_CHOICES = ("none", "mirrored", "multi-worker")
+SCHEDULE_CHOICES = ("constant", "cosine")
+RESUME_CHOICES = ("auto", "force", "never")
+MODE_CHOICES = ("auto", "min", "max")
+VERBOSE_CHOICES = ("auto", 0, 1, 2)
+
+
+def _option(default, help, resumable=False, **metadata):
+    return dataclasses.field(
+        default=default, metadata={"help": help, "resumable": resumable, **metadata}
+    )
+
+
+@dataclasses.dataclass
+class TrainingConfig:
+    """Options of `fit` (filled from the flags of `add_training_args`).
+
+    Attributes:
+        epochs: number of epochs.
+        batch_size: global batch size (split across replicas when distributed).
+        learning_rate: optimizer learning rate (read by the recipe's `compile`).
+        seed: seed of Python, NumPy, TensorFlow and Keras.
+        run_dir: folder for backup, best checkpoint, CSV and TensorBoard logs.
+        patience: early-stopping patience in epochs (0 disables early stopping).
+        decay_factor: learning-rate factor on a plateau of `monitor` (1 disables it).
+        decay_patience: epochs without improvement before the rate is multiplied.
+        distribute: "none", "mirrored" or "multi-worker".
+        monitor: quantity for the best checkpoint and early stopping.
+        mode: "auto", "min" or "max" for `monitor`.
+        verbose: "auto" (Keras' progress bar on a terminal, one plain line per epoch
+            otherwise), 0 (silent), 1 (progress bar) or 2 (one plain line per epoch).
+        tensorboard: whether to write TensorBoard logs.
+        ema: momentum of the moving average of the weights that is validated,
+            checkpointed and kept (0 disables it; 0.999 averages over about the
+            last thousand steps). The model's optimizer must be built with
+            `**averaging(cfg)`.
+        schedule: "constant" (`learning_rate` throughout, unless decayed on a
+            plateau) or "cosine" (from `learning_rate` to zero over the run; the
+            optimizer must be built with
+            `learning_rate=scheduled_learning_rate(cfg)`).
+        resume: what `fit` does with a backup in `run_dir`: "auto" resumes it when
+            it is a backup of the same run and refuses otherwise
+            (`RunMismatchError`), "force" resumes it anyway, "never" deletes it and
+            starts afresh.
+    """
+
+    epochs: int = _option(
+        10, "training epochs", resumable=True, check="positive", metavar="N"
+    )
+    batch_size: int = _option(
+        32,
+        "global batch size (split across replicas when distributed)",
+        check="positive",
+        metavar="N",
+    )
+    learning_rate: float = _option(
+        1e-3, "learning rate", check="positive", metavar="RATE"
+    )
+    seed: int = _option(
+        1234, "seed of Python, NumPy, TensorFlow and Keras", metavar="N"
+    )
+    run_dir: str = _option(
+        "runs/default",
+        "checkpoints, backup (resumption) and logs go here",
+        resumable=True,
+        metavar="DIR",
+    )
+    patience: int = _option(
+        3,
+        "early-stopping patience in epochs (0 disables it)",
+        resumable=True,
+        check="non_negative",
+        metavar="EPOCHS",
+    )
+    decay_factor: float = _option(
+        1.0,
+        "multiply the learning rate by this after --decay-patience epochs without a "
+        "better validation metric (1 disables it)",
+        metavar="FACTOR",
+    )
+    decay_patience: int = _option(
+        1,
+        "epochs without improvement before the learning rate decays",
+        check="positive",
+        metavar="EPOCHS",
+    )
+    distribute: str = _option(
+        "none",
+        "none, mirrored (all local GPUs, or CPUs) or multi-worker (needs TF_CONFIG)",
+        resumable=True,
+        choices=DISTRIBUTE_CHOICES,
+    )
+    monitor: str = _option(
+        "val_loss", "quantity for the best checkpoint and early stopping"
+    )
+    mode: str = _option(
+        "auto",
+        "whether --monitor is better low (min) or high (max); auto: Keras decides",
+        choices=MODE_CHOICES,
+    )
+    verbose: object = _option(
+        "auto",
+        "progress output: auto (a progress bar on a terminal, one plain line per "
+        "epoch otherwise), 0 (none), 1 (progress bar), 2 (one line per epoch)",
+        resumable=True,
+        choices=VERBOSE_CHOICES,
+    )
+    tensorboard: bool = _option(
+        True,
+        "write TensorBoard logs (when the tensorboard package is installed)",
+        resumable=True,
+    )
+    ema: float = _option(
+        0.0,
+        "validate, checkpoint and keep a moving average of the weights with this "
+        "momentum, e.g. 0.999 (0 disables it)",
+        check="open_fraction",
+        metavar="MOMENTUM",
+    )
+    schedule: str = _option(
+        "constant",
+        "constant learning rate (with optional decay on a plateau) or cosine decay "
+        "from --learning-rate to zero over the run",
+        choices=SCHEDULE_CHOICES,
+    )
+    resume: str = _option(
+        "auto",
+        "with a backup in --run-dir: auto resumes it if it is a backup of the same "
+        "run (and refuses otherwise), force resumes it anyway, never deletes it and "
+        "starts afresh",
+        resumable=True,
+        choices=RESUME_CHOICES,
+    )
+
+    def __post_init__(self):
+        for name, choices in (
+            ("schedule", SCHEDULE_CHOICES),
+            ("distribute", DISTRIBUTE_CHOICES),
+            ("resume", RESUME_CHOICES),
+            ("mode", MODE_CHOICES),
+        ):
+            value = getattr(self, name)
+            if value not in choices:
+                raise ConfigError(
+                    f"`{name}` must be one of {choices}. Received: {name}={value!r}"
+                )
+        if self.verbose not in VERBOSE_CHOICES or isinstance(self.verbose, bool):
+            raise ConfigError(
+                f"`verbose` must be one of {VERBOSE_CHOICES}. "
+                f"Received: verbose={self.verbose!r}"
+            )
+        if self.schedule != "constant" and self.decay_factor < 1:
+            raise ConfigError(
+                f"`schedule={self.schedule!r}` sets the learning rate of every step; "
+                "it cannot be combined with decay on a plateau. Received: "
+                f"decay_factor={self.decay_factor!r} (use 1)"
+            )
+        for name in ("epochs", "batch_size"):
+            value = getattr(self, name)
+            if not _is_int(value) or value < 1:
+                raise ConfigError(
+                    f"`{name}` must be a positive int. Received: {name}={value!r}"
+                )
+        if not _is_int(self.seed):
+            raise ConfigError(f"`seed` must be an int. Received: seed={self.seed!r}")
+        if not _is_int(self.patience) or self.patience < 0:
+            raise ConfigError(
+                f"`patience` must be an int >= 0. Received: patience={self.patience!r}"
+            )
+        if not _is_int(self.decay_patience) or self.decay_patience < 1:
+            raise ConfigError(
+                "`decay_patience` must be an int >= 1. "
+                f"Received: decay_patience={self.decay_patience!r}"
+            )
+        if not 0 < self.decay_factor <= 1:
+            raise ConfigError(
+                "`decay_factor` must be in (0, 1] (1: no decay). "
+                f"Received: decay_factor={self.decay_factor!r}"
+            )
+        if not 0 <= self.ema < 1:
+            raise ConfigError(
+                "`ema` must be in [0, 1) (0: no weight averaging). "
+                f"Received: ema={self.ema!r}"
+            )
+        if not (self.learning_rate > 0 and math.isfinite(self.learning_rate)):
+            raise ConfigError(
+                "`learning_rate` must be a positive number. "
+                f"Received: learning_rate={self.learning_rate!r}"
+            )
+
+    def identity(self):
+        """The fields that define what is trained, as a dict: a backup is resumed
+        only by a configuration with the same values (see `fit`).
+
+        Left out are the fields marked `resumable`: how long (`epochs`: a run may be
+        extended), how patiently, how verbosely, on which devices and where a run
+        trains, and `resume` itself. With the cosine schedule `epochs` is kept, as
+        the rate of every step depends on the run's length.
+        """
+        values = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if not f.metadata.get("resumable")
+        }
+        if self.schedule == "cosine":
+            values["epochs"] = self.epochs
+        return values
+
+    @classmethod
+    def from_args(cls, args, **overrides):
+        """Builds a config from an `argparse.Namespace` made by `add_training_args`.
+
+        Fields absent from `args` keep their defaults; `overrides` win over both.
+        """
+        values = {}
+        for field in dataclasses.fields(cls):
+            if hasattr(args, field.name):
+                values[field.name] = getattr(args, field.name)
+        values.update(overrides)
+        return cls(**values)
+
+
+RESUMABLE_FIELDS = tuple(
+    f.name for f in dataclasses.fields(TrainingConfig) if f.metadata["resumable"]
+)
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _help(name):
+    return TrainingConfig.__dataclass_fields__[name].metadata["help"]
+
+
+def add_training_args(
+    parser,
+    epochs=10,
+    batch_size=32,
+    learning_rate=1e-3,
+    run_dir=None,
+    decay_factor=TrainingConfig.decay_factor,
+    ema=TrainingConfig.ema,
+    schedule=None,
+):
+    """Adds the common training flags to an `argparse.ArgumentParser`.
+
+    Flags: `--epochs --batch-size --learning-rate --seed --run-dir --patience
+    --decay-factor --decay-patience --ema --distribute none|mirrored|multi-worker
+    --resume auto|force|never`, and `--schedule constant|cosine` when `schedule` is
+    given (for recipes that build their optimizer with `scheduled_learning_rate(cfg)`).
+    The defaults are the arguments; the help lines are the fields' help.
+
+    Returns:
+        The argument group holding the flags.
+    """
+    group = parser.add_argument_group("training")
+    group.add_argument("--epochs", type=int, default=epochs, help=_help("epochs"))
+    group.add_argument(
+        "--batch-size", type=int, default=batch_size, help=_help("batch_size")
+    )
+    group.add_argument(
+        "--learning-rate",
+        type=float,
+        default=learning_rate,
+        help=_help("learning_rate"),
+    )
+    group.add_argument(
+        "--seed", type=int, default=TrainingConfig.seed, help=_help("seed")
+    )
+    group.add_argument(
+        "--run-dir", default=run_dir or TrainingConfig.run_dir, help=_help("run_dir")
+    )
+    group.add_argument(
+        "--patience",
+        type=int,
+        default=TrainingConfig.patience,
+        help=_help("patience"),
+    )
+    group.add_argument(
+        "--decay-factor", type=float, default=decay_factor, help=_help("decay_factor")
+    )
+    group.add_argument(
+        "--decay-patience",
+        type=int,
+        default=TrainingConfig.decay_patience,
+        help=_help("decay_patience"),
+    )
+    group.add_argument(
+        "--ema", type=float, default=ema, metavar="MOMENTUM", help=_help("ema")
+    )
+    if schedule is not None:
+        group.add_argument(
+            "--schedule",
+            choices=SCHEDULE_CHOICES,
+            default=schedule,
+            help=_help("schedule"),
+        )
+    group.add_argument(
+        "--distribute",
+        choices=DISTRIBUTE_CHOICES,
+        default=TrainingConfig.distribute,
+        help=_help("distribute"),
+    )
+    group.add_argument(
+        "--resume",
+        choices=RESUME_CHOICES,
+        default=TrainingConfig.resume,
+        help=_help("resume"),
+    )
+    return group
+
+
+def add_output_args(parser, name):
+    """Adds the recipes' output flags: `--export-dir --report-dir --no-export`.
+
+    `--export-dir` (default `saved_models`) is the TF Serving base folder,
+    `--report-dir` (default `reports/<name>`) takes metrics, heat maps and HTML
+    reports, `--no-export` skips the SavedModel export.
+
+    Returns:
+        The argument group holding the flags.
+    """
+    group = parser.add_argument_group("output")
+    group.add_argument(
+        "--export-dir", default="saved_models", help="exports go to DIR/NAME/VERSION/"
+    )
+    group.add_argument(
+        "--report-dir", default=f"reports/{name}", help="metrics, plots, reports"
+    )
+    group.add_argument("--no-export", action="store_true", help="skip the export")
+    return group

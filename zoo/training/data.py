@@ -1,0 +1,94 @@
+"""tf.data helpers for training: length bucketing, validation more often than once
+per pass."""
+
+import tensorflow as tf
+
+
+def bucket_by_length(
+    ds,
+    length_fn,
+    boundaries,
+    batch_size,
+    padded_shapes=None,
+    padding_values=None,
+    drop_remainder=False,
+):
+    """Batches examples of similar length together (less compute spent on padding).
+
+    A thin wrapper over `tf.data.Dataset.bucket_by_sequence_length` with one batch
+    size for every bucket, with tf.data's autotuning off for the pipeline
+    (`Options.autotune.enabled = False`; `prefetch(tf.data.AUTOTUNE)` downstream then
+    uses tf.data's fixed default buffer). With autotuning on, a root iterator owns a
+    background thread (the autotuner's); on a busy CPU, deleting an iterator at an
+    epoch's end (which Keras does when the next epoch or validation starts) can wait
+    for that thread and stall training. These pipelines are cached and have no
+    parallel maps, so there is nothing for it to tune.
+
+    Args:
+        ds: unbatched `tf.data.Dataset`.
+        length_fn: function of one element returning its length (scalar int32).
+        boundaries: increasing list of ints; bucket i holds lengths in
+            `[boundaries[i-1], boundaries[i])`.
+        batch_size: examples per batch.
+        padded_shapes: optional padded shapes (default: pad every dimension to the
+            longest element of the batch).
+        padding_values: optional padding values (default 0 / "").
+        drop_remainder: drop the last smaller batch of each bucket.
+
+    Returns:
+        A batched `tf.data.Dataset`.
+    """
+    boundaries = list(boundaries)
+    if any(b <= a for a, b in zip(boundaries, boundaries[1:], strict=False)) or any(
+        not isinstance(b, int) or b < 1 for b in boundaries
+    ):
+        raise ValueError(
+            "`boundaries` must be strictly increasing positive ints. "
+            f"Received: boundaries={boundaries!r}"
+        )
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(
+            f"`batch_size` must be a positive int. Received: batch_size={batch_size!r}"
+        )
+    options = tf.data.Options()
+    options.autotune.enabled = False
+    return ds.bucket_by_sequence_length(
+        element_length_func=length_fn,
+        bucket_boundaries=boundaries,
+        bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
+        padded_shapes=padded_shapes,
+        padding_values=padding_values,
+        drop_remainder=drop_remainder,
+    ).with_options(options)
+
+
+def validate_more_often(train_ds, epochs, evals_per_epoch):
+    """Validation `evals_per_epoch` times per pass over `train_ds` in `Model.fit`.
+
+    Keras validates (and callbacks such as `EarlyStopping(restore_best_weights=True)`
+    or checkpoints choose weights) once per Keras epoch. On a large training set one
+    pass can already overfit; this cuts each pass into `evals_per_epoch` Keras epochs
+    of equal step counts, over the same batches in the same order.
+
+    Args:
+        train_ds: a finite `tf.data.Dataset` of training batches (it is iterated once
+            here to count its batches).
+        epochs: passes over the data.
+        evals_per_epoch: validations per pass (1 returns the inputs unchanged).
+
+    Returns:
+        `(dataset, fit_kwargs)`: pass both to `keras.Model.fit` (`fit_kwargs` holds
+        `epochs` and, when cut, `steps_per_epoch`).
+    """
+    for name, value in (("epochs", epochs), ("evals_per_epoch", evals_per_epoch)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"`{name}` must be a positive int. Received: {value!r}")
+    if evals_per_epoch == 1:
+        return train_ds, {"epochs": epochs}
+    batches = sum(1 for _ in train_ds)
+    if batches == 0:
+        raise ValueError("The training data set holds no batch.")
+    return train_ds.repeat(), {
+        "epochs": epochs * evals_per_epoch,
+        "steps_per_epoch": -(-batches // evals_per_epoch),
+    }

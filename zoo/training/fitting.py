@@ -1,0 +1,203 @@
+"""`fit`: `keras.Model.fit` with resumption, checkpoints, logs and early stopping."""
+
+import contextlib
+import importlib.util
+import os
+import sys
+import warnings
+
+import keras
+import tensorflow as tf
+
+from zoo.io import remove_temporaries
+from zoo.training import keras_workarounds
+from zoo.training.callbacks import (
+    EpochLog,
+    LogLearningRate,
+    NaNGuard,
+    PlateauDecay,
+    best_so_far,
+    monitor_history,
+)
+from zoo.training.checkpoints import Backup, BestCheckpoint, RestoreBackup, SaveBackup
+from zoo.training.distribution import is_multi_worker, worker_run_dir
+from zoo.training.resume import run_identity_of, start_or_resume
+from zoo.training.schedules import fit_schedule
+from zoo.training.weight_averaging import (
+    AverageIn,
+    AverageOut,
+    WeightAverage,
+    averages_weights,
+)
+
+
+def fit(model, train_ds, val_ds, cfg, callbacks=None, run_identity=None, **fit_kwargs):
+    """Fits a compiled model with resumption, checkpoints, logs and early stopping.
+
+    Args:
+        model: a compiled, built `keras.Model` (built so a backup can be restored
+            into it; Functional models always are).
+        train_ds: training `tf.data.Dataset` of batches (shuffled by the caller).
+        val_ds: validation dataset, or None (then `cfg.monitor` falls back to
+            `"loss"`).
+        cfg: a `TrainingConfig`.
+        callbacks: extra Keras callbacks, run before the built-in ones.
+        run_identity: a JSON-able dict saying what this run is (e.g. the recipe,
+            its configuration, `fingerprint`s of its data and vocabularies), recorded
+            in `run_dir/run.json` with the training options and the model's size. A
+            backup is resumed only by a run of the same identity (see
+            `cfg.resume`).
+        **fit_kwargs: passed to `model.fit` (e.g. `steps_per_epoch`).
+
+    Returns:
+        The `keras.callbacks.History` of this run (epochs completed before a resume
+        are in `log.csv`, not in the history).
+
+    Raises:
+        RunMismatchError: when `run_dir` holds a backup of another run (see
+            `cfg.resume`).
+        NonFiniteLossError: when the loss becomes NaN or infinite.
+    """
+    if "initial_epoch" in fit_kwargs:
+        raise ValueError(
+            "`fit` sets `initial_epoch` itself (from the backup of a resumed run). "
+            f"Received: initial_epoch={fit_kwargs['initial_epoch']!r}"
+        )
+    strategy = getattr(model, "distribute_strategy", None)
+    run_dir = worker_run_dir(cfg.run_dir, strategy)
+    os.makedirs(run_dir, exist_ok=True)
+    remove_temporaries(run_dir)
+    monitor = cfg.monitor if val_ds is not None else cfg.monitor.removeprefix("val_")
+    backup = Backup(os.path.join(run_dir, "backup"))
+    csv_path = os.path.join(run_dir, "log.csv")
+    verbose = fit_kwargs.pop("verbose", cfg.verbose)
+    keras_verbose, lines = _progress(verbose)
+
+    if strategy is not None and is_multi_worker(strategy):
+        options = tf.data.Options()
+        options.experimental_distribute.auto_shard_policy = (
+            tf.data.experimental.AutoShardPolicy.DATA
+        )
+        train_ds = train_ds.with_options(options)
+        if val_ds is not None:
+            val_ds = val_ds.with_options(options)
+        keras_workarounds.build_for_multi_worker(model, strategy, train_ds)
+
+    # With weight averaging the average is put in the model first (for validation
+    # and the epoch-end callbacks up to the early stopping) and the raw weights are
+    # put back before the backup.
+    weights = WeightAverage(model) if averages_weights(model, cfg) else None
+    schedule = fit_schedule(model, train_ds, cfg, fit_kwargs)
+    if cfg.decay_factor < 1:
+        # The compiled rate, read before a backup is restored into the optimizer.
+        learning_rate = float(keras.ops.convert_to_numpy(model.optimizer.learning_rate))
+
+    identity = run_identity_of(cfg, model, run_identity)
+    initial_epoch, backup_path = start_or_resume(
+        run_dir, cfg, identity, backup, csv_path
+    )
+    resuming = backup_path is not None
+
+    all_callbacks = [RestoreBackup(backup, backup_path)] if resuming else []
+    if weights:
+        all_callbacks.append(AverageIn(weights))
+    all_callbacks += list(callbacks or [])
+    checkpoint = BestCheckpoint(
+        os.path.join(run_dir, "best.keras"), monitor=monitor, mode=cfg.mode
+    )
+    # A resumed run continues the "best so far" of its log.
+    best = best_so_far(csv_path, monitor, cfg.mode) if resuming else None
+    if best is not None:
+        checkpoint.best = best
+    all_callbacks.append(checkpoint)
+    if cfg.patience > 0:
+        all_callbacks.append(
+            keras.callbacks.EarlyStopping(
+                monitor=monitor,
+                mode=cfg.mode,
+                patience=cfg.patience,
+                restore_best_weights=True,
+            )
+        )
+    if weights:
+        all_callbacks.append(AverageOut(weights))
+    all_callbacks.append(NaNGuard(backup.folder))
+    if cfg.decay_factor < 1:
+        # After the restore (train begin), before the CSV log (epoch end).
+        all_callbacks.append(
+            PlateauDecay(
+                monitor,
+                cfg.mode,
+                cfg.decay_factor,
+                cfg.decay_patience,
+                learning_rate,
+                monitor_history(csv_path, monitor) if resuming else (),
+                verbose=int(verbose != 0),
+            )
+        )
+    if schedule is not None:
+        all_callbacks.append(LogLearningRate(schedule))
+    all_callbacks.append(keras.callbacks.CSVLogger(csv_path, append=resuming))
+    if cfg.tensorboard and importlib.util.find_spec("tensorboard") is not None:
+        all_callbacks.append(
+            keras.callbacks.TensorBoard(os.path.join(run_dir, "tensorboard"))
+        )
+    # After the CSV log: a kill between the two trains the logged epoch again (and
+    # the resume drops its row) rather than losing the epoch's row.
+    all_callbacks.append(SaveBackup(backup))
+    if lines:
+        all_callbacks.append(EpochLog())
+    if isinstance(train_ds, tf.data.Dataset):
+        # The caller shuffles its tf.data pipeline; Keras ignores `shuffle` for
+        # datasets but warns when it is True (its default) on every `fit`.
+        fit_kwargs.setdefault("shuffle", False)
+    with _quiet_expected_warnings(fit_kwargs):
+        return model.fit(
+            train_ds,
+            validation_data=val_ds,
+            epochs=cfg.epochs,
+            initial_epoch=initial_epoch,
+            callbacks=all_callbacks,
+            verbose=keras_verbose,
+            **fit_kwargs,
+        )
+
+
+def _progress(verbose, stream=None):
+    """`(keras verbose, plain lines)` for `cfg.verbose`: "auto" is Keras' progress
+    bar on a terminal and one plain line per epoch (`EpochLog`) otherwise; 2 is the
+    plain lines everywhere, 1 the bar, 0 nothing."""
+    stream = stream or sys.stdout
+    if verbose == "auto":
+        verbose = 1 if _is_terminal(stream) else 2
+    if verbose == 2:
+        return 0, True
+    return verbose, False
+
+
+def _is_terminal(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+@contextlib.contextmanager
+def _quiet_expected_warnings(fit_kwargs):
+    """Hides the Keras warnings that `fit` triggers by design.
+
+    Without `steps_per_epoch`, an epoch is one pass over the training data, and for
+    a dataset whose length TensorFlow does not know (after `filter` or
+    `bucket_by_length`) Keras learns it when the data runs out, warning "Your input
+    ran out of data; interrupting training" at the end of the first epoch
+    (keras/src/trainers/epoch_iterator.py). That is the intended end of the epoch.
+    With `steps_per_epoch` the same warning means the data is too short, and is kept.
+    """
+    with warnings.catch_warnings():
+        if fit_kwargs.get("steps_per_epoch") is None:
+            warnings.filterwarnings(
+                "ignore",
+                message=r"Your input ran out of data; interrupting training",
+                category=UserWarning,
+            )
+        yield

@@ -1,0 +1,201 @@
+"""Every use of Keras' private internals in the zoo, in one place.
+
+Each function here reaches into code that is not Keras' public API, to work around a
+bug or a missing public API that its docstring names. Private code changes without
+notice between releases, so each function checks, when it is used, that the installed
+Keras is a release it was written for (`KERAS_VERSIONS`, the range pinned in
+pyproject.toml) and that the internals it reaches exist, and raises
+`UnsupportedKerasError` naming the workaround otherwise.
+
+After a Keras upgrade: for each workaround, check whether the upstream issue is fixed
+(then delete the workaround and its use) or the internals it uses are unchanged (then
+widen `KERAS_VERSIONS`); `tests/training/test_keras_workarounds.py` tells which
+internals are gone.
+"""
+
+import re
+
+import keras
+
+# The Keras releases these workarounds were written for and tested with:
+# >= KERAS_VERSIONS[0] and < KERAS_VERSIONS[1] (pyproject.toml pins keras>=3.15,<3.16).
+KERAS_VERSIONS = ((3, 15), (3, 16))
+
+
+class UnsupportedKerasError(RuntimeError):
+    """The installed Keras is not a release a workaround was written for, or lacks
+    the internals it uses."""
+
+
+def keras_version():
+    """The installed Keras' `(major, minor)`."""
+    match = re.match(r"(\d+)\.(\d+)", keras.__version__)
+    if match is None:
+        raise UnsupportedKerasError(
+            f"cannot read the Keras version {keras.__version__!r}"
+        )
+    return int(match.group(1)), int(match.group(2))
+
+
+def _versions():
+    low, high = KERAS_VERSIONS
+    return f"keras>={low[0]}.{low[1]},<{high[0]}.{high[1]}"
+
+
+def require(workaround, upstream, *internals):
+    """Checks that `workaround` may run on the installed Keras.
+
+    Args:
+        workaround: the name of the function, for the message.
+        upstream: the upstream issue or code it works around, for the message.
+        *internals: `(object, attribute name)` pairs that must exist.
+
+    Raises:
+        UnsupportedKerasError: outside `KERAS_VERSIONS`, or when an internal is
+            missing.
+    """
+    low, high = KERAS_VERSIONS
+    message = (
+        f"zoo.training.keras_workarounds.{workaround} works around {upstream} "
+        f"using Keras internals, and was written for {_versions()}; "
+    )
+    if not low <= keras_version() < high:
+        raise UnsupportedKerasError(
+            message + f"the installed keras is {keras.__version__}. Install a keras "
+            "of that range, or check the workaround against this release and widen "
+            "KERAS_VERSIONS"
+        )
+    for owner, name in internals:
+        if not hasattr(owner, name):
+            raise UnsupportedKerasError(
+                message + f"{type(owner).__name__} has no attribute {name!r} in the "
+                f"installed keras {keras.__version__}"
+            )
+
+
+# --- Learning-rate schedules -------------------------------------------------------
+
+
+def learning_rate_schedule(optimizer):
+    """The `LearningRateSchedule` an optimizer was built with, or None.
+
+    Works around a missing public API (keras/src/optimizers/base_optimizer.py):
+    `optimizer.learning_rate` returns the schedule's value at the current step
+    (`_get_current_learning_rate()`), and the schedule object itself, needed to set
+    the length of a `CosineToZero` once the data's length is known and to refuse a
+    plateau decay on a scheduled optimizer, is kept only in the private
+    `_learning_rate`.
+    """
+    require(
+        "learning_rate_schedule",
+        "the missing accessor of an optimizer's schedule (BaseOptimizer._learning_rate)",
+        (optimizer, "_learning_rate"),
+    )
+    rate = optimizer._learning_rate
+    if isinstance(rate, keras.optimizers.schedules.LearningRateSchedule):
+        return rate
+    return None
+
+
+# --- Weight averaging (use_ema) ----------------------------------------------------
+
+
+def moving_average_pairs(optimizer):
+    """`(variable, average)` pairs of an optimizer built with `use_ema=True`.
+
+    Works around a missing public API: Keras keeps the moving average of the weights
+    in the private `_model_variables_moving_average`, aligned with the private
+    `_trainable_variables` (keras/src/optimizers/base_optimizer.py), and offers no
+    accessor; Keras' own `keras.callbacks.SwapEMAWeights` (keras-team/keras#18949,
+    pull request #18978) reads the same two attributes. Its swap cannot serve here:
+    the zoo validates and checkpoints the average but backs up the raw weights at
+    every epoch end (see `zoo.training.weight_averaging`).
+    """
+    require(
+        "moving_average_pairs",
+        "the missing accessor of the use_ema averages (keras-team/keras#18949)",
+        (optimizer, "_trainable_variables"),
+        (optimizer, "_model_variables_moving_average"),
+    )
+    return [
+        (variable, average)
+        for variable, average in zip(
+            optimizer._trainable_variables,
+            optimizer._model_variables_moving_average,
+            strict=True,
+        )
+        if average is not None
+    ]
+
+
+# --- MultiWorkerMirroredStrategy ---------------------------------------------------
+
+
+def build_for_multi_worker(model, strategy, train_ds):
+    """Works around Keras 3 failing to start `fit` under MultiWorkerMirroredStrategy.
+
+    `TensorFlowTrainer._maybe_symbolic_build` (keras/src/backend/tensorflow/
+    trainer.py) averages the first distributed batch with `strategy.reduce`, which
+    MultiWorkerMirroredStrategy rejects for nested batches (keras-team/keras#20585).
+    The model is built here from one local batch, the same thing
+    `_maybe_symbolic_build` does afterwards, and that step is replaced by a no-op on
+    this model. Also installs `patch_multi_worker_reduce`.
+    """
+    require(
+        "build_for_multi_worker",
+        "keras-team/keras#20585 (TensorFlowTrainer._maybe_symbolic_build)",
+        (model, "_symbolic_build"),
+        (model, "_maybe_symbolic_build"),
+    )
+    if getattr(model, "_zoo_multi_worker_built", False):
+        return
+    batch = next(iter(train_ds))
+    with strategy.scope():
+        model._symbolic_build(data_batch=batch)
+    model._maybe_symbolic_build = lambda iterator=None, data_batch=None: None
+    model._zoo_multi_worker_built = True
+    patch_multi_worker_reduce()
+
+
+def patch_multi_worker_reduce():
+    """Works around Keras 3 reducing per-replica scalar logs over `axis=0`.
+
+    Under MultiWorkerMirroredStrategy, Keras' `reduce_per_replica`
+    (keras/src/backend/tensorflow/trainer.py) calls `strategy.reduce("MEAN", v,
+    axis=0)` on scalar metric values, which fails with "Invalid reduction dimension 0
+    for input with 0 dimensions" (tensorflow/tensorflow#72388, referred to Keras
+    there). Scalars are averaged over replicas instead (`axis=None`); every other
+    case is left to Keras. Patches the module function once per process.
+    """
+    from keras.src.backend.tensorflow import trainer as tf_trainer
+
+    require(
+        "patch_multi_worker_reduce",
+        "tensorflow/tensorflow#72388 (keras' reduce_per_replica)",
+        (tf_trainer, "reduce_per_replica"),
+        (tf_trainer, "_collective_all_reduce_multi_worker"),
+        (tf_trainer, "_is_per_replica_instance"),
+        (tf_trainer, "tree"),
+    )
+    original = tf_trainer.reduce_per_replica
+    if getattr(original, "_zoo_patched", False):
+        return
+
+    def reduce_per_replica(values, strategy, reduction):
+        if reduction in (
+            "auto",
+            "mean",
+        ) and tf_trainer._collective_all_reduce_multi_worker(strategy):
+
+            def _reduce(v):
+                if not tf_trainer._is_per_replica_instance(v):
+                    return v
+                if v.values[0].shape.rank == 0:
+                    return strategy.reduce("MEAN", v, axis=None)
+                return strategy.reduce("MEAN", v, axis=0)
+
+            return tf_trainer.tree.map_structure(_reduce, values)
+        return original(values, strategy, reduction)
+
+    reduce_per_replica._zoo_patched = True
+    tf_trainer.reduce_per_replica = reduce_per_replica
