@@ -31,17 +31,6 @@ import typing
 
 MISSING = dataclasses.MISSING
 
-# Training fields that may change between a run and its resumption (they do not change
-# what is trained: how long, how verbose, where it is written).
-RESUMABLE_TRAINING_FIELDS = (
-    "epochs",
-    "patience",
-    "verbose",
-    "tensorboard",
-    "run_dir",
-    "distribute",
-    "resume",
-)
 # Recipe fields that never change what is trained.
 OUTPUT_FIELDS = (
     "data",
@@ -211,23 +200,17 @@ class RecipeConfig:
         """Checks that span several options; raises `zoo.errors.ConfigError`."""
 
     def identity(self):
-        """What this configuration trains, as a JSON-able dict.
+        """What this configuration trains (its own fields), as a JSON-able dict.
 
-        The fields that only say where output goes or how long or verbosely to train
-        (`OUTPUT_FIELDS`, `RESUMABLE_TRAINING_FIELDS`) are left out: a run may be
-        resumed with other values of those.
+        The fields that only say where output goes (`OUTPUT_FIELDS`) are left out, and
+        so are the training options: `zoo.training.fit` records those itself, less the
+        ones a resumed run may change (`zoo.training.RESUMABLE_FIELDS`).
         """
-        values = {
+        return {
             f.name: getattr(self, f.name)
             for f in dataclasses.fields(self)
             if f.name not in OUTPUT_FIELDS
         }
-        values["training"] = {
-            f.name: getattr(self.training, f.name)
-            for f in dataclasses.fields(self.training)
-            if f.name not in RESUMABLE_TRAINING_FIELDS
-        }
-        return values
 
 
 # --- Parser -----------------------------------------------------------------------------

@@ -244,20 +244,9 @@ def _jsonable(value):
 
 
 def write_text_atomic(path, text):
-    """Writes `text` to `path` through a temporary file and a rename.
+    """Writes `text` to `path` whole or not at all (`zoo.io.atomic_write`)."""
+    from zoo.io import atomic_write
 
-    A reader never sees a half-written file, and a kill during the write leaves the
-    previous file intact.
-    """
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with atomic_write(path) as f:
+        f.write(text)
