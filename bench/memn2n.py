@@ -28,6 +28,7 @@ import os
 import pathlib
 import platform
 import subprocess
+import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -48,9 +49,11 @@ def cpu_name():
 
 
 def run_size(args, size):
-    """Trains and evaluates one joint model on `size`; returns the measured dict."""
-    from recipes import memn2n_babi
+    """Trains and evaluates one joint model on `size`; returns the measured dict.
 
+    The recipe runs in its own process (`python -m recipes.memn2n_babi`), as a user
+    runs it; its `metrics.json` is read back.
+    """
     report_dir = os.path.join(args.work_dir, f"report-{size}")
     argv = [
         "--data", str(args.data),
@@ -77,7 +80,12 @@ def run_size(args, size):
     if args.quick:
         argv += ["--learning-rate", "0.01"]
     start = time.time()
-    memn2n_babi.main(argv)
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    subprocess.run(
+        [sys.executable, "-m", "recipes.memn2n_babi", *argv],
+        env={**os.environ, "PYTHONPATH": path},
+        check=True,
+    )
     seconds = time.time() - start
     with open(os.path.join(report_dir, "metrics.json")) as f:
         metrics = json.load(f)
@@ -94,7 +102,7 @@ def run_size(args, size):
 
 
 def format_table(result):
-    from recipes.memn2n_babi import PAPER_1K_JOINT_PE_LS_RN, format_error_table
+    from zoo.models.memn2n import PAPER_1K_JOINT_PE_LS_RN, format_error_table
 
     paper = (
         {t: PAPER_1K_JOINT_PE_LS_RN[t] for t in result["test_error"]}

@@ -54,23 +54,15 @@ import argparse
 import dataclasses
 import hashlib
 import json
-import math
 import os
 import time
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 from zoo import __version__ as zoo_version
 from zoo.data import babi
-from zoo.models.memn2n import (
-    LinearStart,
-    LinearStartSchedule,
-    MemN2N,
-    compile_memn2n,
-)
-from zoo.text.vocabulary import VocabularyLookup
+from zoo.models.memn2n import MemN2N, MemN2NServing, train_memn2n
 from zoo.training import (
     TrainingConfig,
     add_output_args,
@@ -382,11 +374,6 @@ def concat_arrays(parts):
     }
 
 
-def with_targets(ds):
-    """Adds the dict of targets the model's two outputs expect."""
-    return ds.map(lambda x, y: (x, MemN2N.targets(y)))
-
-
 def training_groups(config, tasks):
     """The models to train: `[(label, [task, ...])]` (one group when joint)."""
     available = [t for t, entry in tasks.items() if entry.train]
@@ -403,8 +390,8 @@ def training_groups(config, tasks):
 
 
 def build_model(config, vocabulary_size, sentence_length):
-    """The paper's MemN2N, compiled (SGD, clipnorm 40, summed cross-entropy)."""
-    model = MemN2N(
+    """The paper's MemN2N (compiled for training by `train_memn2n`)."""
+    return MemN2N(
         vocabulary_size=vocabulary_size,
         memory_size=config.memory_size,
         sentence_length=sentence_length,
@@ -416,14 +403,6 @@ def build_model(config, vocabulary_size, sentence_length):
         linear_start=config.linear_start,
         empty_slots=config.empty_slots,
     )
-    compile_memn2n(
-        model,
-        learning_rate=config.training.learning_rate,
-        clipnorm=config.clipnorm,
-        jit_compile=config.jit_compile,
-        **averaging(config.training),
-    )
-    return model
 
 
 def predict(model, arrays, batch_size=512):
@@ -463,45 +442,25 @@ def train_one(
     strategy = get_strategy(config.training.distribute)
     with strategy.scope():
         model = build_model(config, vocabulary_size, sentence_length)
-    train_ds = with_targets(
-        babi.make_dataset(
-            train_arrays,
-            batch_size=config.training.batch_size,
-            shuffle=True,
-            seed=seed,
-            noise_rate=config.random_noise,
-            drop_remainder=len(train_arrays["answer"]) >= config.training.batch_size,
-        )
-    )
-    valid_ds = with_targets(babi.make_dataset(valid_arrays, batch_size=512))
-    linear = None
-    if config.linear_start:
-        if config.ls_epochs:  # fixed length, as in the authors' code
-            linear = LinearStart(
-                model.memory, patience=math.inf, max_epochs=config.ls_epochs
-            )
-        else:
-            linear = LinearStart(model.memory, patience=config.ls_patience)
-    schedule = LinearStartSchedule(
-        config.training.learning_rate,
-        config.decay_every,
-        linear=linear,
-        layer=model.memory if linear else None,
-        fallback_start=config.ls_epochs,
-    )
-    callbacks = [schedule] + ([linear] if linear else [])
     cfg = dataclasses.replace(config.training, run_dir=run_dir, seed=seed)
-    start = time.time()
-    history = fit(model, train_ds, valid_ds, cfg, callbacks=callbacks)
-    if config.linear_start and model.memory.linear_start_enabled:
-        model.memory.set_linear_start(False)  # never serve the linear model
-    info = {
-        "epochs": len(history.history.get("loss", [])),
-        "seconds": round(time.time() - start, 1),
-        "linear_start_ended": linear.switched_at if linear else None,
-        "seed": seed,
-    }
-    return model, error_rate(model, train_arrays), info
+    train_error, info = train_memn2n(
+        model,
+        train_arrays,
+        valid_arrays,
+        lambda *args, **kwargs: fit(*args[:3], cfg, **kwargs),
+        learning_rate=config.training.learning_rate,
+        decay_every=config.decay_every,
+        batch_size=config.training.batch_size,
+        seed=seed,
+        noise_rate=config.random_noise,
+        clipnorm=config.clipnorm,
+        jit_compile=config.jit_compile,
+        ls_epochs=config.ls_epochs,
+        ls_patience=config.ls_patience,
+        strategy=strategy,
+        optimizer_kwargs=averaging(config.training),
+    )
+    return model, train_error, info
 
 
 def train(config, arrays, tasks, vocabulary_size, sentence_length):
@@ -697,49 +656,7 @@ def evaluate(config, results, tasks, arrays, vocab):
 
 
 def make_serving_module(model, vocab_file, memory_size, sentence_length):
-    """The `ServingModule` behind the exported signatures (strings in, dict out)."""
-    from zoo.export import ServingModule
-
-    specs = [
-        tf.TensorSpec([None], tf.string, name="story"),
-        tf.TensorSpec([None], tf.string, name="question"),
-    ]
-
-    class MemN2NServing(ServingModule):
-        def __init__(self, model, vocab_file):
-            super().__init__(model)
-            self.lookup = VocabularyLookup(vocab_file)
-
-        def _encode(self, story, question, return_sentences=False):
-            return babi.encode_inputs(
-                story,
-                question,
-                self.lookup,
-                memory_size,
-                sentence_length,
-                return_sentences,
-            )
-
-        @tf.function(input_signature=specs)
-        def preprocess(self, story, question):
-            story_ids, question_ids = self._encode(story, question)
-            return {"story": story_ids, "question": question_ids}
-
-        @tf.function(input_signature=specs)
-        def serve(self, story, question):
-            story_ids, question_ids, sentences = self._encode(story, question, True)
-            out = self.model(
-                {"story": story_ids, "question": question_ids}, training=False
-            )
-            probabilities = tf.cast(out["probabilities"], tf.float32)
-            answer = self.lookup.inverse(tf.argmax(probabilities, axis=-1))
-            return {
-                "answer": answer,
-                "probabilities": probabilities,
-                "attention": tf.cast(out["attention"], tf.float32),
-                "memory": sentences,
-            }
-
+    """The `MemN2NServing` behind the exported signatures (strings in, dict out)."""
     return MemN2NServing(model, vocab_file)
 
 

@@ -1,0 +1,14 @@
+"""A small vocabulary file of the generated bAbI demo (shared by the family's tests)."""
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def demo_vocab_file(tmp_path_factory):
+    from zoo.data import babi
+
+    tasks = babi.load_demo(num_stories=40, test_stories=10, seed=3)
+    vocab = babi.build_vocabulary(ex for t in tasks.values() for ex in t.all_examples())
+    path = tmp_path_factory.mktemp("memn2n_vocab") / "vocab.txt"
+    vocab.save(path)
+    return path

@@ -1,0 +1,44 @@
+from zoo.data import babi
+from zoo.models.memn2n import (
+    PAPER_1K_JOINT_PE_LS_RN,
+    MemN2N,
+    format_error_table,
+    plot_attention,
+    summarize_errors,
+)
+
+
+def test_error_table_and_summary():
+    errors = {1: 0.0, 3: None, 4: 10.0}
+    table = format_error_table(errors, PAPER_1K_JOINT_PE_LS_RN)
+    lines = table.splitlines()
+    assert lines[0] == "| task | name | test error (%) | paper (%) |"
+    assert "| 3 | three-supporting-facts | n/a | 21.9 |" in lines
+    assert "| 4 | two-arg-relations | 10.0 | 13.4 |" in lines
+    assert "| mean | | 5.0 | 12.4 |" in lines
+    assert "| failed (> 5%) | | 1 | 11 |" in lines
+    assert format_error_table({0: 2.5}).splitlines()[2] == "| 0 | demo | 2.5 |"
+    summary = summarize_errors(errors)
+    assert summary == {
+        "mean_error": 5.0,
+        "failed": 1,
+        "measured_tasks": [1, 4],
+        "unavailable_tasks": [3],
+    }
+    assert summarize_errors({1: None})["mean_error"] is None
+
+
+def test_plot_attention_writes_one_png_per_sample(tmp_path):
+    tasks = babi.load_demo(num_stories=20, test_stories=5, memory_size=6)
+    test = tasks[babi.DEMO_TASK].test
+    vocab = babi.build_vocabulary(test)
+    arrays = babi.vectorize(test, vocab, 6, 6)
+    model = MemN2N(len(vocab), 6, 6, embedding_dim=4, hops=2)
+    paths = plot_attention(model, test, arrays, vocab, tmp_path, 2, "demo")
+    assert [p.rsplit("/", 1)[-1] for p in map(str, paths)] == [
+        "attention_demo_0.png",
+        "attention_demo_1.png",
+    ]
+    with open(paths[0], "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert plot_attention(model, test, arrays, vocab, tmp_path, 0, "demo") == []

@@ -1,0 +1,102 @@
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from zoo.data import babi
+from zoo.models.memn2n import MemN2NPreprocessor
+from zoo.text.vocabulary import Vocabulary, VocabularyLookup
+
+STORY = "Mary moved to the kitchen.\nJohn went to the garden.\nMary went to the office."
+
+
+def _texts(tensor):
+    return [[s.decode() for s in row] for row in tensor.numpy()]
+
+
+def test_ids_most_recent_sentence_first(demo_vocab_file):
+    vocab = Vocabulary.load(demo_vocab_file)
+    pre = MemN2NPreprocessor(demo_vocab_file, memory_size=4, sentence_length=5)
+    out = pre(["Mary moved to the kitchen!\r\nZorg went to the garden."],
+              ["Where is Mary?"], return_sentences=True)  # fmt: skip
+    assert out["story"].dtype == tf.int32 and out["story"].shape == (1, 4, 5)
+    expected = np.zeros((1, 4, 5), np.int32)
+    expected[0, 0, :5] = vocab.encode(["zorg", "went", "to", "the", "garden"])
+    expected[0, 1, :5] = vocab.encode(["mary", "moved", "to", "the", "kitchen"])
+    np.testing.assert_array_equal(out["story"].numpy(), expected)
+    assert expected[0, 0, 0] == 1  # unknown word -> [UNK]
+    np.testing.assert_array_equal(
+        out["question"].numpy()[0], vocab.encode(["where", "is", "mary"]) + [0, 0]
+    )
+    assert _texts(out["memory"]) == [
+        ["zorg went to the garden", "mary moved to the kitchen", "", ""]
+    ]
+
+
+def test_lines_without_words_are_skipped_and_the_last_ones_kept(demo_vocab_file):
+    pre = MemN2NPreprocessor(demo_vocab_file, memory_size=3, sentence_length=4)
+    story = "\n".join(
+        ["Mary went to the office."] + [f"John went to room{i}." for i in range(5)]
+        + ["...", "  ", "!?", "\u200b", "\t"] * 10
+    )  # fmt: skip
+    memory = _texts(pre([story], [""], return_sentences=True)["memory"])
+    assert memory == [
+        ["john went to room4", "john went to room3", "john went to room2"]
+    ]
+
+
+def test_long_sentences_keep_their_first_words(demo_vocab_file):
+    pre = MemN2NPreprocessor(demo_vocab_file, memory_size=2, sentence_length=3)
+    out = pre(["one two three four five"], ["a b c d e"], return_sentences=True)
+    assert _texts(out["memory"])[0][0] == "one two three four five"
+    assert out["story"].shape == (1, 2, 3) and out["question"].shape == (1, 3)
+
+
+def test_same_ids_as_the_reader_encoding(demo_vocab_file):
+    # The reader's `encode_inputs` tokenizes the whole story; the preprocessor only
+    # its last lines: on every kind of line break, space and odd character they
+    # must agree.
+    if not hasattr(babi, "encode_inputs"):
+        pytest.skip("zoo.data.babi.encode_inputs is gone")
+    many = ["Mary went to the office."] * 3 + ["...", "  ", "!?"] * 20 + ["John."]
+    stories = [
+        STORY.replace("\n", "\r\n", 1).replace("\n", "\r"),
+        "   \n\t\n...\n\u200b\nMary\u00a0went to\u2028the office.\n\u2122\n",
+        "\n".join(many),
+        "x " * 300 + "\nMary moved to the bathroom.\none two three four five six\n",
+        "",
+        "\n".join(f"Mary went to the hallway{i}." for i in range(40)),
+        "a\n" * 30 + "\n\n\n" * 30,
+    ]
+    questions = ["Where is Mary?"] * len(stories)
+    pre = MemN2NPreprocessor(demo_vocab_file, memory_size=5, sentence_length=4)
+    new = pre(stories, questions, return_sentences=True)
+    lookup = VocabularyLookup(demo_vocab_file)
+    old = babi.encode_inputs(stories, questions, lookup, 5, 4, return_sentences=True)
+    for key, expected in zip(("story", "question", "memory"), old, strict=True):
+        np.testing.assert_array_equal(new[key].numpy(), expected.numpy())
+
+
+def test_a_story_over_the_byte_limit_keeps_its_last_whole_lines(demo_vocab_file):
+    pre = MemN2NPreprocessor(
+        demo_vocab_file, memory_size=4, sentence_length=4, max_story_bytes=30
+    )
+    story = "Mary went to the garden.\nJohn went to the office.\nSandra left."
+    memory = _texts(pre([story], ["q"], return_sentences=True)["memory"])
+    # The last 30 bytes start inside the second line: it is dropped whole.
+    assert memory == [["sandra left", "", "", ""]]
+
+
+def test_empty_inputs_and_batches(demo_vocab_file):
+    pre = MemN2NPreprocessor(demo_vocab_file, memory_size=3, sentence_length=4)
+    out = pre(["", "   \n\n"], ["", "?"], return_sentences=True)
+    assert not out["story"].numpy().any() and not out["question"].numpy().any()
+    assert _texts(out["memory"]) == [["", "", ""], ["", "", ""]]
+    empty = pre(tf.constant([], tf.string), tf.constant([], tf.string), True)
+    assert empty["story"].shape == (0, 3, 4) and empty["memory"].shape == (0, 3)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="same number"):
+        pre(["a", "b"], ["q"])
+
+
+def test_arguments_are_checked(demo_vocab_file):
+    with pytest.raises(ValueError, match="memory_size=0"):
+        MemN2NPreprocessor(demo_vocab_file, memory_size=0, sentence_length=4)

@@ -1,0 +1,115 @@
+import dataclasses
+
+import numpy as np
+import pytest
+
+from zoo.data import babi
+from zoo.models.memn2n import (
+    LinearStartSchedule,
+    MemN2N,
+    best_of_restarts,
+    build_arrays,
+    linear_start_callbacks,
+    train_memn2n,
+)
+from zoo.training import TrainingConfig, fit
+
+
+def test_linear_start_callbacks():
+    model = MemN2N(10, 4, 3, embedding_dim=4, hops=1, linear_start=True)
+    callbacks, linear = linear_start_callbacks(model, 0.005, 25, ls_epochs=20)
+    assert isinstance(callbacks[0], LinearStartSchedule) and callbacks[1] is linear
+    assert linear.max_epochs == 20 and linear.patience == float("inf")
+    _, by_loss = linear_start_callbacks(model, 0.005, 25, ls_epochs=0, patience=2)
+    assert by_loss.max_epochs is None and by_loss.patience == 2
+    plain = MemN2N(10, 4, 3, embedding_dim=4, hops=1)
+    callbacks, linear = linear_start_callbacks(plain, 0.01, 25, ls_epochs=20)
+    assert linear is None and len(callbacks) == 1
+    assert callbacks[0].rate(25) == 0.005
+
+
+@pytest.fixture(scope="module")
+def demo_arrays():
+    tasks = babi.load_demo(num_stories=120, test_stories=20, memory_size=10, seed=2)
+    vocab, sentence_length, arrays = build_arrays(tasks, memory_size=10)
+    return len(vocab), sentence_length, arrays[babi.DEMO_TASK]
+
+
+def test_train_memn2n_learns_the_demo_and_ends_linear_start(demo_arrays, tmp_path):
+    vocabulary_size, sentence_length, arrays = demo_arrays
+    model = MemN2N(
+        vocabulary_size, 10, sentence_length, embedding_dim=16, hops=2,
+        linear_start=True,
+    )  # fmt: skip
+    cfg = TrainingConfig(
+        epochs=8, patience=0, run_dir=str(tmp_path), verbose=0, tensorboard=False
+    )
+    error, info = train_memn2n(
+        model,
+        arrays["train"],
+        arrays["valid"],
+        lambda *a, **k: fit(*a, cfg, **k),
+        learning_rate=0.01,
+        decay_every=25,
+        seed=3,
+        jit_compile=False,
+        ls_epochs=3,
+    )
+    assert info["epochs"] == 8 and info["linear_start_ended"] == 3
+    assert info["seed"] == 3
+    assert not model.memory.linear_start_enabled
+    assert 0.0 <= error < 50.0  # chance is about 83% (six places)
+    assert (tmp_path / "best.keras").exists() and (tmp_path / "log.csv").exists()
+
+
+def test_best_of_restarts_keeps_the_lowest_training_error_and_reuses(tmp_path):
+    calls, lines = [], []
+
+    def train_run(run_dir, seed):
+        calls.append((run_dir, seed))
+        model = MemN2N(8, 3, 2, embedding_dim=2, hops=1, name=f"m{seed}")
+        return model, {1: 3.0, 1001: 1.0, 2001: 2.0, 3001: 5.0}[seed], {"seed": seed}
+
+    result = best_of_restarts(train_run, 3, tmp_path, {"hops": 1}, seed=1,
+                              log=lines.append)  # fmt: skip
+    assert [seed for _, seed in calls] == [1, 1001, 2001]
+    assert calls[1][0] == str(tmp_path / "restart1")
+    assert result["train_error"] == 1.0 and result["model"].name == "m1001"
+    assert [r["train_error"] for r in result["runs"]] == [3.0, 1.0, 2.0]
+    # The same command again reuses every run; a larger count trains the new one.
+    calls.clear()
+    again = best_of_restarts(train_run, 4, tmp_path, {"hops": 1}, seed=1,
+                             log=lines.append)  # fmt: skip
+    assert [seed for _, seed in calls] == [3001]
+    assert again["train_error"] == 1.0 and again["model"].name == "m1001"
+    assert any("reused" in line for line in lines)
+    # Another configuration trains again.
+    calls.clear()
+    best_of_restarts(train_run, 1, tmp_path, {"hops": 2}, seed=1, log=lines.append)
+    assert len(calls) == 1
+    with pytest.raises(ValueError, match="restarts=0"):
+        best_of_restarts(train_run, 0, tmp_path, {}, log=lines.append)
+
+
+def test_train_memn2n_with_weight_averaging_optimizer_kwargs(demo_arrays, tmp_path):
+    from zoo.training import averaging
+
+    vocabulary_size, sentence_length, arrays = demo_arrays
+    model = MemN2N(vocabulary_size, 10, sentence_length, embedding_dim=8, hops=1)
+    cfg = TrainingConfig(
+        epochs=1, patience=0, run_dir=str(tmp_path), verbose=0, tensorboard=False,
+        ema=0.9,
+    )  # fmt: skip
+    small = {k: v for k, v in arrays["train"].items()}
+    error, info = train_memn2n(
+        model,
+        small,
+        arrays["valid"],
+        lambda *a, **k: fit(*a, dataclasses.replace(cfg), **k),
+        learning_rate=0.01,
+        decay_every=25,
+        noise_rate=0.0,
+        jit_compile=False,
+        optimizer_kwargs=averaging(cfg),
+    )
+    assert info["linear_start_ended"] is None and np.isfinite(error)

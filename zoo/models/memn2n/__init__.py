@@ -1,0 +1,82 @@
+"""The MemN2N family: end-to-end memory networks for bAbI question answering.
+
+Model and training pieces (Keras only, imported with the package):
+
+- `MemN2N`: the model (Sukhbaatar et al. 2015); `model(inputs)` returns
+  `{"probabilities", "attention"}`, `model.training_model()` is the view to fit.
+- `ClippedSGD`: SGD clipping each weight's summed gradient.
+- `LinearStart`, `LinearStartSchedule`, `step_decay`: linear start and the
+  paper's learning-rate schedule.
+- `RunCache`, `run_key`: finished runs kept and reused.
+
+TensorFlow pieces (imported on first use):
+
+- `MemN2NPreprocessor`: raw story and question strings -> word ids, in graph.
+- `MemN2NServing`: the exported signatures (`serving_default`, `preprocess`).
+- `compile_training_model`, `linear_start_callbacks`, `train_memn2n`,
+  `best_of_restarts`: the paper's training protocol (`memn2n_training`).
+- `build_arrays`, `concat_arrays`, `select`, `training_groups`, `predict`,
+  `error_rate`: bAbI tasks as arrays (`babi_arrays`).
+- `format_error_table`, `summarize_errors`, `plot_attention`,
+  `PAPER_1K_JOINT_PE_LS_RN`: results (`babi_report`).
+"""
+
+from zoo.models.memn2n.clipped_sgd import ClippedSGD
+from zoo.models.memn2n.linear_start import LinearStart
+from zoo.models.memn2n.linear_start_schedule import LinearStartSchedule, step_decay
+from zoo.models.memn2n.memn2n import MemN2N
+from zoo.models.memn2n.run_cache import RunCache, run_key
+
+_LAZY = {
+    "MemN2NPreprocessor": "memn2n_preprocessor",
+    "MemN2NServing": "memn2n_serving",
+    "compile_training_model": "memn2n_training",
+    "linear_start_callbacks": "memn2n_training",
+    "train_memn2n": "memn2n_training",
+    "best_of_restarts": "memn2n_training",
+    "build_arrays": "babi_arrays",
+    "concat_arrays": "babi_arrays",
+    "select": "babi_arrays",
+    "training_groups": "babi_arrays",
+    "predict": "babi_arrays",
+    "error_rate": "babi_arrays",
+    "format_error_table": "babi_report",
+    "summarize_errors": "babi_report",
+    "plot_attention": "babi_report",
+    "PAPER_1K_JOINT_PE_LS_RN": "babi_report",
+}
+
+__all__ = [
+    "ClippedSGD",
+    "LinearStart",
+    "LinearStartSchedule",
+    "MemN2N",
+    "MemN2NPreprocessor",
+    "MemN2NServing",
+    "PAPER_1K_JOINT_PE_LS_RN",
+    "RunCache",
+    "best_of_restarts",
+    "build_arrays",
+    "compile_training_model",
+    "concat_arrays",
+    "error_rate",
+    "format_error_table",
+    "linear_start_callbacks",
+    "plot_attention",
+    "predict",
+    "run_key",
+    "select",
+    "step_decay",
+    "summarize_errors",
+    "train_memn2n",
+    "training_groups",
+]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module(f"zoo.models.memn2n.{_LAZY[name]}")
+        return getattr(module, name)
+    raise AttributeError(f"module 'zoo.models.memn2n' has no attribute {name!r}")

@@ -1,0 +1,126 @@
+"""bAbI results: per-task test error tables, their summary, attention heat maps."""
+
+import os
+
+import numpy as np
+
+from zoo.data import babi
+from zoo.models.memn2n.babi_arrays import predict, select
+
+FAILED_ABOVE = 5.0
+"""A task is failed when its test error (%) is above this (the paper's threshold)."""
+
+PAPER_1K_JOINT_PE_LS_RN = {
+    1: 0.0, 2: 11.4, 3: 21.9, 4: 13.4, 5: 14.4, 6: 2.8, 7: 18.3, 8: 9.3, 9: 1.9,
+    10: 6.5, 11: 0.3, 12: 0.1, 13: 0.2, 14: 6.9, 15: 0.0, 16: 2.7, 17: 40.4,
+    18: 9.4, 19: 88.0, 20: 0.0,
+}  # fmt: skip
+"""Test error (%) of the paper (Table 1, 1k, PE LS RN, joint): mean 12.4, 11 failed."""
+
+
+def summarize_errors(errors):
+    """Mean error and failed-task count (error > 5%) over the measured tasks.
+
+    Args:
+        errors: dict task -> test error (%), or None where unavailable.
+
+    Returns:
+        dict: `mean_error` (None when nothing was measured), `failed`,
+        `measured_tasks`, `unavailable_tasks`.
+    """
+    measured = {t: e for t, e in errors.items() if e is not None}
+    return {
+        "mean_error": float(np.mean(list(measured.values()))) if measured else None,
+        "failed": int(sum(e > FAILED_ABOVE for e in measured.values())),
+        "measured_tasks": sorted(measured),
+        "unavailable_tasks": sorted(t for t, e in errors.items() if e is None),
+    }
+
+
+def format_error_table(errors, paper=None):
+    """Markdown table of test error per task, its mean and failed-task count.
+
+    Args:
+        errors: dict task -> test error (%), or None (shown as n/a, left out of
+            the mean).
+        paper: optional dict task -> published error (%), shown as a column.
+
+    Returns:
+        The table, a string of Markdown lines.
+    """
+    header = "| task | name | test error (%) |" + (" paper (%) |" if paper else "")
+    rule = "|---:|---|---:|" + ("---:|" if paper else "")
+    lines = [header, rule]
+    for task, error in errors.items():
+        name = babi.TASK_NAMES.get(task, "demo")
+        cell = "n/a" if error is None else f"{error:.1f}"
+        row = f"| {task} | {name} | {cell} |"
+        if paper:
+            row += f" {paper.get(task, float('nan')):.1f} |"
+        lines.append(row)
+    summary = summarize_errors(errors)
+    mean = "n/a" if summary["mean_error"] is None else f"{summary['mean_error']:.1f}"
+    row = f"| mean | | {mean} |"
+    if paper:
+        row += f" {np.mean(list(paper.values())):.1f} |"
+    lines.append(row)
+    row = f"| failed (> 5%) | | {summary['failed']} |"
+    if paper:
+        row += f" {sum(e > FAILED_ABOVE for e in paper.values())} |"
+    lines.append(row)
+    return "\n".join(lines)
+
+
+def _short(text, limit=32):
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def plot_attention(model, examples, arrays, vocab, report_dir, samples, prefix):
+    """Per-hop attention heat maps of the first `samples` test questions.
+
+    Rows are hops, columns the story's sentences oldest to newest, supporting facts
+    marked with `*` (the paper's Figure 2).
+
+    Args:
+        model: a `MemN2N`.
+        examples: the `zoo.data.babi.BabiExample`s that `arrays` hold.
+        arrays: their `vectorize` output.
+        vocab: the `Vocabulary` (for the predicted answer).
+        report_dir: folder of the PNGs, named `attention_<prefix>_<i>.png`.
+        samples: int, how many.
+        prefix: str.
+
+    Returns:
+        The paths written.
+    """
+    from zoo.viz import attention_heatmap
+
+    if samples <= 0 or not examples:
+        return []
+    pick = list(range(min(samples, len(examples))))
+    predicted, _, attention = predict(model, select(arrays, pick))
+    paths = []
+    for row, index in enumerate(pick):
+        example = examples[index]
+        sentences = [s for s in example.story if s.strip()]
+        n = min(len(sentences), attention.shape[-1])
+        if not n:
+            continue
+        # Slot 0 is the most recent sentence: reverse to oldest -> newest.
+        weights = attention[row, :, :n][:, ::-1]
+        offset = len(sentences) - n
+        labels = [
+            ("* " if (i + offset) in example.supporting else "") + _short(text)
+            for i, text in enumerate(sentences[-n:])
+        ]
+        answer = vocab.id_to_token(int(predicted[row]))
+        path = os.path.join(report_dir, f"attention_{prefix}_{row}.png")
+        attention_heatmap(
+            weights,
+            [f"hop {h + 1}" for h in range(weights.shape[0])],
+            labels,
+            path,
+            title=f"{example.question} -> {answer} (true: {example.answer})",
+        )
+        paths.append(path)
+    return paths

@@ -1,0 +1,164 @@
+"""`MemN2NPreprocessor`: raw story and question strings -> `MemN2N`'s word ids."""
+
+import tensorflow as tf
+
+from zoo.data.babi import MAX_STORY_BYTES, tokenize
+from zoo.text.preprocessing import normalize
+from zoo.text.vocabulary import VocabularyLookup
+
+# A line is empty for the model when it holds only separators and punctuation or
+# symbols: `tokenize` splits on the first and drops tokens made of the others, so
+# these are exactly the lines that give no words.
+_NO_WORD_LINE = r"[\s\p{Z}\p{P}\p{S}]*"
+
+
+class MemN2NPreprocessor(tf.Module):
+    """In-graph preprocessing of MemN2N's serving signatures (TensorFlow ops only).
+
+    A story is split into sentences on "\\n"; sentences without words are skipped;
+    the last `memory_size` sentences are kept, most recent in slot 0; each sentence
+    and the question keep their first `sentence_length` words. Words are those of
+    `zoo.data.babi.tokenize` after `zoo.text.preprocessing.normalize`, the
+    tokenization of training, so training and serving see the same ids; unknown
+    words map to `[UNK]`.
+
+    The work per request is bounded by the model's limits, not by the input: a
+    story longer than `max_story_bytes` keeps its last bytes (whole lines), and
+    only the sentences that fit in the memory are normalized, tokenized and made
+    dense (the lines before them are only split off). An empty story gives an
+    all-empty memory and an empty question a zero query, both well defined.
+
+    Args:
+        vocab_file: the vocabulary file (`zoo.text.vocabulary.Vocabulary.save`),
+            tracked as a SavedModel asset.
+        memory_size: int, the model's memory slots.
+        sentence_length: int, the model's words per sentence and per question.
+        max_story_bytes: int, the longest story read (its last bytes).
+        name: optional module name.
+
+    Call arguments:
+        story: string tensor `[B]`, sentences separated by "\\n".
+        question: string tensor `[B]`, the same `B`.
+        return_sentences: bool, also return the memory's sentences as text.
+
+    Returns:
+        A dict: `story` int32 `(B, memory_size, sentence_length)` and `question`
+        int32 `(B, sentence_length)`, the `MemN2N` inputs; with `return_sentences`
+        also `memory` string `(B, memory_size)`: the words of each slot joined by
+        spaces (all of them, not only the first `sentence_length`), "" when empty.
+
+    Raises:
+        tf.errors.InvalidArgumentError: when story and question batches differ in
+        size.
+    """
+
+    def __init__(
+        self,
+        vocab_file,
+        memory_size,
+        sentence_length,
+        max_story_bytes=MAX_STORY_BYTES,
+        name=None,
+    ):
+        super().__init__(name=name)
+        for key, value in (
+            ("memory_size", memory_size),
+            ("sentence_length", sentence_length),
+            ("max_story_bytes", max_story_bytes),
+        ):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(
+                    f"`{key}` must be a positive int. Received: {key}={value!r}"
+                )
+        self.lookup = VocabularyLookup(vocab_file)
+        self.memory_size = memory_size
+        self.sentence_length = sentence_length
+        self.max_story_bytes = max_story_bytes
+
+    def __call__(self, story, question, return_sentences=False):
+        story = tf.convert_to_tensor(story, tf.string)
+        question = tf.convert_to_tensor(question, tf.string)
+        batch = tf.shape(story)[0]
+        check = tf.debugging.assert_equal(
+            batch,
+            tf.shape(question)[0],
+            message="story and question must hold the same number of strings",
+        )
+        with tf.control_dependencies([check]):
+            story = tf.identity(story)
+        lines = self.recent_lines(story)  # (B, M), most recent first, "" = empty
+        words = tokenize(tf.reshape(lines, [-1]))  # (B * M, None)
+        dense = words.to_tensor(default_value="", shape=[None, self.sentence_length])
+        story_ids = tf.reshape(
+            tf.cast(self.lookup(dense), tf.int32),
+            [batch, self.memory_size, self.sentence_length],
+        )
+        question_words = tokenize(normalize(question))
+        question_dense = question_words.to_tensor(
+            default_value="", shape=[None, self.sentence_length]
+        )
+        outputs = {
+            "story": story_ids,
+            "question": tf.cast(self.lookup(question_dense), tf.int32),
+        }
+        if return_sentences:
+            joined = tf.strings.reduce_join(words, axis=-1, separator=" ")
+            outputs["memory"] = tf.reshape(joined, [batch, self.memory_size])
+        return outputs
+
+    def recent_lines(self, story):
+        """The last `memory_size` sentences with words, most recent first.
+
+        Only the end of a story is normalized: its last `memory_size` lines, or
+        twice as many, and so on, until they hold `memory_size` sentences with
+        words (or the story ends). Normalizing lines one by one gives the words of
+        normalizing the whole story, whose line breaks are "\n", "\r\n" and "\r".
+
+        Args:
+            story: string tensor `[B]`.
+
+        Returns:
+            string tensor `(B, memory_size)` of normalized sentences, "" after the
+            oldest one kept.
+        """
+        story = tf.convert_to_tensor(story, tf.string)
+        length = tf.strings.length(story)
+        limit = self.max_story_bytes
+        tail = tf.strings.substr(
+            story, tf.maximum(length - limit, 0), tf.fill(tf.shape(length), limit)
+        )
+        tail = tf.strings.regex_replace(tail, r"^[^\n]*(\n|$)", "")  # the cut line
+        story = tf.where(length > limit, tail, story)
+        story = tf.strings.regex_replace(story, "\r\n?", "\n")
+        lines = tf.strings.split(story, "\n")  # (B, S), raw
+        slots = self.memory_size
+
+        def last_lines(count):
+            """The last `count` lines of each story, normalized, and which have words."""
+            take = tf.minimum(lines.row_lengths(), count)
+            index = tf.ragged.range(lines.row_limits() - take, lines.row_limits())
+            text = normalize(tf.gather(lines.flat_values, index), max_bytes=None)
+            has_words = tf.logical_not(
+                tf.strings.regex_full_match(text.flat_values, _NO_WORD_LINE)
+            )
+            return text, text.with_flat_values(has_words)
+
+        def too_few(count):
+            _, has_words = last_lines(count)
+            found = tf.reduce_sum(tf.cast(has_words, tf.int64), axis=1)
+            return tf.reduce_any((found < slots) & (lines.row_lengths() > count))
+
+        count = tf.while_loop(
+            too_few, lambda count: [count * 2], [tf.constant(slots, tf.int64)]
+        )[0]
+        text, has_words = last_lines(count)
+        sentences = tf.ragged.boolean_mask(text, has_words)
+        recent = sentences[:, -slots:]  # (B, <= M), oldest first
+        dense = recent.to_tensor(default_value="", shape=[None, slots])
+        return tf.reverse_sequence(
+            dense, recent.row_lengths(), seq_axis=1, batch_axis=0
+        )
+
+    def inverse(self, ids):
+        """Word ids (any shape) -> words (`[UNK]` when out of range)."""
+        return self.lookup.inverse(ids)

@@ -1,0 +1,92 @@
+"""`MemN2NServing`: the serving signatures of a trained `MemN2N` (strings in)."""
+
+import tensorflow as tf
+
+from zoo.data.babi import MAX_STORY_BYTES
+from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE, ServingModule
+from zoo.models.memn2n.memn2n_preprocessor import MemN2NPreprocessor
+
+_SPECS = [
+    tf.TensorSpec([None], tf.string, name="story"),
+    tf.TensorSpec([None], tf.string, name="question"),
+]
+
+
+class MemN2NServing(ServingModule):
+    """The `tf.Module` exported for a `MemN2N`: two string-in signatures.
+
+    - `serving_default(story: string [B], question: string [B])` -> `answer`
+      string `[B]`, `probabilities` float32 `[B, V]`, `attention` float32
+      `[B, hops, memory_slots]` (slot 0 = most recent sentence) and `memory`
+      string `[B, memory_slots]` (the sentence in each slot, "" when empty);
+    - `preprocess(story, question)` -> `story` int32 `[B, memory_slots, J]`,
+      `question` int32 `[B, J]`, the Keras model's inputs.
+
+    Preprocessing is `MemN2NPreprocessor` with the model's memory size and
+    sentence length (see there for the limits and the handling of empty input).
+    Both signatures first refuse a request of more than `max_batch_size` rows, or
+    whose story and question batches differ in size (`ServingModule.check_batch`).
+
+    Args:
+        model: the trained `MemN2N`.
+        vocab_file: its vocabulary file (copied into the export's `assets/`).
+        max_story_bytes: the longest story read (its last bytes).
+        max_batch_size: the most rows one request may hold.
+
+    Example:
+
+    ```python
+    module = MemN2NServing(model, "runs/memn2n_babi/vocab.txt")
+    export_model(module, name="memn2n", signatures=module.signatures(), ...)
+    ```
+    """
+
+    def __init__(
+        self,
+        model,
+        vocab_file,
+        max_story_bytes=MAX_STORY_BYTES,
+        max_batch_size=DEFAULT_MAX_BATCH_SIZE,
+    ):
+        super().__init__(model, max_batch_size=max_batch_size)
+        self.preprocessor = MemN2NPreprocessor(
+            vocab_file,
+            memory_size=model.memory_size,
+            sentence_length=model.sentence_length,
+            max_story_bytes=max_story_bytes,
+        )
+
+    @tf.function(input_signature=_SPECS)
+    def preprocess(self, story, question):
+        story, question = self.check_batch(story, question)
+        return self.preprocessor(story, question)
+
+    @tf.function(input_signature=_SPECS)
+    def serve(self, story, question):
+        story, question = self.check_batch(story, question)
+        features = self.preprocessor(story, question, return_sentences=True)
+        out = self.model(
+            {"story": features["story"], "question": features["question"]},
+            training=False,
+        )
+        probabilities = tf.cast(out["probabilities"], tf.float32)
+        return {
+            "answer": self.preprocessor.inverse(tf.argmax(probabilities, axis=-1)),
+            "probabilities": probabilities,
+            "attention": tf.cast(out["attention"], tf.float32),
+            "memory": features["memory"],
+        }
+
+    def signatures(self):
+        """`{"serving_default": serve, "preprocess": preprocess}` for `export_model`."""
+        return {"serving_default": self.serve, "preprocess": self.preprocess}
+
+    def limits(self):
+        """The input limits, for the export's manifest (`export_model` adds
+        `max_batch_size`)."""
+        return {
+            "memory_slots": self.preprocessor.memory_size,
+            "words_per_sentence": self.preprocessor.sentence_length,
+            "max_story_bytes": self.preprocessor.max_story_bytes,
+            "story_sentence_separator": "\\n",
+        }

@@ -1,0 +1,216 @@
+"""The paper's training protocol for `MemN2N`: compile, fit, best of restarts.
+
+- `compile_training_model`: SGD with each weight's summed gradient clipped
+  (`ClippedSGD`), cross-entropy summed over the batch, answer accuracy.
+- `linear_start_callbacks`: linear start (LS) and the step schedule around it.
+- `train_memn2n`: one run on bAbI arrays (random-noise empty memories, LS, the
+  schedule); returns the training error.
+- `best_of_restarts`: several runs from different seeds, the one with the lowest
+  training error kept (the paper's protocol), finished runs reused from their folder.
+"""
+
+import contextlib
+import math
+import os
+import time
+
+import keras
+
+from zoo.data import babi
+from zoo.models.memn2n.babi_arrays import error_rate
+from zoo.models.memn2n.clipped_sgd import ClippedSGD
+from zoo.models.memn2n.linear_start import LinearStart
+from zoo.models.memn2n.linear_start_schedule import LinearStartSchedule
+from zoo.models.memn2n.run_cache import RunCache, run_key
+
+RESTART_SEED_STRIDE = 1000
+"""Restart `r` of a run seeded `s` is seeded `s + 1000 r`."""
+
+
+def compile_training_model(
+    model, learning_rate=0.01, clipnorm=40.0, jit_compile="auto", **optimizer_kwargs
+):
+    """Compiles `model.training_model()` as in the paper and returns it.
+
+    SGD with the gradient norm clipped at `clipnorm`, cross-entropy summed over the
+    batch (not averaged), answer accuracy. The clipping bounds each weight's summed
+    gradient (`ClippedSGD`), as in the paper's implementation, so the learning
+    rate (0.01, or 0.005 with linear start) and the clipping norm (40) mean what
+    they mean there; the logged loss is therefore a per-batch sum.
+
+    Args:
+        model: a `MemN2N`.
+        learning_rate: float.
+        clipnorm: float.
+        jit_compile: `"auto"`, True or False (XLA).
+        **optimizer_kwargs: more `ClippedSGD` arguments (e.g.
+            `zoo.training.averaging(cfg)`).
+
+    Returns:
+        The compiled training view (fit it; `model` shares its weights).
+    """
+    trainer = model.training_model()
+    trainer.compile(
+        optimizer=ClippedSGD(
+            learning_rate=learning_rate, clipnorm=clipnorm, **optimizer_kwargs
+        ),
+        loss=keras.losses.SparseCategoricalCrossentropy(reduction="sum"),
+        metrics=[keras.metrics.SparseCategoricalAccuracy("accuracy")],
+        jit_compile=jit_compile,
+    )
+    return trainer
+
+
+def linear_start_callbacks(model, learning_rate, decay_every, ls_epochs=0, patience=1):
+    """The learning-rate schedule and, for a linear-start model, the LS switch.
+
+    Args:
+        model: a `MemN2N`; linear start applies when built with `linear_start`.
+        learning_rate: the initial rate, held during linear start.
+        decay_every: epochs between halvings of the rate once the softmax is on.
+        ls_epochs: > 0: linear start lasts exactly this many epochs (the authors'
+            code); 0: until validation loss stops falling (the paper's wording).
+        patience: with `ls_epochs=0`, epochs without a lower validation loss that
+            end linear start.
+
+    Returns:
+        `(callbacks, linear)`: the callbacks for `fit` and the `LinearStart`
+        callback (None without linear start), whose `switched_at` tells when the
+        softmax came back.
+    """
+    linear = None
+    if model.linear_start:
+        if ls_epochs:
+            linear = LinearStart(model.memory, patience=math.inf, max_epochs=ls_epochs)
+        else:
+            linear = LinearStart(model.memory, patience=patience)
+    schedule = LinearStartSchedule(
+        learning_rate,
+        decay_every,
+        linear=linear,
+        layer=model.memory if linear else None,
+        fallback_start=ls_epochs,
+    )
+    return [schedule] + ([linear] if linear else []), linear
+
+
+def train_memn2n(
+    model,
+    train_arrays,
+    valid_arrays,
+    fit,
+    *,
+    learning_rate,
+    decay_every,
+    batch_size=32,
+    seed=0,
+    noise_rate=0.1,
+    clipnorm=40.0,
+    jit_compile=True,
+    ls_epochs=0,
+    ls_patience=1,
+    strategy=None,
+    optimizer_kwargs=None,
+):
+    """Trains `model` on bAbI arrays with the paper's protocol.
+
+    Compiles the training view (`compile_training_model`, inside `strategy`'s
+    scope when given), feeds shuffled batches with random-noise empty memories at
+    `noise_rate`, runs linear start and the schedule (`linear_start_callbacks`)
+    and leaves the softmax on at the end (a linear model is never served).
+
+    Args:
+        model: a `MemN2N` (built inside `strategy`'s scope, if any).
+        train_arrays, valid_arrays: `zoo.data.babi.vectorize` outputs.
+        fit: `fit(trainer, train_ds, valid_ds, callbacks=...)` -> Keras `History`,
+            e.g. `zoo.training.fit` with its configuration bound.
+        learning_rate, decay_every, clipnorm, jit_compile: see
+            `compile_training_model` and `linear_start_callbacks`.
+        batch_size: int (a last smaller batch is dropped when there is a full one).
+        seed: shuffle and random-noise seed.
+        noise_rate: random-noise (RN) rate, 0 = off.
+        ls_epochs, ls_patience: see `linear_start_callbacks`.
+        strategy: optional `tf.distribute.Strategy`.
+        optimizer_kwargs: optional dict of more `ClippedSGD` arguments.
+
+    Returns:
+        `(train_error, info)`: the training error (%) and a dict (`epochs`,
+        `seconds`, `linear_start_ended`, `seed`).
+    """
+    scope = strategy.scope() if strategy is not None else contextlib.nullcontext()
+    with scope:
+        trainer = compile_training_model(
+            model,
+            learning_rate=learning_rate,
+            clipnorm=clipnorm,
+            jit_compile=jit_compile,
+            **(optimizer_kwargs or {}),
+        )
+    train_ds = babi.make_dataset(
+        train_arrays,
+        batch_size=batch_size,
+        shuffle=True,
+        seed=seed,
+        noise_rate=noise_rate,
+        drop_remainder=len(train_arrays["answer"]) >= batch_size,
+    )
+    valid_ds = babi.make_dataset(valid_arrays, batch_size=512)
+    callbacks, linear = linear_start_callbacks(
+        model, learning_rate, decay_every, ls_epochs, ls_patience
+    )
+    start = time.time()
+    history = fit(trainer, train_ds, valid_ds, callbacks=callbacks)
+    if model.memory.linear_start_enabled:
+        model.memory.set_linear_start(False)
+    info = {
+        "epochs": len(history.history.get("loss", [])),
+        "seconds": round(time.time() - start, 1),
+        "linear_start_ended": linear.switched_at if linear else None,
+        "seed": seed,
+    }
+    return error_rate(model, train_arrays), info
+
+
+def best_of_restarts(train_run, restarts, run_dir, key, seed=0, log=print):
+    """Trains `restarts` runs and keeps the one with the lowest training error.
+
+    Restart `r` runs in `run_dir/restart<r>` with seed `seed + 1000 r`. A finished
+    run is kept there (`RunCache`: `final.keras`, `result.json`) under a key made
+    of `key`, `r` and the library version, so a rerun of the same command reuses
+    it, and a larger `restarts` trains only the new ones.
+
+    Args:
+        train_run: `train_run(run_dir, seed)` -> `(model, train_error, info)`.
+        restarts: int >= 1.
+        run_dir: the group's folder.
+        key: JSON-able description of what is trained (configuration, data).
+        seed: the first restart's seed.
+        log: a function taking one line of text.
+
+    Returns:
+        dict: `model` (the kept one), `train_error` (its), `runs` (one dict per
+        restart: `train_error` and the run's info).
+    """
+    if not isinstance(restarts, int) or restarts < 1:
+        raise ValueError(
+            f"`restarts` must be a positive int. Received: restarts={restarts!r}"
+        )
+    best, runs = None, []
+    for restart in range(restarts):
+        restart_dir = os.path.join(run_dir, f"restart{restart}")
+        cache = RunCache(restart_dir, run_key(key, restart))
+        cached = cache.load()
+        if cached is not None:
+            model, result = cached
+            log(f"restart {restart}: reused {cache.model_path}")
+        else:
+            restart_seed = seed + RESTART_SEED_STRIDE * restart
+            model, train_error, info = train_run(restart_dir, restart_seed)
+            result = {"train_error": train_error, "info": info}
+            cache.save(model, result)
+        log(f"restart {restart}: training error {result['train_error']:.1f}% "
+            f"{result['info']}")  # fmt: skip
+        runs.append({"train_error": result["train_error"], **result["info"]})
+        if best is None or result["train_error"] < best[1]:
+            best = (model, result["train_error"])
+    return {"model": best[0], "train_error": best[1], "runs": runs}

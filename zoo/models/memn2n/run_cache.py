@@ -1,0 +1,69 @@
+"""`RunCache`: a finished training run kept in its folder, reused by a rerun."""
+
+import hashlib
+import json
+import os
+
+from zoo import __version__
+
+
+def run_key(*parts):
+    """A short hash of `parts` (JSON-able) and of the library's version.
+
+    The version is part of the key: a run finished by another version of the
+    library is trained again rather than reused.
+    """
+    text = json.dumps([list(parts), __version__], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class RunCache:
+    """The model and result of a finished run: `final.keras` and `result.json`.
+
+    `result.json` records the run's key (`run_key` of what was trained); `load`
+    returns the run only when the key matches, so a rerun of the same command
+    reuses it and a changed configuration trains again. Both files are written to
+    a temporary name and renamed, `result.json` last: a run killed while saving is
+    not reused.
+
+    Args:
+        run_dir: the run's folder.
+        key: the run's key (`run_key(...)`).
+    """
+
+    def __init__(self, run_dir, key):
+        self.run_dir = os.fspath(run_dir)
+        self.key = key
+        self.model_path = os.path.join(self.run_dir, "final.keras")
+        self.result_path = os.path.join(self.run_dir, "result.json")
+
+    def load(self):
+        """`(model, result)` of the finished run with this key, else None."""
+        import keras
+
+        if not (os.path.exists(self.result_path) and os.path.exists(self.model_path)):
+            return None
+        try:
+            with open(self.result_path, encoding="utf-8") as f:
+                saved = json.load(f)
+        except (OSError, ValueError):
+            return None
+        if not isinstance(saved, dict) or saved.get("fingerprint") != self.key:
+            return None
+        result = {k: v for k, v in saved.items() if k != "fingerprint"}
+        return keras.saving.load_model(self.model_path), result
+
+    def save(self, model, result):
+        """Writes `model` (a Keras model) and `result` (a JSON-able dict)."""
+        os.makedirs(self.run_dir, exist_ok=True)
+        if os.path.exists(self.result_path):
+            os.remove(
+                self.result_path
+            )  # the old result does not describe the new model
+        tmp_model = os.path.join(self.run_dir, "final.tmp.keras")
+        model.save(tmp_model)
+        os.replace(tmp_model, self.model_path)
+        tmp_result = self.result_path + ".tmp"
+        with open(tmp_result, "w", encoding="utf-8") as f:
+            json.dump({"fingerprint": self.key, **result}, f)
+        os.replace(tmp_result, self.result_path)
