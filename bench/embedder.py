@@ -27,7 +27,6 @@ Commands:
 """
 
 import argparse
-import dataclasses
 import json
 import os
 import platform
@@ -125,6 +124,8 @@ def maxpool_baseline(vocab_size, num_classes, sizes, dropout=0.5):
 
 
 def load(dataset, args, phrases):
+    """The `ClassificationData` of a data set."""
+    from zoo.classification import ClassificationData
     from zoo.data.sentences import load_sst, read_csv, split_data
 
     data_dir = args.data_dir
@@ -139,54 +140,87 @@ def load(dataset, args, phrases):
             os.path.join(data_dir, "yelp_10k", "yelp.csv"), label_column="stars"
         )
         splits = split_data(data, validation=0.1, test=0.1, seed=0)
-    return splits
+    return ClassificationData.from_sentences(splits, dataset)
+
+
+def build_self_attentive(vocab_size, num_classes, sizes, penalty, matrix=None):
+    """The `SelfAttentiveClassifier` at the bench sizes."""
+    from zoo.models.sentence_embedder import (
+        SelfAttentiveClassifier,
+        SelfAttentiveEncoder,
+    )
+
+    encoder = SelfAttentiveEncoder(
+        vocabulary_size=vocab_size,
+        embedding_dim=sizes["embedding_dim"],
+        lstm_units=sizes["lstm_units"],
+        attention_units=sizes["attention_units"],
+        num_hops=sizes["num_hops"],
+        penalty=penalty,
+    )
+    if matrix is not None:
+        encoder.set_embedding_matrix(matrix)
+    return SelfAttentiveClassifier(
+        encoder, num_classes, hidden_units=sizes["hidden_units"], dropout=0.5
+    )
 
 
 def run_dataset(dataset, args, sizes, out_dir):
-    from recipes.self_attentive_embedding import (
-        Config,
-        build_model,
-        build_vocabulary,
-        make_dataset,
-        predict,
+    from zoo.classification import (
+        build_word_vocabulary,
+        compile_classifier,
+        evaluate_texts,
+        initial_embeddings,
+        labelled_dataset,
     )
-    from zoo.models.self_attentive_encoder import SentencePreprocessor
-    from zoo.training import TrainingConfig, validate_more_often
+    from zoo.models.sentence_embedder import (
+        CLIPNORM,
+        LENGTH_BUCKETS,
+        SentencePreprocessor,
+        penalty_norms,
+        tokenize_sentences,
+    )
+    from zoo.training import validate_more_often
 
     phrases = (
         not args.quick
         and dataset in ("sst5", "sst2")
         and args.phrases in ("all", dataset)
     )
-    splits = load(dataset, args, phrases)
-    limit = sizes["max_train"][dataset]
-    if limit and len(splits["train"]) > limit:
-        keep = np.random.default_rng(0).permutation(len(splits["train"]))[:limit]
-        splits["train"] = splits["train"].subset(np.sort(keep))
-    cfg = Config(max_length=sizes["max_length"][dataset], min_count=1)
+    splits = load(dataset, args, phrases).sample(sizes["max_train"][dataset], seed=0)
+    max_length = sizes["max_length"][dataset]
     vocab_file = os.path.join(out_dir, f"{dataset}_vocab.txt")
-    vocab = build_vocabulary(splits["train"].texts, cfg, vocab_file)
-    pre = SentencePreprocessor(vocab_file, max_length=cfg.max_length)
-    data = {
-        k: make_dataset(
-            splits[k].texts,
-            splits[k].labels,
-            pre,
-            sizes["batch_size"],
-            shuffle=k == "train",
-            seed=0,
-        )
-        for k in ("train", "validation")
-    }
-    matrix, coverage = None, None
-    if args.embeddings:
-        from zoo.data.embeddings import load_embeddings
+    vocab = build_word_vocabulary(
+        splits.train.texts,
+        lambda t: tokenize_sentences(t, max_length),
+        vocab_file,
+        max_size=30000,
+    )
+    pre = SentencePreprocessor(vocab_file, max_length=max_length)
 
-        matrix, stats = load_embeddings(args.embeddings, vocab)
-        sizes = dict(sizes, embedding_dim=stats.dim)
-        coverage = stats.coverage
-        print(f"[{dataset}] pretrained vectors: {stats}", flush=True)
-    num_classes = splits["train"].num_classes
+    def preprocess(t):
+        return pre(t)["token_ids"]
+
+    data = {
+        "train": labelled_dataset(
+            splits.train,
+            preprocess,
+            sizes["batch_size"],
+            shuffle=True,
+            buckets=LENGTH_BUCKETS,
+        ),
+        "validation": labelled_dataset(
+            splits.validation, preprocess, sizes["batch_size"]
+        ),
+    }
+    chosen = initial_embeddings(
+        vocab_file, sizes["embedding_dim"], vectors=args.embeddings
+    )
+    matrix, coverage = chosen.matrix, chosen.coverage
+    sizes = dict(sizes, embedding_dim=chosen.dim)
+    if args.embeddings:
+        print(f"[{dataset}] {chosen.description}", flush=True)
+    num_classes = splits.num_classes
     # Validation (and the best-weights choice) every 1/N epoch.
     data["train"], fit_args = validate_more_often(
         data["train"], sizes["epochs"], args.evals_per_epoch
@@ -203,29 +237,21 @@ def run_dataset(dataset, args, sizes, out_dir):
             model = maxpool_baseline(len(vocab), num_classes, sizes)
             if matrix is not None:
                 model.layers[1].embeddings.assign(matrix)
-            model.compile(
-                keras.optimizers.Adam(args.learning_rate, clipnorm=cfg.clipnorm),
+            trainer = model
+            trainer.compile(
+                keras.optimizers.Adam(args.learning_rate, clipnorm=CLIPNORM),
                 "sparse_categorical_crossentropy",
                 metrics=["accuracy"],
             )
         else:  # the recipe's model at the bench sizes
-            model = build_model(
-                dataclasses.replace(
-                    cfg,
-                    embedding_dim=sizes["embedding_dim"],
-                    lstm_units=sizes["lstm_units"],
-                    attention_units=sizes["attention_units"],
-                    num_hops=sizes["num_hops"],
-                    hidden_units=sizes["hidden_units"],
-                    penalty=penalty,
-                    training=TrainingConfig(learning_rate=args.learning_rate),
-                ),
-                len(vocab),
-                num_classes,
-                embedding_matrix=matrix,
+            model = build_self_attentive(
+                len(vocab), num_classes, sizes, penalty, matrix
+            )
+            trainer = compile_classifier(
+                model, keras.optimizers.Adam(args.learning_rate, clipnorm=CLIPNORM)
             )
         start = time.time()
-        history = model.fit(
+        history = trainer.fit(
             data["train"],
             validation_data=data["validation"],
             verbose=2 if args.verbose else 0,
@@ -240,15 +266,18 @@ def run_dataset(dataset, args, sizes, out_dir):
             **fit_args,
         ).history
         train_s = time.time() - start
-        test = splits["test"]
+        test = splits.test
         if kind == "maxpool":
-            ids_ds = make_dataset(test.texts, test.labels, pre, 128)
+            ids_ds = labelled_dataset(test, preprocess, 128)
             probs = model.predict(ids_ds.map(lambda x, y: x), verbose=0)
+            acc = float((probs.argmax(-1) == test.labels).mean())
             norm = None
         else:
-            probs, _, norms = predict(model, pre, test.texts)
-            norm = float(norms.mean())
-        acc = float((probs.argmax(-1) == test.labels).mean())
+            report, results = evaluate_texts(
+                model, pre, test, splits.label_names, 128, penalty_norms
+            )
+            acc = report["accuracy"]
+            norm = float(np.mean([r["penalty_norm"] for r in results]))
         name = (
             "BiLSTM max-pool"
             if kind == "maxpool"
@@ -265,7 +294,7 @@ def run_dataset(dataset, args, sizes, out_dir):
             "learning_rate": args.learning_rate,
             "evals_per_epoch": args.evals_per_epoch,
             "params": int(model.count_params()),
-            "train_examples": len(splits["train"]),
+            "train_examples": len(splits.train),
             "test_examples": len(test),
             "phrases": phrases,
             "embedding_coverage": coverage,

@@ -33,13 +33,23 @@ import subprocess
 import time
 
 import keras
-import numpy as np
 import tensorflow as tf
 
-from zoo.data.documents import encode_labels, load_documents
+from zoo.classification import (
+    ClassificationData,
+    build_word_vocabulary,
+    initial_embeddings,
+    labelled_dataset,
+)
+from zoo.data.documents import load_documents
 from zoo.layers.attention_pooling import AttentionPooling
-from zoo.models.han_classifier import HANClassifier, HANPreprocessor
-from zoo.text.vocabulary import Vocabulary
+from zoo.models.han import (
+    CLIPNORM,
+    LENGTH_BUCKETS,
+    HANClassifier,
+    HANPreprocessor,
+    tokenize_documents,
+)
 from zoo.training import validate_more_often
 
 DATASETS = {
@@ -141,13 +151,6 @@ def epochs_for(name, args):
     return args.epochs or DEFAULT_EPOCHS[name]
 
 
-def _sample(docs, n, seed):
-    if n is None or len(docs) <= n:
-        return docs
-    keep = np.random.default_rng(seed).permutation(len(docs))[:n]
-    return docs.subset(sorted(keep.tolist()))
-
-
 class FlatPreprocessor(tf.Module):
     """The same tokens as `HANPreprocessor`, sentences concatenated: ids (B, T)."""
 
@@ -175,32 +178,16 @@ def build_flat(vocab_size, num_classes, args):
     return keras.Model(ids, probs, name="flat_bigru_attention")
 
 
-def _dataset(texts, labels, fn, batch_size, shuffle, seed):
-    ds = tf.data.Dataset.from_tensor_slices((list(texts), labels))
-    if shuffle:
-        ds = ds.shuffle(len(texts), seed=seed, reshuffle_each_iteration=True)
-        ds = ds.bucket_by_sequence_length(
-            lambda t, y: tf.strings.length(t),
-            [400, 800, 1200, 1800, 2600, 4000],
-            [batch_size] * 7,
-        )
-    else:
-        ds = ds.batch(batch_size)
-    return ds.map(
-        lambda t, y: (fn(t), y), num_parallel_calls=tf.data.AUTOTUNE
-    ).prefetch(tf.data.AUTOTUNE)
-
-
 def run_dataset(name, args, workdir):
     spec = DATASETS[name]
     path = os.path.join(args.data_root, spec["path"])
     start = time.time()
-    splits = load_documents(
-        path, text_column=spec["text_column"], label_column=spec["label_column"]
-    )
-    train = _sample(splits.train, args.train_docs, args.seed)
-    val = _sample(splits.validation, args.test_docs, args.seed)
-    test = _sample(splits.test, args.test_docs, args.seed)
+    splits = ClassificationData.from_documents(
+        load_documents(
+            path, text_column=spec["text_column"], label_column=spec["label_column"]
+        )
+    ).sample(args.train_docs, args.test_docs, args.seed)
+    train, val, test = splits.train, splits.validation, splits.test
     labels = splits.label_names
     print(
         f"{name}: {len(train)} train / {len(val)} val / {len(test)} test docs, "
@@ -208,43 +195,32 @@ def run_dataset(name, args, workdir):
         flush=True,
     )
     # Vocabulary from the in-graph tokenization of the training documents.
-    from recipes.han_classification import build_vocabulary
-
-    vocab_cfg = argparse.Namespace(
-        max_sentences=args.max_sentences,
-        max_words=args.max_words,
-        vocab_size=args.vocab_size,
+    vocab_file = os.path.join(workdir, f"{name}_vocab.txt")
+    vocab = build_word_vocabulary(
+        train.texts,
+        lambda t: tokenize_documents(t, args.max_sentences, args.max_words)[1],
+        vocab_file,
+        max_size=args.vocab_size,
         min_count=2,
     )
-    vocab_file = os.path.join(workdir, f"{name}_vocab.txt")
-    build_vocabulary(train.texts, vocab_cfg, vocab_file)
-    vocab_size = len(Vocabulary.load(vocab_file))
+    vocab_size = len(vocab)
     han_pre = HANPreprocessor(vocab_file, args.max_sentences, args.max_words)
     flat_pre = FlatPreprocessor(han_pre)
-    from recipes.han_classification import initial_embeddings
-
-    emb_cfg = argparse.Namespace(
-        embeddings=args.embeddings,
-        word2vec_epochs=args.word2vec_epochs,
-        embedding_dim=args.embedding_dim,
-        training=argparse.Namespace(
-            seed=args.seed, run_dir=os.path.join(workdir, name)
-        ),
-    )
     t0 = time.time()
-    matrix, how = initial_embeddings(
-        emb_cfg,
-        argparse.Namespace(train=train, validation=val),
-        han_pre,
+    os.makedirs(os.path.join(workdir, name), exist_ok=True)
+    chosen = initial_embeddings(
         vocab_file,
+        args.embedding_dim,
+        vectors=args.embeddings,
+        word2vec_epochs=args.word2vec_epochs,
+        corpus=han_pre.document_ids(train.texts + val.texts),
+        seed=args.seed,
+        save_to=os.path.join(workdir, name, "word2vec.txt"),
     )
+    matrix, how = chosen.matrix, chosen.description
     embedding_s = time.time() - t0
-    args.embedding_dim = emb_cfg.embedding_dim
+    args.embedding_dim = chosen.dim
     print(f"{name}: {how} ({embedding_s:.0f} s)", flush=True)
-    y = {
-        part: encode_labels(d, labels)
-        for part, d in (("train", train), ("val", val), ("test", test))
-    }
 
     rows = []
     for model_name in args.models.split(","):
@@ -264,18 +240,19 @@ def run_dataset(name, args, workdir):
             )
             if matrix is not None:
                 han.set_embedding_matrix(matrix)
-            model = han.probabilities_model()
-            fn = lambda t: han_pre(t)["token_ids"]  # noqa: E731
+            model, fn = han.training_model(), lambda t: han_pre(t)["token_ids"]
         model.compile(
-            keras.optimizers.Adam(args.learning_rate, clipnorm=5.0),
+            keras.optimizers.Adam(args.learning_rate, clipnorm=CLIPNORM),
             "sparse_categorical_crossentropy",
             metrics=["accuracy"],
             jit_compile=False,
         )
         bs = args.batch_size
-        train_ds = _dataset(train.texts, y["train"], fn, bs, True, args.seed)
-        val_ds = _dataset(val.texts, y["val"], fn, bs, False, args.seed)
-        test_ds = _dataset(test.texts, y["test"], fn, bs, False, args.seed)
+        train_ds = labelled_dataset(
+            train, fn, bs, shuffle=True, seed=args.seed, buckets=LENGTH_BUCKETS
+        )
+        val_ds = labelled_dataset(val, fn, bs)
+        test_ds = labelled_dataset(test, fn, bs)
         train_ds, fit_args = validate_more_often(
             train_ds, epochs_for(name, args), args.evals_per_epoch
         )

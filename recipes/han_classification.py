@@ -2,7 +2,7 @@
 
 Task: classify whole documents (reviews) and show which sentences and words decided.
 Paper: Yang et al., 2016, "Hierarchical Attention Networks for Document
-Classification" (NAACL). Model: `zoo.models.han_classifier.HANClassifier` (word BiGRU +
+Classification" (NAACL). Model: `zoo.models.han.HANClassifier` (word BiGRU +
 word attention per sentence, sentence BiGRU + sentence attention, softmax).
 Metric: test accuracy (plus per-class precision/recall/F1 and the confusion matrix).
 
@@ -43,25 +43,36 @@ document vector (finite, never NaN).
 
 import argparse
 import dataclasses
-import json
 import os
 import time
 
 import keras
-import numpy as np
-import tensorflow as tf
 
-from zoo.data.documents import demo_splits, encode_labels, load_documents
-from zoo.metrics import classification_report, format_report
-from zoo.models.han_classifier import (
+from zoo.classification import (
+    ClassificationData,
+    build_word_vocabulary,
+    compile_classifier,
+    evaluate_texts,
+    labelled_datasets,
+    report_indices,
+    write_classification_report,
+)
+from zoo.classification import (
+    initial_embeddings as choose_embeddings,
+)
+from zoo.data.documents import demo_splits, load_documents
+from zoo.metrics import format_report
+from zoo.models.han import (
+    CLIPNORM,
+    LENGTH_BUCKETS,
     MAX_SENTENCES,
     MAX_WORDS,
     HANClassifier,
     HANPreprocessor,
+    export_han_classifier,
     tokenize_documents,
 )
 from zoo.report import attention_report_html
-from zoo.text.vocabulary import Vocabulary
 from zoo.training import (
     TrainingConfig,
     add_output_args,
@@ -205,147 +216,54 @@ def parse_config(argv=None):
 
 
 def load_splits(config):
-    """The `DocumentSplits` of `config.data` (or of the demo corpus)."""
+    """The `ClassificationData` of `config.data` (or of the demo corpus)."""
     if config.demo:
-        return demo_splits(config.demo_documents, seed=config.training.seed)
-    splits = load_documents(
-        config.data, text_column=config.text_column, label_column=config.label_column
-    )
-    if config.max_train_documents and len(splits.train) > config.max_train_documents:
-        rng = np.random.default_rng(config.training.seed)
-        keep = rng.permutation(len(splits.train))[: config.max_train_documents]
-        splits.train = splits.train.subset(sorted(keep.tolist()))
-        splits.description += f"; {len(splits.train)} training documents sampled"
-    if config.max_eval_documents:
-        for part in ("validation", "test"):
-            docs = getattr(splits, part)
-            if len(docs) > config.max_eval_documents:
-                rng = np.random.default_rng(config.training.seed)
-                keep = rng.permutation(len(docs))[: config.max_eval_documents]
-                setattr(splits, part, docs.subset(sorted(keep.tolist())))
-                splits.description += f"; {config.max_eval_documents} {part} sampled"
-    return splits
-
-
-def build_vocabulary(texts, config, path):
-    """Builds the word vocabulary from the in-graph tokenization of `texts`."""
-    texts = list(texts)
-
-    def token_lists(chunk=2000):
-        for start in range(0, len(texts), chunk):
-            _, words = tokenize_documents(
-                tf.constant(texts[start : start + chunk]),
-                config.max_sentences,
-                config.max_words,
-            )
-            yield words.flat_values.numpy().tolist()  # every word of the chunk
-
-    vocab = Vocabulary.build(
-        token_lists(), max_size=config.vocab_size, min_count=config.min_count
-    )
-    vocab.save(path)
-    return vocab
-
-
-def make_dataset(
-    texts, labels, preprocessor, batch_size, shuffle=False, seed=0, fixed_shape=False
-):
-    """Raw (text, label) pairs -> batches of `(token_ids (B, S, W), label (B,))`.
-
-    When shuffling, documents of similar byte length are batched together (less
-    padding); the order is kept otherwise. `fixed_shape=True` pads every batch to the
-    preprocessor's limits (one graph trace; worth it when the limits are small).
-    """
-    ds = tf.data.Dataset.from_tensor_slices((list(texts), np.asarray(labels, "int32")))
-    if shuffle:
-        from zoo.training import bucket_by_length
-
-        ds = ds.shuffle(len(texts), seed=seed, reshuffle_each_iteration=True)
-        ds = bucket_by_length(
-            ds,
-            lambda t, y: tf.strings.length(t),
-            boundaries=[400, 800, 1200, 1800, 2600, 4000],
-            batch_size=batch_size,
-            padded_shapes=([], []),
-        )
+        docs = demo_splits(config.demo_documents, seed=config.training.seed)
     else:
-        ds = ds.batch(batch_size)
-    ds = ds.map(
-        lambda t, y: (preprocessor(t, pad_to_limits=fixed_shape)["token_ids"], y),
-        num_parallel_calls=tf.data.AUTOTUNE,
+        docs = load_documents(
+            config.data,
+            text_column=config.text_column,
+            label_column=config.label_column,
+        )
+    return ClassificationData.from_documents(docs).sample(
+        config.max_train_documents, config.max_eval_documents, config.training.seed
     )
-    return ds.prefetch(tf.data.AUTOTUNE)
 
 
 def build_datasets(config, splits, vocab_file):
     """Vocabulary file, preprocessor and the train/validation/test datasets."""
-    build_vocabulary(splits.train.texts, config, vocab_file)
+    build_word_vocabulary(
+        splits.train.texts,
+        lambda t: tokenize_documents(t, config.max_sentences, config.max_words)[1],
+        vocab_file,
+        max_size=config.vocab_size,
+        min_count=config.min_count,
+    )
     preprocessor = HANPreprocessor(vocab_file, config.max_sentences, config.max_words)
-    bs = config.training.batch_size
-    data = {}
-    for name in ("train", "validation", "test"):
-        docs = getattr(splits, name)
-        labels = encode_labels(docs, splits.label_names)
-        data[name] = make_dataset(
-            docs.texts,
-            labels,
-            preprocessor,
-            bs,
-            shuffle=name == "train",
-            seed=config.training.seed,
-            fixed_shape=config.demo,
-        )
+    data = labelled_datasets(
+        splits,
+        lambda t: preprocessor(t, pad_to_limits=config.demo)["token_ids"],
+        config.training.batch_size,
+        seed=config.training.seed,
+        buckets=LENGTH_BUCKETS,
+    )
     return preprocessor, data
 
 
-def document_ids(texts, preprocessor, max_sentences=200, max_words=200, chunk=500):
-    """Yields each document's word ids (1-D int32, sentences concatenated).
-
-    The tokenization is the model's (`tokenize_documents` + its vocabulary), with
-    generous limits: word vectors learn from the whole document, not only from the
-    part the classifier reads.
-    """
-    texts = list(texts)
-    for start in range(0, len(texts), chunk):
-        _, words = tokenize_documents(
-            tf.constant(texts[start : start + chunk]), max_sentences, max_words
-        )
-        ids = tf.cast(preprocessor.lookup(words.merge_dims(1, 2)), tf.int32)
-        yield from (row.numpy() for row in ids)
-
-
 def initial_embeddings(config, splits, preprocessor, vocab_file):
-    """The starting embedding matrix (or None) and a line describing it.
-
-    `--embeddings FILE` loads vectors for the vocabulary; `--word2vec-epochs N` trains
-    skip-gram vectors on the training and validation documents (Yang et al. 2016) and
-    also writes them to `RUN_DIR/word2vec.txt` (word2vec text format).
-    """
-    vocab = Vocabulary.load(vocab_file)
-    if config.embeddings:
-        from zoo.data.embeddings import load_embeddings
-
-        matrix, stats = load_embeddings(config.embeddings, vocab)
-        config.embedding_dim = stats.dim
-        return matrix, f"pretrained vectors {config.embeddings}: {stats}"
-    if not config.word2vec_epochs:
-        return None, "embeddings learned from scratch"
-    from zoo.text.word2vec import train_word2vec, write_word2vec
-
-    texts = list(splits.train.texts) + list(splits.validation.texts)
-    matrix, report = train_word2vec(
-        document_ids(texts, preprocessor),
-        vocabulary_size=preprocessor.lookup.size,
-        dim=config.embedding_dim,
-        epochs=config.word2vec_epochs,
+    """The starting embedding matrix (or None) and a line describing it."""
+    texts = splits.train.texts + splits.validation.texts
+    chosen = choose_embeddings(
+        vocab_file,
+        config.embedding_dim,
+        vectors=config.embeddings,
+        word2vec_epochs=config.word2vec_epochs,
+        corpus=preprocessor.document_ids(texts),
         seed=config.training.seed,
-        verbose=True,
-        return_report=True,
+        save_to=os.path.join(config.training.run_dir, "word2vec.txt"),
     )
-    write_word2vec(
-        os.path.join(config.training.run_dir, "word2vec.txt"), vocab.tokens, matrix
-    )
-    return matrix, f"word2vec on {len(texts)} training + validation documents: {report}"
+    config.embedding_dim = chosen.dim
+    return chosen.matrix, chosen.description
 
 
 # --- Model ----------------------------------------------------------------------------
@@ -365,18 +283,11 @@ def build_model(config, vocabulary_size, num_classes, embedding_matrix=None):
     )
     if embedding_matrix is not None:
         model.set_embedding_matrix(embedding_matrix)
-    trainer = model.probabilities_model()
-    trainer.compile(
-        optimizer=keras.optimizers.Adam(
-            config.training.learning_rate,
-            clipnorm=5.0,
-            **averaging(config.training),
-        ),
-        loss="sparse_categorical_crossentropy",
-        metrics=["accuracy"],
-        # Batches vary in shape (S, W): XLA would recompile for every new shape.
-        jit_compile=False,
+    optimizer = keras.optimizers.Adam(
+        config.training.learning_rate, clipnorm=CLIPNORM, **averaging(config.training)
     )
+    # Batches vary in shape (S, W): XLA would recompile for every new shape.
+    trainer = compile_classifier(model, optimizer, jit_compile=False)
     return model, trainer
 
 
@@ -387,60 +298,24 @@ def train(config, trainer, data):
 # --- Evaluation -------------------------------------------------------------------------
 
 
-def predict_documents(model, preprocessor, texts, batch_size=64):
-    """Runs preprocessing + model on raw texts; returns a list of per-document dicts."""
-    results = []
-    for start in range(0, len(texts), batch_size):
-        batch = tf.constant(texts[start : start + batch_size])
-        pre = preprocessor(batch)
-        out = model(pre["token_ids"], training=False)
-        probs = keras.ops.convert_to_numpy(out["probabilities"])
-        s_att = keras.ops.convert_to_numpy(out["sentence_attention"])
-        w_att = keras.ops.convert_to_numpy(out["word_attention"])
-        sentences = pre["sentences"].numpy()
-        words = pre["words"].numpy()
-        for i in range(len(probs)):
-            results.append(
-                {
-                    "probabilities": probs[i],
-                    "sentences": [s.decode("utf-8") for s in sentences[i]],
-                    "words": [[w.decode("utf-8") for w in ws] for ws in words[i]],
-                    "sentence_attention": s_att[i].tolist(),
-                    "word_attention": w_att[i].tolist(),
-                }
-            )
-    return results
-
-
 def evaluate(config, model, preprocessor, splits):
     """Test metrics (`zoo.metrics.classification_report`) and the HTML report."""
-    docs = splits.test
-    y_true = encode_labels(docs, splits.label_names)
-    results = predict_documents(model, preprocessor, docs.texts)
-    y_pred = np.array([int(np.argmax(r["probabilities"])) for r in results], "int32")
-    report = classification_report(y_true.tolist(), y_pred.tolist(), splits.label_names)
-    text = format_report(report)
-    os.makedirs(config.report_dir, exist_ok=True)
-    with open(os.path.join(config.report_dir, "metrics.json"), "w") as f:
-        json.dump({"data": splits.description, **report}, f, indent=2)
-    with open(os.path.join(config.report_dir, "metrics.txt"), "w") as f:
-        f.write(splits.description + "\n\n" + text + "\n")
-
+    report, results = evaluate_texts(
+        model, preprocessor, splits.test, splits.label_names
+    )
+    text = write_classification_report(config.report_dir, splits.description, report)
     # Sample documents: right and wrong predictions of every class, seeded.
-    rng = np.random.default_rng(config.training.seed)
-    order = rng.permutation(len(results))[: config.report_documents]
-    examples = []
-    for i in order:
-        r = results[i]
-        k = int(y_pred[i])
-        examples.append(
-            {
-                **r,
-                "predicted": splits.label_names[k],
-                "probability": float(r["probabilities"][k]),
-                "true": splits.label_names[int(y_true[i])],
-            }
+    examples = [
+        {
+            **results[i],
+            "predicted": splits.label_names[results[i]["predicted"]],
+            "probability": float(results[i]["probabilities"][results[i]["predicted"]]),
+            "true": splits.label_names[results[i]["label"]],
+        }
+        for i in report_indices(
+            len(results), config.report_documents, config.training.seed
         )
+    ]
     html_path = attention_report_html(
         os.path.join(config.report_dir, "attention.html"),
         examples,
@@ -453,86 +328,16 @@ def evaluate(config, model, preprocessor, splits):
 # --- Export -----------------------------------------------------------------------------
 
 
-def make_serving_module(model, preprocessor, label_names):
-    """The `ServingModule` behind the exported signatures (string in, dict out)."""
-    from zoo.export import ServingModule
-
-    text_spec = tf.TensorSpec([None], tf.string, name="text")
-
-    class HANServing(ServingModule):
-        def __init__(self, model, preprocessor, label_names):
-            super().__init__(model)
-            self.preprocessor = preprocessor
-            self.label_names = tf.constant(list(label_names), tf.string)
-
-        def _run(self, text):
-            pre = self.preprocessor(text)
-            out = self.model(pre["token_ids"], training=False)
-            probabilities = tf.cast(out["probabilities"], tf.float32)
-            label = tf.gather(self.label_names, tf.argmax(probabilities, axis=-1))
-            result = {
-                "probabilities": probabilities,
-                "label": label,
-                "sentence_attention": tf.cast(out["sentence_attention"], tf.float32),
-                "word_attention": tf.cast(out["word_attention"], tf.float32),
-            }
-            return pre, result
-
-        @tf.function(input_signature=[text_spec])
-        def preprocess(self, text):
-            return {"token_ids": self.preprocessor(text)["token_ids"]}
-
-        @tf.function(input_signature=[text_spec])
-        def explain(self, text):
-            pre, result = self._run(text)
-            result["sentences"] = pre["sentences"]
-            result["words"] = pre["words"]
-            return result
-
-        @tf.function(input_signature=[text_spec])
-        def serve(self, text):
-            result = self.explain(text)  # one traced model graph for both
-            return {k: v for k, v in result.items() if k not in ("sentences", "words")}
-
-    return HANServing(model, preprocessor, label_names)
-
-
 def export(config, model, preprocessor, splits, metrics):
     """Exports `saved_models/han/VERSION/` (+ the `.keras` file); returns its path."""
-    from zoo.export import export_model
-
-    module = make_serving_module(model, preprocessor, splits.label_names)
-    warmup_texts = list(splits.test.texts[:4]) or ["a short example document."]
-    return export_model(
-        module,
-        name=EXPORT_NAME,
-        signatures={
-            "serving_default": module.serve,
-            "explain": module.explain,
-            "preprocess": module.preprocess,
-        },
+    return export_han_classifier(
+        model,
+        preprocessor,
+        splits.label_names,
         base_dir=config.export_dir,
-        keras_model=model,
-        warmup={"serving_default": {"text": warmup_texts}},
-        keras_check={
-            "signature": "serving_default",
-            "outputs": {
-                "probabilities": "probabilities",
-                "sentence_attention": "sentence_attention",
-                "word_attention": "word_attention",
-            },
-        },
-        metadata={
-            "recipe": NAME,
-            "data": splits.description,
-            "labels": list(splits.label_names),
-            "limits": {
-                "max_sentences": config.max_sentences,
-                "max_words": config.max_words,
-                "max_input_bytes": 65536,
-            },
-            "metrics": metrics,
-        },
+        name=EXPORT_NAME,
+        warmup_texts=splits.test.texts[:4],
+        metadata={"recipe": NAME, "data": splits.description, "metrics": metrics},
     )
 
 

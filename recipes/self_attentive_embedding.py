@@ -5,7 +5,7 @@ sentence embedding that is a matrix, one row per attention hop, each row a weigh
 the words; delivered as a classifier, as an `embed` signature for TF Serving and as a
 `.keras` encoder that other Keras programs load and fine-tune.
 Paper: Lin et al., 2017, "A Structured Self-Attentive Sentence Embedding" (ICLR).
-Model: `zoo.models.self_attentive_encoder.SelfAttentiveClassifier` (word embeddings ->
+Model: `zoo.models.sentence_embedder.SelfAttentiveClassifier` (word embeddings ->
 BiLSTM -> `StructuredSelfAttention` with penalty `||A A^T - I||_F^2` -> flatten -> ReLU
 MLP -> softmax).
 Metric: test accuracy (plus per-class precision/recall/F1, confusion matrix, and the
@@ -43,10 +43,9 @@ hops, columns = words) and `saved_models/sentence_embedder/VERSION/` with
 plus `saved_models/sentence_embedder/VERSION.keras` (the classifier) and
 `saved_models/sentence_embedder/VERSION.encoder.keras`: the trained
 `SelfAttentiveEncoder` alone, token ids (B, T) -> {"embedding", "attention"}, which
-`keras.saving.load_model` reads after `import zoo.models.self_attentive_encoder` (no
-custom_objects), with the vocabulary file beside it
-(`VERSION.encoder.vocab.txt`, also in the export's `assets/`) and
-`zoo.models.self_attentive_encoder.SentencePreprocessor` to turn text into ids.
+`keras.saving.load_model` reads after `import zoo.models` (no custom_objects), with the
+vocabulary file beside it (`VERSION.encoder.vocab.txt`, also in the export's `assets/`)
+and `zoo.models.sentence_embedder.SentencePreprocessor` to turn text into ids.
 
 Preprocessing runs in the graph (`SentencePreprocessor`): normalisation, word
 tokenisation, the first `--max-length` (default 128) tokens kept (longer texts are
@@ -58,16 +57,23 @@ output for the zero embedding, never NaN.
 
 import argparse
 import dataclasses
-import json
 import os
-import shutil
 import sys
 import time
 
 import keras
 import numpy as np
-import tensorflow as tf
 
+from zoo.classification import (
+    ClassificationData,
+    build_word_vocabulary,
+    compile_classifier,
+    evaluate_texts,
+    initial_embeddings,
+    labelled_datasets,
+    report_indices,
+    write_classification_report,
+)
 from zoo.data.sentences import (
     demo_corpus,
     load_sst,
@@ -75,16 +81,16 @@ from zoo.data.sentences import (
     read_tsv,
     split_data,
 )
-from zoo.layers.structured_self_attention import orthogonality_penalty
-from zoo.metrics import classification_report, format_report
-from zoo.models.self_attentive_encoder import (
+from zoo.models.sentence_embedder import (
+    LENGTH_BUCKETS,
     MAX_LENGTH,
     SelfAttentiveClassifier,
     SelfAttentiveEncoder,
     SentencePreprocessor,
+    export_sentence_embedder,
+    penalty_norms,
     tokenize_sentences,
 )
-from zoo.text.vocabulary import Vocabulary
 from zoo.training import (
     TrainingConfig,
     add_output_args,
@@ -227,10 +233,10 @@ def parse_config(argv=None):
 
 
 def load_splits(config):
-    """`{"train", "validation", "test"}` -> `SentenceData`, plus a description."""
+    """The `ClassificationData` of `config.data` (or of the demo corpus)."""
     if config.demo:
         splits = demo_corpus(num_train=800, seed=config.training.seed)
-        return splits, "generated demo corpus"
+        return ClassificationData.from_sentences(splits, "generated demo corpus")
     if config.task in ("sst5", "sst2"):
         phrases = config.phrases if config.phrases is not None else True
         splits = load_sst(config.data, config.task, phrases=phrases)
@@ -247,67 +253,27 @@ def load_splits(config):
             data = read_tsv(config.data)
         splits = split_data(data, validation=0.1, test=0.1, seed=0)
         description = f"{config.data} (fixed seeded 80/10/10 split)"
-    if config.max_train_examples and len(splits["train"]) > config.max_train_examples:
-        rng = np.random.default_rng(config.training.seed)
-        keep = rng.permutation(len(splits["train"]))[: config.max_train_examples]
-        splits["train"] = splits["train"].subset(np.sort(keep))
-        description += f", {config.max_train_examples} training examples sampled"
-    return splits, description
-
-
-def build_vocabulary(texts, config, path):
-    """Builds the word vocabulary from the in-graph tokenization of `texts`."""
-    ds = tf.data.Dataset.from_tensor_slices(list(texts)).batch(512)
-    ds = ds.map(lambda t: tokenize_sentences(t, config.max_length).flat_values)
-    token_lists = (batch.tolist() for batch in ds.as_numpy_iterator())
-    vocab = Vocabulary.build(
-        token_lists, max_size=config.vocab_size, min_count=config.min_count
-    )
-    vocab.save(path)
-    return vocab
-
-
-def make_dataset(texts, labels, preprocessor, batch_size, shuffle=False, seed=0):
-    """Raw (text, label) pairs -> batches of `(token_ids (B, T), label (B,))`.
-
-    Texts of similar length are batched together (less compute on padding) when
-    shuffling; the order is kept otherwise.
-    """
-    ds = tf.data.Dataset.from_tensor_slices((list(texts), np.asarray(labels, "int32")))
-    if shuffle:
-        from zoo.training import bucket_by_length
-
-        ds = ds.shuffle(len(texts), seed=seed, reshuffle_each_iteration=True)
-        ds = bucket_by_length(
-            ds,
-            lambda t, y: tf.strings.length(t),
-            boundaries=[30, 60, 100, 150, 220, 400],
-            batch_size=batch_size,
-            padded_shapes=([], []),
-        )
-    else:
-        ds = ds.batch(batch_size)
-    ds = ds.map(
-        lambda t, y: (preprocessor(t)["token_ids"], y),
-        num_parallel_calls=tf.data.AUTOTUNE,
-    )
-    return ds.prefetch(tf.data.AUTOTUNE)
+    splits = ClassificationData.from_sentences(splits, description)
+    return splits.sample(config.max_train_examples, seed=config.training.seed)
 
 
 def build_datasets(config, splits, vocab_file):
     """Vocabulary file, preprocessor and the train/validation/test datasets."""
-    build_vocabulary(splits["train"].texts, config, vocab_file)
+    build_word_vocabulary(
+        splits.train.texts,
+        lambda t: tokenize_sentences(t, config.max_length),
+        vocab_file,
+        max_size=config.vocab_size,
+        min_count=config.min_count,
+    )
     preprocessor = SentencePreprocessor(vocab_file, max_length=config.max_length)
-    data = {}
-    for name in ("train", "validation", "test"):
-        data[name] = make_dataset(
-            splits[name].texts,
-            splits[name].labels,
-            preprocessor,
-            config.training.batch_size,
-            shuffle=name == "train",
-            seed=config.training.seed,
-        )
+    data = labelled_datasets(
+        splits,
+        lambda t: preprocessor(t)["token_ids"],
+        config.training.batch_size,
+        seed=config.training.seed,
+        buckets=LENGTH_BUCKETS,
+    )
     return preprocessor, data
 
 
@@ -334,85 +300,48 @@ def build_model(config, vocabulary_size, num_classes, embedding_matrix=None):
         dropout=config.dropout,
         name="sentence_classifier",
     )
-    model.compile(
-        optimizer=keras.optimizers.Adam(
-            config.training.learning_rate,
-            clipnorm=config.clipnorm,
-            **averaging(config.training),
-        ),
-        loss="sparse_categorical_crossentropy",
-        metrics=["accuracy"],
+    optimizer = keras.optimizers.Adam(
+        config.training.learning_rate,
+        clipnorm=config.clipnorm,
+        **averaging(config.training),
     )
+    compile_classifier(model, optimizer)
     return model
 
 
 def train(config, model, data):
-    return fit(model, data["train"], data["validation"], config.training)
+    trainer = model.training_model()
+    return fit(trainer, data["train"], data["validation"], config.training)
 
 
 # --- Evaluation -------------------------------------------------------------------------
 
 
-def predict(model, preprocessor, texts, batch_size=128):
-    """Probabilities `(N, C)`, per-text `(attention (r, T_i), tokens)` and penalty norms.
-
-    The norms are `||A A^T - I||_F` per text (0 for a text without tokens). Texts are
-    run in order of length (less padding) inside one `tf.function`; results come back
-    in the order of `texts`.
-    """
-
-    @tf.function(reduce_retracing=True)
-    def run(text):
-        pre = preprocessor(text)
-        ids = pre["token_ids"]
-        att = model.encoder(ids, training=False)["attention"]
-        norms = orthogonality_penalty(att, ids != 0, squared=False)
-        return model(ids, training=False), att, norms, pre["tokens"]
-
-    texts = list(texts)
-    order = np.argsort([len(t) for t in texts], kind="stable")
-    probs, examples, norms = (
-        [None] * len(texts),
-        [None] * len(texts),
-        [None] * len(texts),
-    )
-    for start in range(0, len(texts), batch_size):
-        index = order[start : start + batch_size]
-        p, att, n, tokens = run(tf.constant([texts[i] for i in index]))
-        p, att, n, tokens = p.numpy(), att.numpy(), n.numpy(), tokens.numpy()
-        for j, i in enumerate(index):
-            words = [w.decode("utf-8") for w in tokens[j] if w]
-            probs[i], norms[i] = p[j], n[j]
-            examples[i] = (att[j][:, : len(words)], words)
-    return np.stack(probs), examples, np.asarray(norms)
-
-
 def evaluate(config, model, preprocessor, splits, description):
     """Test metrics (`zoo.metrics`), attention heat maps; returns the report dict."""
-    test = splits["test"]
-    probs, examples, norms = predict(model, preprocessor, test.texts)
-    y_pred = probs.argmax(-1)
-    report = classification_report(
-        test.labels.tolist(), y_pred.tolist(), test.label_names
+    report, results = evaluate_texts(
+        model, preprocessor, splits.test, splits.label_names, 128, penalty_norms
     )
-    report["mean_attention_penalty_norm"] = float(norms.mean())
-    text = format_report(report)
-    text += f"\n\nmean ||A A^T - I||_F over the test texts: {norms.mean():.4f}"
-    os.makedirs(config.report_dir, exist_ok=True)
-    with open(os.path.join(config.report_dir, "metrics.json"), "w") as f:
-        json.dump({"data": description, **report}, f, indent=2)
-    with open(os.path.join(config.report_dir, "metrics.txt"), "w") as f:
-        f.write(description + "\n\n" + text + "\n")
+    norm = float(np.mean([r["penalty_norm"] for r in results])) if results else 0.0
+    report["mean_attention_penalty_norm"] = norm
+    text = write_classification_report(
+        config.report_dir,
+        description,
+        report,
+        notes=["", f"mean ||A A^T - I||_F over the test texts: {norm:.4f}"],
+    )
     paths = []
-    for i, (att, words) in enumerate(examples[: config.heatmaps]):
+    for i in report_indices(len(results), config.heatmaps, config.training.seed):
+        words = [w for w in results[i]["tokens"] if w]
         if not words:
             continue
-        label = test.label_names[int(y_pred[i])]
-        truth = test.label_names[int(test.labels[i])]
+        label = splits.label_names[results[i]["predicted"]]
+        truth = splits.label_names[results[i]["label"]]
+        attention = results[i]["attention"][:, : len(words)]
         paths.append(
             attention_heatmap(
-                att,
-                [f"hop {h + 1}" for h in range(att.shape[0])],
+                attention,
+                [f"hop {h + 1}" for h in range(attention.shape[0])],
                 words,
                 os.path.join(config.report_dir, f"attention_{i}.png"),
                 title=f"predicted {label}, true {truth}",
@@ -425,116 +354,40 @@ def evaluate(config, model, preprocessor, splits, description):
 # --- Export -----------------------------------------------------------------------------
 
 
-def make_serving_module(model, preprocessor, label_names):
-    """The `ServingModule` behind the exported signatures (string in, dict out)."""
-    from zoo.export import ServingModule
-
-    text_spec = tf.TensorSpec([None], tf.string, name="text")
-
-    class SentenceEmbedderServing(ServingModule):
-        def __init__(self, model, preprocessor, label_names):
-            super().__init__(model)
-            self.preprocessor = preprocessor
-            self.label_names = tf.constant(list(label_names), tf.string)
-
-        @tf.function(input_signature=[text_spec])
-        def preprocess(self, text):
-            return {"token_ids": self.preprocessor(text)["token_ids"]}
-
-        @tf.function(input_signature=[text_spec])
-        def serve(self, text):
-            ids = self.preprocessor(text)["token_ids"]
-            probabilities = tf.cast(self.model(ids, training=False), tf.float32)
-            label = tf.gather(self.label_names, tf.argmax(probabilities, axis=-1))
-            return {"probabilities": probabilities, "label": label}
-
-        @tf.function(input_signature=[text_spec])
-        def embed(self, text):
-            pre = self.preprocessor(text)
-            out = self.model.encoder(pre["token_ids"], training=False)
-            return {
-                "embedding": tf.cast(out["embedding"], tf.float32),
-                "attention": tf.cast(out["attention"], tf.float32),
-                "tokens": pre["tokens"],
-            }
-
-    return SentenceEmbedderServing(model, preprocessor, label_names)
-
-
 def export(config, model, preprocessor, splits, description, metrics, vocab_file):
     """Exports `saved_models/sentence_embedder/VERSION/`, its `.keras` classifier and
     the standalone `VERSION.encoder.keras`; returns the version folder."""
-    from zoo.export import export_model
-
-    label_names = splits["test"].label_names
-    module = make_serving_module(model, preprocessor, label_names)
-    warmup_texts = list(splits["test"].texts[:4]) or ["a short example sentence ."]
-    version_dir = export_model(
-        module,
-        name=EXPORT_NAME,
-        signatures={
-            "serving_default": module.serve,
-            "embed": module.embed,
-            "preprocess": module.preprocess,
-        },
+    return export_sentence_embedder(
+        model,
+        preprocessor,
+        splits.label_names,
         base_dir=config.export_dir,
-        keras_model=model,
-        warmup={
-            "serving_default": {"text": warmup_texts},
-            "embed": {"text": warmup_texts},
-        },
-        keras_check={
-            "signature": "serving_default",
-            "outputs": {"probabilities": "probabilities"},
-        },
-        metadata={
-            "recipe": NAME,
-            "data": description,
-            "labels": list(label_names),
-            "encoder": {
-                "file": "../<VERSION>.encoder.keras (beside this version folder)",
-                "vocabulary": "../<VERSION>.encoder.vocab.txt",
-                "num_hops": config.num_hops,
-                "embedding_width": 2 * config.lstm_units,
-            },
-            "limits": {"max_length": config.max_length, "max_input_bytes": 65536},
-            "metrics": metrics,
-        },
-        extra_files=encoder_files(model.encoder, vocab_file),
+        name=EXPORT_NAME,
+        warmup_texts=splits.test.texts[:4],
+        metadata={"recipe": NAME, "data": description, "metrics": metrics},
     )
-    return version_dir
-
-
-def encoder_files(encoder, vocab_file):
-    """`export_model` extra files: `VERSION.encoder.keras` and its vocabulary."""
-    return {
-        ".encoder.keras": encoder.save,
-        ".encoder.vocab.txt": lambda path: shutil.copyfile(vocab_file, path),
-    }
 
 
 def main(argv=None):
     config = parse_config(argv)
     start = time.time()
     set_seed(config.training.seed)
-    splits, description = load_splits(config)
-    print(description, {k: len(v) for k, v in splits.items()})
+    splits = load_splits(config)
+    description = splits.description
+    print(description, splits.sizes())
     os.makedirs(config.training.run_dir, exist_ok=True)
     vocab_file = os.path.join(config.training.run_dir, "vocab.txt")
     preprocessor, data = build_datasets(config, splits, vocab_file)
     vocab_size = preprocessor.lookup.size
-    embedding_matrix = None
+    chosen = initial_embeddings(
+        vocab_file, config.embedding_dim, vectors=config.embeddings
+    )
+    embedding_matrix, config.embedding_dim = chosen.matrix, chosen.dim
     if config.embeddings:
-        from zoo.data.embeddings import load_embeddings
-
-        embedding_matrix, stats = load_embeddings(
-            config.embeddings, Vocabulary.load(vocab_file)
-        )
-        config.embedding_dim = stats.dim
-        description += f"; pretrained vectors {config.embeddings}: {stats}"
-        print(f"pretrained vectors: {stats}")
-    num_classes = splits["train"].num_classes
-    print(f"vocabulary: {vocab_size} words; classes: {splits['train'].label_names}")
+        description += f"; {chosen.description}"
+        print(chosen.description)
+    num_classes = splits.num_classes
+    print(f"vocabulary: {vocab_size} words; classes: {splits.label_names}")
 
     strategy = get_strategy(config.training.distribute)
     with strategy.scope():

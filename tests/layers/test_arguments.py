@@ -1,8 +1,10 @@
 """The shared argument checks, and the layers and models that call them."""
 
+import importlib
 import math
 import re
 
+import keras
 import numpy as np
 import pytest
 
@@ -21,12 +23,6 @@ from zoo.layers.arguments import (
     check_optional_positive_ints,
     check_positive_ints,
 )
-from zoo.models.han_classifier import HANClassifier
-from zoo.models.self_attentive_encoder import (
-    SelfAttentiveClassifier,
-    SelfAttentiveEncoder,
-)
-from zoo.models.seq2seq_translator import Seq2SeqTranslator
 
 
 def test_positive_ints_pass():
@@ -89,33 +85,55 @@ BAD_ARGUMENTS = [
     (HierarchicalAttentionEncoder, {"dropout": None}, "dropout=None"),
     (HierarchicalAttentionEncoder, {"dropout": "0.3"}, "dropout='0.3'"),
     (HierarchicalAttentionEncoder, {"rnn_units": 0}, "rnn_units=0"),
+]
+
+# The models that call the same checks: (family package, class, arguments, value).
+MODEL_BAD_ARGUMENTS = [
     (
-        HANClassifier,
+        "han",
+        "HANClassifier",
         {"vocabulary_size": 30, "num_classes": 3, "dropout": 1.0},
         "dropout=1.0",
     ),
-    (SelfAttentiveEncoder, {"vocabulary_size": 30, "lstm_units": 0}, "lstm_units=0"),
     (
-        SelfAttentiveEncoder,
+        "sentence_embedder",
+        "SelfAttentiveEncoder",
+        {"vocabulary_size": 30, "lstm_units": 0},
+        "lstm_units=0",
+    ),
+    (
+        "sentence_embedder",
+        "SelfAttentiveEncoder",
         {"vocabulary_size": 30, "embedding_dropout": -0.5},
         "embedding_dropout=-0.5",
     ),
     (
-        Seq2SeqTranslator,
+        "translation",
+        "Seq2SeqTranslator",
         {"source_vocab_size": 0, "target_vocab_size": 9},
         "source_vocab_size=0",
     ),
     (
-        Seq2SeqTranslator,
+        "translation",
+        "Seq2SeqTranslator",
         {"source_vocab_size": 9, "target_vocab_size": 9, "encoder_layers": True},
         "encoder_layers=True",
     ),
     (
-        Seq2SeqTranslator,
+        "translation",
+        "Seq2SeqTranslator",
         {"source_vocab_size": 9, "target_vocab_size": 9, "embedding_dim": 0},
         "embedding_dim=0",
     ),
 ]
+
+
+def _model_class(family, name):
+    """A model class from its family package (which needs TensorFlow: the
+    families hold in-graph tensorflow-text preprocessing)."""
+    if keras.backend.backend() != "tensorflow":
+        pytest.skip("the model families need the TensorFlow backend")
+    return getattr(importlib.import_module(f"zoo.models.{family}"), name)
 
 
 @pytest.mark.parametrize(
@@ -128,7 +146,20 @@ def test_constructors_refuse_bad_arguments(cls, kwargs, received):
         cls(**kwargs)
 
 
+@pytest.mark.parametrize(
+    ("family", "name", "kwargs", "received"),
+    MODEL_BAD_ARGUMENTS,
+    ids=[f"{name}-{received}" for _, name, _, received in MODEL_BAD_ARGUMENTS],
+)
+def test_model_constructors_refuse_bad_arguments(family, name, kwargs, received):
+    cls = _model_class(family, name)
+    with pytest.raises(ValueError, match="Received: .*" + re.escape(received)):
+        cls(**kwargs)
+
+
 def test_classifier_refuses_bad_dropout():
-    encoder = SelfAttentiveEncoder(30, embedding_dim=8, lstm_units=8, num_hops=2)
+    encoder_cls = _model_class("sentence_embedder", "SelfAttentiveEncoder")
+    classifier_cls = _model_class("sentence_embedder", "SelfAttentiveClassifier")
+    encoder = encoder_cls(30, embedding_dim=8, lstm_units=8, num_hops=2)
     with pytest.raises(ValueError, match=r"Received: dropout=1\.5"):
-        SelfAttentiveClassifier(encoder, num_classes=2, hidden_units=8, dropout=1.5)
+        classifier_cls(encoder, num_classes=2, hidden_units=8, dropout=1.5)

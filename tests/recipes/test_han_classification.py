@@ -13,7 +13,7 @@ import tensorflow as tf
 from recipes.han_classification import main, parse_config
 from zoo.data.documents import demo_corpus
 from zoo.export.testing import run_in_fresh_process
-from zoo.models.han_classifier import HANPreprocessor
+from zoo.models.han import HANPreprocessor
 
 SENTIMENT = (
     "wonderful brilliant moving excellent delightful superb "
@@ -178,7 +178,7 @@ def test_word2vec_initialisation(tmp_path):
     preprocessor, _ = build_datasets(config, splits, vocab_file)
     matrix, how = initial_embeddings(config, splits, preprocessor, vocab_file)
     size = preprocessor.lookup.size
-    assert matrix.shape == (size, 200) and "word2vec on" in how
+    assert matrix.shape == (size, 200) and "word2vec (1 epochs)" in how
     assert not matrix[:2].any() and np.isfinite(matrix).all()
     # The vectors are also written for reuse, and `--embeddings` reads them back.
     from zoo.data.embeddings import load_embeddings

@@ -88,7 +88,7 @@ if version_dir:
 
 import keras
 import tensorflow as tf
-import zoo.models.self_attentive_encoder as sae
+import zoo.models.sentence_embedder as sae
 
 # a different label set: does the sentence talk about the cast or the plot?
 rng = np.random.default_rng(0)
@@ -170,7 +170,7 @@ def test_export_reloads_in_fresh_process_with_same_outputs(demo_run, fresh):
     import keras
     import tensorflow as tf
 
-    from zoo.models.self_attentive_encoder import SentencePreprocessor
+    from zoo.models.sentence_embedder import SentencePreprocessor
 
     classifier = keras.saving.load_model(version_dir + ".keras")
     encoder = keras.saving.load_model(version_dir + ".encoder.keras")
@@ -178,7 +178,7 @@ def test_export_reloads_in_fresh_process_with_same_outputs(demo_run, fresh):
     ids = pre(tf.constant(TEXTS))
     np.testing.assert_array_equal(served["token_ids"], ids["token_ids"].numpy())
     np.testing.assert_array_equal(served["tokens"], ids["tokens"].numpy())
-    probs = classifier(ids["token_ids"]).numpy()
+    probs = classifier(ids["token_ids"])["probabilities"].numpy()
     np.testing.assert_allclose(served["probabilities"], probs, atol=1e-5)
     enc = encoder(ids["token_ids"])
     np.testing.assert_allclose(served["embedding"], enc["embedding"].numpy(), atol=1e-5)

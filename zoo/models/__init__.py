@@ -3,9 +3,9 @@
 Importing this package registers every model with Keras (`package="zoo"`).
 """
 
-from zoo.models.han_classifier import HANClassifier
+from zoo.models.han import HANClassifier
 from zoo.models.memn2n import MemN2N
-from zoo.models.self_attentive_encoder import (
+from zoo.models.sentence_embedder import (
     SelfAttentiveClassifier,
     SelfAttentiveEncoder,
 )

@@ -1,15 +1,9 @@
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from zoo.layers.hierarchical_attention import HierarchicalAttentionEncoder
-from zoo.models.han_classifier import (
-    HANClassifier,
-    HANPreprocessor,
-    tokenize_documents,
-)
-from zoo.text.vocabulary import Vocabulary
+from zoo.models.han import HANClassifier
 
 SMALL = {"embedding_dim": 8, "rnn_units": 4, "context_units": 5}
 
@@ -69,9 +63,11 @@ def test_keras_file_roundtrip_same_outputs(tmp_path):
         )
 
 
-def test_probabilities_model_shares_the_weights():
+def test_training_model_shares_the_weights_and_is_one_object():
     model = HANClassifier(30, 2, **SMALL)
-    trainer = model.probabilities_model()
+    trainer = model.training_model()
+    assert model.training_model() is trainer  # compiled once, fit later
+    assert len(trainer.outputs) == 1
     assert {id(w) for w in trainer.trainable_weights} == {
         id(w) for w in model.trainable_weights
     }
@@ -82,6 +78,41 @@ def test_probabilities_model_shares_the_weights():
         keras.ops.convert_to_numpy(trainer(_ids())), expected, rtol=1e-6
     )
     assert np.all(expected[2, 0] > 0.99)  # the empty document: bias only
+
+
+def test_training_model_fits_and_is_not_saved_with_the_model(tmp_path):
+    model = HANClassifier(30, 2, **SMALL)
+    trainer = model.training_model()
+    trainer.compile(keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy")
+    x = _ids()[:2]
+    loss = trainer.fit(x, np.array([0, 1]), epochs=3, verbose=0).history["loss"]
+    assert loss[-1] < loss[0]
+    model.save(tmp_path / "han.keras")
+    # The .keras file holds the model's weights only, not the view's optimizer.
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "han.keras") as archive:
+        names = archive.namelist()
+        weights = archive.read("model.weights.h5")
+    assert "model.weights.h5" in names and b"optimizer" not in weights
+    loaded = keras.saving.load_model(tmp_path / "han.keras")
+    np.testing.assert_allclose(
+        keras.ops.convert_to_numpy(loaded(x)["probabilities"]),
+        keras.ops.convert_to_numpy(model(x)["probabilities"]),
+        rtol=1e-6,
+    )
+
+
+def test_attention_outputs_are_float32_under_mixed_precision():
+    from tests.layers.layer_test_utils import dtype_policy
+
+    with dtype_policy("mixed_float16"):
+        model = HANClassifier(30, 2, **SMALL)
+        out = model(_ids())
+    for key in ("probabilities", "sentence_attention", "word_attention"):
+        assert out[key].dtype == "float32", key
+        assert np.all(np.isfinite(keras.ops.convert_to_numpy(out[key])))
+    assert np.all(keras.ops.convert_to_numpy(out["word_attention"])[_ids() == 0] == 0)
 
 
 @pytest.mark.parametrize(
@@ -96,46 +127,3 @@ def test_invalid_arguments_name_the_value(kwargs, word):
     args = {"vocabulary_size": 10, "num_classes": 2, **kwargs}
     with pytest.raises(ValueError, match=word):
         HANClassifier(**args)
-
-
-@pytest.fixture
-def vocab_file(tmp_path):
-    vocab = Vocabulary.build([["good", "film", ".", "bad", "plot", "!", "a"]])
-    return vocab.save(tmp_path / "vocab.txt")
-
-
-def test_tokenize_documents_splits_and_truncates():
-    text = tf.constant(
-        [
-            "Good film.<br /><br />Bad plot! Third one? Fourth.",
-            "",
-            "   \n ",
-            "a " * 100,
-        ]
-    )
-    sentences, words = tokenize_documents(text, max_sentences=3, max_words=4)
-    assert sentences.to_list()[0] == [b"good film.", b"bad plot!", b"third one?"]
-    assert words.to_list()[0][1] == [b"bad", b"plot", b"!"]
-    assert words.to_list()[1] == [] and words.to_list()[2] == []
-    assert words.to_list()[3] == [[b"a"] * 4]  # truncated, not rejected
-
-
-def test_preprocessor_ids_padding_and_limits(vocab_file):
-    pre = HANPreprocessor(vocab_file, max_sentences=2, max_words=3)
-    out = pre(tf.constant(["Good film. Bad plot, unknown!", ""]))
-    vocab = Vocabulary.load(vocab_file)
-    ids = out["token_ids"].numpy()
-    assert ids.dtype == np.int32 and ids.shape == (2, 2, 3)
-    assert ids[0, 0].tolist() == vocab.encode(["good", "film", "."])
-    assert ids[0, 1].tolist() == vocab.encode(["bad", "plot", ","])  # "," -> UNK
-    assert ids[0, 1, 2] == 1
-    assert np.all(ids[1] == 0)
-    assert out["words"].numpy()[0, 0].tolist() == [b"good", b"film", b"."]
-    assert out["sentences"].numpy()[1].tolist() == [b"", b""]
-    # An empty batch and an all-empty batch still have S, W >= 1.
-    assert pre(tf.constant([], tf.string))["token_ids"].shape == (0, 1, 1)
-    assert pre(tf.constant([""]))["token_ids"].shape == (1, 1, 1)
-    fixed = pre(tf.constant(["Good."]), pad_to_limits=True)["token_ids"]
-    assert fixed.shape == (1, 2, 3)
-    with pytest.raises(ValueError, match="max_words"):
-        HANPreprocessor(vocab_file, max_words=0)

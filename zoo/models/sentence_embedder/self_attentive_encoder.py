@@ -1,37 +1,10 @@
-"""Structured self-attentive sentence embedding (Lin et al. 2017): encoder, classifier.
-
-`SelfAttentiveEncoder` maps word ids `(B, T)` to the embedding matrix `M` `(B, r, 2u)`
-and the attention `A` `(B, r, T)`; it is a standalone Keras model, saved as a `.keras`
-file that other programs load with `keras.saving.load_model` (after `import zoo...`,
-no `custom_objects`) and put under their own heads. `SelfAttentiveClassifier` is the
-paper's classifier: encoder -> flatten `M` -> hidden ReLU layer -> softmax.
-`SentencePreprocessor` is the in-graph (tensorflow-text) text -> ids step shared by
-the `tf.data` training pipeline and the exported serving signatures.
-
-Preprocessing, step by step (all in-graph):
-
-1. `zoo.text.preprocessing.normalize`: invalid UTF-8 replaced, inputs longer than
-   64 KiB truncated at a character boundary, NFKC, case folding, whitespace collapsed;
-2. `word_tokenize` (words, punctuation as separate tokens);
-3. the first `max_length` tokens are kept (default `MAX_LENGTH` = 128); longer texts
-   are truncated, never rejected;
-4. vocabulary lookup (`VocabularyLookup`: unknown words -> 1, padding -> 0), padded
-   with 0 / "" to the longest text of the batch, at least 1 position, so an empty or
-   whitespace-only text is a single padded token: fully masked, zero attention, finite
-   outputs.
-"""
+"""`SelfAttentiveEncoder`: word ids -> a structured sentence embedding matrix."""
 
 import keras
-import tensorflow as tf
 
 from zoo.layers.arguments import check_dropout_rates, check_positive_ints
 from zoo.layers.bidirectional_rnn import BidirectionalRNN
 from zoo.layers.structured_self_attention import StructuredSelfAttention
-from zoo.text.preprocessing import normalize, word_tokenize
-from zoo.text.vocabulary import VocabularyLookup
-
-MAX_LENGTH = 128
-"""Default limit on tokens per text (later tokens are dropped)."""
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -58,7 +31,8 @@ class SelfAttentiveEncoder(keras.Model):
         token_ids: int tensor `(B, T)`, 0 = padding.
 
     Returns:
-        A dict: `"embedding"` `M` `(B, r, 2u)` and `"attention"` `A` `(B, r, T)`.
+        A dict: `"embedding"` `M` `(B, r, 2u)` (the compute dtype) and `"attention"`
+        `A` `(B, r, T)` (float32).
 
     Example:
 
@@ -117,7 +91,9 @@ class SelfAttentiveEncoder(keras.Model):
         )  # (B, r, 2u), (B, r, T)
         outputs = {
             "embedding": keras.layers.Identity(name="embedding")(embedding),
-            "attention": keras.layers.Identity(name="attention")(attention),
+            "attention": keras.layers.Identity(dtype="float32", name="attention")(
+                attention
+            ),
         }
         super().__init__(inputs=token_ids, outputs=outputs, **kwargs)
 
@@ -157,136 +133,3 @@ class SelfAttentiveEncoder(keras.Model):
     @classmethod
     def from_config(cls, config):
         return cls(**config)
-
-
-@keras.saving.register_keras_serializable(package="zoo")
-class SelfAttentiveClassifier(keras.Model):
-    """The paper's classifier: `SelfAttentiveEncoder` -> flatten `M` -> MLP -> softmax.
-
-    Args:
-        encoder: a `SelfAttentiveEncoder`.
-        num_classes: number of classes (>= 2).
-        hidden_units: the hidden ReLU layer (paper: 3000 for Yelp, 2000 for age).
-        dropout: dropout before the hidden and the output layer (paper: 0.5).
-        **kwargs: `keras.Model` keyword arguments (`name`, ...).
-
-    Call arguments:
-        token_ids: int tensor `(B, T)`, 0 = padding.
-
-    Returns:
-        `probabilities` `(B, num_classes)`, float32 (the output layer is named
-        `"probabilities"`). The encoder's penalty is in `model.losses`.
-
-    Example:
-
-    >>> encoder = SelfAttentiveEncoder(1000, 32, 16, 20, 4)
-    >>> model = SelfAttentiveClassifier(encoder, num_classes=5, hidden_units=64)
-    >>> model(np.array([[5, 6, 7, 0]])).shape
-    TensorShape([1, 5])
-
-    Reference:
-        Lin et al., "A Structured Self-Attentive Sentence Embedding", ICLR 2017,
-        section 4.2 (a 2-layer ReLU MLP on the flattened embedding matrix).
-    """
-
-    def __init__(self, encoder, num_classes, hidden_units=3000, dropout=0.5, **kwargs):
-        if not isinstance(encoder, SelfAttentiveEncoder):
-            raise ValueError(
-                "`encoder` must be a SelfAttentiveEncoder. "
-                f"Received: encoder={type(encoder).__name__}"
-            )
-        check_positive_ints(num_classes=num_classes)
-        if num_classes < 2:
-            raise ValueError(
-                f"`num_classes` must be at least 2. Received: num_classes={num_classes!r}"
-            )
-        check_positive_ints(hidden_units=hidden_units)
-        check_dropout_rates(dropout=dropout)
-        # === Layers ===
-        self.encoder = encoder
-        self.flatten = keras.layers.Flatten(name="flatten")
-        self.hidden_dropout = keras.layers.Dropout(dropout, name="hidden_dropout")
-        self.hidden = keras.layers.Dense(hidden_units, activation="relu", name="hidden")
-        self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
-        self.output_dense = keras.layers.Dense(
-            num_classes, activation="softmax", dtype="float32", name="probabilities"
-        )
-
-        # === Functional Model ===
-        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
-        embedding = self.encoder(token_ids)["embedding"]  # (B, r, 2u)
-        x = self.flatten(embedding)  # (B, r * 2u)
-        x = self.hidden(self.hidden_dropout(x))
-        probabilities = self.output_dense(self.output_dropout(x))
-        super().__init__(inputs=token_ids, outputs=probabilities, **kwargs)
-
-        # === Config ===
-        self.num_classes = num_classes
-        self.hidden_units = hidden_units
-        self.dropout = dropout
-
-    def get_config(self):
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "encoder": keras.saving.serialize_keras_object(self.encoder),
-            "num_classes": self.num_classes,
-            "hidden_units": self.hidden_units,
-            "dropout": self.dropout,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        if isinstance(config["encoder"], dict):
-            config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
-        return cls(**config)
-
-
-def tokenize_sentences(text, max_length=MAX_LENGTH, lowercase=True):
-    """Raw strings `[B]` -> ragged words `[B, None]`, at most `max_length` each."""
-    text = tf.convert_to_tensor(text, dtype=tf.string)
-    words = word_tokenize(normalize(text, lowercase=lowercase))
-    return words[:, :max_length]
-
-
-class SentencePreprocessor(tf.Module):
-    """Raw sentences -> padded word ids `(B, T)` in the graph (tensorflow-text).
-
-    See the module docstring for the steps and limits.
-
-    Args:
-        vocab_file: vocabulary file (`zoo.text.vocabulary.Vocabulary.save`); tracked
-            as an asset, so exports carry it.
-        max_length: tokens kept per text (later tokens are dropped).
-        lowercase: whether `normalize` case-folds.
-
-    Call arguments:
-        text: string tensor `[B]`.
-
-    Returns:
-        A dict: `"token_ids"` int32 `(B, T)` and `"tokens"` string `(B, T)` ("" where
-        padded); `T` is the batch maximum after truncation, at least 1.
-    """
-
-    def __init__(self, vocab_file, max_length=MAX_LENGTH, lowercase=True):
-        super().__init__(name="sentence_preprocessor")
-        check_positive_ints(max_length=max_length)
-        self.max_length = max_length
-        self.lowercase = lowercase
-        self.lookup = VocabularyLookup(vocab_file)
-
-    def tokenize(self, text):
-        """Ragged words `[B, None]` (normalised, truncated)."""
-        return tokenize_sentences(text, self.max_length, lowercase=self.lowercase)
-
-    def __call__(self, text):
-        words = self.tokenize(text)
-        ids = tf.cast(self.lookup(words), tf.int32)
-        return {"token_ids": _pad(ids, 0), "tokens": _pad(words, "")}
-
-
-def _pad(ragged, value):
-    dense = ragged.to_tensor(default_value=tf.constant(value, ragged.dtype))
-    extra = tf.maximum(1 - tf.shape(dense)[1], 0)
-    return tf.pad(dense, [[0, 0], [0, extra]], constant_values=value)

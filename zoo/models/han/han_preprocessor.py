@@ -1,0 +1,158 @@
+"""`HANPreprocessor`: raw documents -> word ids `(B, S, W)`, in the graph.
+
+The same `tf.Module` runs in the `tf.data` training pipeline and inside the exported
+serving signatures, so training and serving preprocess identically. Steps (all
+in-graph, tensorflow-text):
+
+1. HTML line breaks (`<br />`, as in IMDB reviews) become line breaks;
+2. `zoo.text.preprocessing.normalize`: invalid UTF-8 replaced, inputs longer than
+   `MAX_INPUT_BYTES` (64 KiB) truncated at a character boundary, NFKC, case folding,
+   whitespace collapsed;
+3. `split_sentences` (on `.`, `!`, `?` + space and on line breaks), then
+   `word_tokenize` (words, punctuation as separate tokens);
+4. limits: the first `max_sentences` sentences of a document and the first
+   `max_words` words of each sentence are kept; longer documents are truncated,
+   never rejected;
+5. vocabulary lookup (`VocabularyLookup`: unknown words -> 1, padding -> 0), padded to
+   the longest document / sentence of the batch (at least 1 x 1, so an empty
+   document is a single padded word: fully masked, finite output).
+"""
+
+import tensorflow as tf
+
+from zoo.layers.arguments import check_positive_ints
+from zoo.text.preprocessing import (
+    normalize,
+    pad_ragged,
+    split_sentences,
+    word_tokenize,
+)
+from zoo.text.vocabulary import VocabularyLookup
+
+MAX_SENTENCES = 30
+"""Default limit on sentences per document (later sentences are dropped)."""
+MAX_WORDS = 50
+"""Default limit on words per sentence (later words are dropped)."""
+
+
+class HANPreprocessor(tf.Module):
+    """Raw documents -> padded word ids `(B, S, W)`, in the graph (tensorflow-text).
+
+    See the module docstring for the steps. Limits: the first `max_sentences`
+    sentences and the first `max_words` words of each sentence are kept (longer
+    documents are truncated, never rejected); inputs longer than 64 KiB are truncated
+    by `normalize` before any other work.
+
+    Args:
+        vocab_file: vocabulary file (`zoo.text.vocabulary.Vocabulary.save`); it is
+            tracked as an asset, so exports carry it.
+        max_sentences: sentences kept per document.
+        max_words: words kept per sentence.
+        lowercase: whether `normalize` case-folds.
+
+    Call arguments:
+        text: string tensor `[B]`.
+        pad_to_limits: pad every batch to the fixed shape `(B, max_sentences,
+            max_words)` (one graph trace for all batches) instead of the batch's
+            longest document and sentence.
+
+    Returns:
+        A dict: `"token_ids"` int32 `(B, S, W)`, `"sentences"` string `(B, S)` and
+        `"words"` string `(B, S, W)` ("" where padded); `S`, `W` are the batch
+        maxima after truncation, at least 1.
+    """
+
+    def __init__(
+        self,
+        vocab_file,
+        max_sentences=MAX_SENTENCES,
+        max_words=MAX_WORDS,
+        lowercase=True,
+    ):
+        super().__init__(name="han_preprocessor")
+        check_positive_ints(max_sentences=max_sentences, max_words=max_words)
+        self.vocab_file = str(vocab_file)
+        self.max_sentences = max_sentences
+        self.max_words = max_words
+        self.lowercase = lowercase
+        self.lookup = VocabularyLookup(vocab_file)
+
+    def tokenize(self, text):
+        """Returns `(sentences [B, S], words [B, S, W])` as ragged string tensors."""
+        return tokenize_documents(
+            text, self.max_sentences, self.max_words, lowercase=self.lowercase
+        )
+
+    def __call__(self, text, pad_to_limits=False):
+        sentences, words = self.tokenize(text)
+        ids = tf.cast(self.lookup(words), tf.int32)  # ragged (B, S, W)
+        if pad_to_limits:
+            limits = (self.max_sentences, self.max_words)
+            return {
+                "token_ids": pad_ragged(ids, limits, pad=0),
+                "sentences": pad_ragged(sentences, self.max_sentences, pad=""),
+                "words": pad_ragged(words, limits, pad=""),
+            }
+        return {
+            "token_ids": _pad3(ids, 0),
+            "sentences": _pad2(sentences),
+            "words": _pad3(words, ""),
+        }
+
+    def document_ids(self, texts, max_sentences=200, max_words=200, chunk=500):
+        """Yields each document's word ids (1-D int32 NumPy, sentences concatenated).
+
+        The tokenization and vocabulary are this preprocessor's, with generous
+        limits: word vectors (`zoo.text.word2vec`) learn from the whole document,
+        not only from the part the classifier reads.
+        """
+        texts = list(texts)
+        for start in range(0, len(texts), chunk):
+            _, words = tokenize_documents(
+                tf.constant(texts[start : start + chunk]),
+                max_sentences,
+                max_words,
+                lowercase=self.lowercase,
+            )
+            ids = tf.cast(self.lookup(words.merge_dims(1, 2)), tf.int32)
+            yield from (row.numpy() for row in ids)
+
+
+def tokenize_documents(
+    text, max_sentences=MAX_SENTENCES, max_words=MAX_WORDS, lowercase=True
+):
+    """Splits raw documents into (truncated) sentences and words, in the graph.
+
+    Args:
+        text: string tensor `[B]`.
+        max_sentences, max_words: limits (see `HANPreprocessor`).
+        lowercase: whether to case fold.
+
+    Returns:
+        `(sentences, words)`: ragged string tensors `[B, S]` and `[B, S, W]`.
+    """
+    text = tf.convert_to_tensor(text, dtype=tf.string)
+    text = tf.strings.regex_replace(text, r"(?i)<br\s*/?>", "\n")
+    text = normalize(text, lowercase=lowercase)
+    sentences = split_sentences(text)[:, :max_sentences]  # (B, S)
+    words = word_tokenize(sentences)[:, :, :max_words]  # (B, S, W)
+    # A sentence of punctuation only still has tokens; one with none is dropped so
+    # that no padded sentence sits between real ones.
+    keep = words.row_lengths(axis=2) > 0
+    words = tf.ragged.boolean_mask(words, keep)
+    sentences = tf.ragged.boolean_mask(sentences, keep)
+    return sentences, words
+
+
+def _pad2(ragged):
+    dense = ragged.to_tensor(default_value="")
+    extra = tf.maximum(1 - tf.shape(dense)[1], 0)
+    return tf.pad(dense, [[0, 0], [0, extra]], constant_values="")
+
+
+def _pad3(ragged, value):
+    dense = ragged.to_tensor(default_value=tf.constant(value, ragged.dtype))
+    shape = tf.shape(dense)
+    extra_s = tf.maximum(1 - shape[1], 0)
+    extra_w = tf.maximum(1 - shape[2], 0)
+    return tf.pad(dense, [[0, 0], [0, extra_s], [0, extra_w]], constant_values=value)
