@@ -3,6 +3,7 @@ import pytest
 import tensorflow as tf
 
 from zoo.data import babi
+from zoo.errors import DataError, MissingPathError
 from zoo.text.vocabulary import VocabularyLookup
 
 SAMPLE = """1 Mary moved to the bathroom.
@@ -86,6 +87,31 @@ def test_missing_train_file_is_reported_not_fatal(tmp_path):
         babi.load_babi(tmp_path, tasks=[21])
     with pytest.raises(ValueError, match="size='2k'"):
         babi.load_babi(tmp_path, size="2k")
+
+
+def test_missing_folder_and_folder_without_babi_files(tmp_path):
+    with pytest.raises(MissingPathError, match=r"nope: no such bAbI folder"):
+        babi.load_babi(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(babi.TaskUnavailableError) as info:
+        babi.load_babi(tmp_path / "empty")
+    assert str(info.value).startswith(f"{tmp_path / 'empty'}: no bAbI files")
+    assert isinstance(info.value, DataError)
+    with pytest.raises(MissingPathError, match="no such bAbI file"):
+        babi.read_babi_file(tmp_path / "qa1_x_train.txt")
+
+
+def test_byte_order_mark_and_invalid_utf8_name_the_line(tmp_path):
+    path = tmp_path / "qa1_bom_train.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + SAMPLE.encode())
+    examples = babi.read_babi_file(path)
+    assert examples[0].story[0] == "Mary moved to the bathroom."
+    # parse_babi strips the mark too, for lines read by other means.
+    lines = ("\ufeff" + SAMPLE).splitlines()
+    assert babi.parse_babi(lines)[0].story == examples[0].story
+    path.write_bytes(SAMPLE.encode().replace(b"hallway.\n3", b"hallway \xe9.\n3"))
+    with pytest.raises(DataError, match=rf"^{path}:2: invalid UTF-8"):
+        babi.read_babi_file(path)
 
 
 def test_validation_split_is_seeded_and_disjoint():

@@ -363,3 +363,35 @@ def test_detection_errors_name_the_expected_layouts(tmp_path):
     assert "notes.md" in message and "stuff/" in message
     with pytest.raises(ConfigError, match="format='xml'"):
         load_documents(weird, format="xml")
+
+
+def test_truncated_archive_and_bad_review_name_the_file(tmp_path):
+    archive = _write_imdb_tar(tmp_path / "imdb.tar.gz")
+    data = archive.read_bytes()
+    truncated = tmp_path / "cut.tar.gz"
+    truncated.write_bytes(data[: len(data) // 2])
+    with pytest.raises(DataError, match=rf"^{truncated}: truncated or corrupt archive"):
+        read_imdb(truncated)
+    with pytest.raises(DataError, match=rf"^{truncated}: truncated or corrupt archive"):
+        load_documents(truncated)
+    folder = _write_imdb_dir(tmp_path / "x")
+    review = folder / "train" / "pos" / "7_8.txt"
+    review.write_bytes(b"\xef\xbb\xbfFine first line.\nthen caf\xe9 here\n")
+    with pytest.raises(DataError, match=rf"^{review}:2: invalid UTF-8"):
+        read_imdb(folder)
+    review.write_bytes(b"\xef\xbb\xbfFine review.")
+    texts = read_imdb(folder)["train"].texts
+    assert "Fine review." in texts  # the byte-order mark is not text
+
+
+def test_class_folder_document_errors(tmp_path):
+    root = tmp_path / "c"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "0.txt").write_bytes(b"ok\nline two \xff\n")
+    with pytest.raises(DataError, match=rf"^{root / 'a' / '0.txt'}:2: invalid UTF-8"):
+        read_class_folder(root)
+    (root / "a" / "0.txt").write_text("  \n")
+    with pytest.raises(DataError, match=r"0\.txt: empty document"):
+        read_class_folder(root)
+    with pytest.raises(MissingPathError):
+        read_class_folder(tmp_path / "none")

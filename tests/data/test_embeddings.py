@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from zoo.data.embeddings import EmbeddingFormatError, load_embeddings
+from zoo.errors import DataError, MissingPathError
 
 VOCAB = ["[PAD]", "[UNK]", "good", "Film", "zebra"]
 
@@ -62,3 +63,35 @@ def test_errors_name_file_and_line(tmp_path):
     binary.write_bytes(b"3 2\ngood \xff\xfe\x00\x01\n")
     with pytest.raises(EmbeddingFormatError, match="not UTF-8"):
         load_embeddings(str(binary), VOCAB)
+
+
+def test_token_with_spaces_and_byte_order_mark(tmp_path):
+    path = tmp_path / "glove.txt"
+    path.write_bytes(
+        b"\xef\xbb\xbfgood 1 2 3\nnew york 4 5 6\n. . . 7 8 9\nfilm 0 0 1\n"
+    )
+    vocab = ["[PAD]", "[UNK]", "good", "new york", ". . .", "film"]
+    matrix, stats = load_embeddings(path, vocab)
+    np.testing.assert_array_equal(matrix[2], [1, 2, 3])  # no mark in "good"
+    np.testing.assert_array_equal(matrix[3], [4, 5, 6])
+    np.testing.assert_array_equal(matrix[4], [7, 8, 9])
+    assert (stats.found, stats.file_words, stats.dim) == (4, 4, 3)
+
+
+def test_vector_size_is_not_taken_from_a_first_line_with_spaces(tmp_path):
+    path = tmp_path / "g.txt"
+    path.write_text("new york 4 5\ngood 1 2\nfilm 3 4\n")
+    matrix, stats = load_embeddings(path, ["[PAD]", "[UNK]", "good", "new york"])
+    assert stats.dim == 2
+    np.testing.assert_array_equal(matrix[3], [4, 5])
+
+
+def test_missing_and_truncated_files(tmp_path):
+    with pytest.raises(MissingPathError, match="no such file"):
+        load_embeddings(tmp_path / "none.txt", VOCAB)
+    path = tmp_path / "v.txt.gz"
+    text = "".join(f"w{i} {i} {i * 7 % 13} {i * 3 % 11}\n" for i in range(5000))
+    packed = gzip.compress(text.encode())
+    path.write_bytes(packed[: len(packed) // 2])
+    with pytest.raises(DataError, match=rf"^{path}: truncated or corrupt gzip"):
+        load_embeddings(path, VOCAB)

@@ -90,3 +90,50 @@ def test_bad_arguments_name_value():
         pp.pad_ragged(tf.ragged.constant([["a"]]), 0)
     with pytest.raises(TypeError, match="dtype"):
         pp.normalize(tf.constant([1]))
+
+
+CONTROL_TEXT = b"Hello\x00World is\x01a \x1bfine\x7ffilm\xc2\x85ok.\x0bNext one."
+
+
+def test_nul_and_control_characters_are_spaces_not_the_end_of_the_text():
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def serve(text):  # as in an exported signature: graph mode, unknown batch
+        normalized = pp.normalize(text)
+        return (
+            normalized,
+            pp.word_tokenize(normalized).to_tensor(),
+            pp.split_sentences(normalized).to_tensor(),
+        )
+
+    normalized, words, sentences = serve(tf.constant([CONTROL_TEXT, b"\x00", b"a"]))
+    assert normalized.numpy()[0] == b"hello world is a fine film ok. next one."
+    assert [w for w in words.numpy()[0] if w] == [
+        b"hello",
+        b"world",
+        b"is",
+        b"a",
+        b"fine",
+        b"film",
+        b"ok",
+        b".",
+        b"next",
+        b"one",
+        b".",
+    ]
+    assert sentences.numpy()[0].tolist() == [
+        b"hello world is a fine film ok.",
+        b"next one.",
+    ]
+    assert normalized.numpy()[1] == b"" and not any(words.numpy()[1])
+
+
+def test_tokenizers_split_at_nul_without_normalize():
+    raw = tf.constant(["before\x00after tail", "a\x01b"])
+    assert pp.word_tokenize(raw).to_list() == [
+        [b"before", b"after", b"tail"],
+        [b"a", b"b"],
+    ]
+    sentences = pp.split_sentences(tf.constant(["One.\x00Two. Three"]))
+    assert sentences.to_list() == [[b"One.", b"Two.", b"Three"]]
+    ragged = pp.word_tokenize(tf.ragged.constant([["x\x00y"], ["z"]]))
+    assert ragged.to_list() == [[[b"x", b"y"]], [[b"z"]]]

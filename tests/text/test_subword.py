@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from zoo.errors import DataError, MissingPathError
 from zoo.text.subword import (
     END,
     PAD,
@@ -86,3 +87,28 @@ def test_errors(tmp_path):
     bad.write_text("a\nb\n")
     with pytest.raises(ValueError, match=f"{bad}:1"):
         load_vocabulary(str(bad))
+
+
+def test_nul_does_not_drop_the_rest_of_the_text(tokenizer):
+    with_nul = tokenizer.tokenize(tf.constant(["A man\x00rides a horse."]))
+    with_space = tokenizer.tokenize(tf.constant(["A man rides a horse."]))
+    assert with_nul.to_list() == with_space.to_list()
+    assert len(with_space.to_list()[0]) >= 5
+
+
+def test_load_vocabulary_byte_order_mark_and_errors(tmp_path):
+    path = tmp_path / "v.txt"
+    path.write_bytes(
+        ("\ufeff" + "\n".join(RESERVED_TOKENS + ["a", "b"]) + "\n").encode()
+    )
+    assert load_vocabulary(path) == RESERVED_TOKENS + ["a", "b"]
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"[PAD]\n[UNK]\n[START]\n[END]\n\xff\n")
+    with pytest.raises(DataError, match=rf"{bad}:5: invalid UTF-8"):
+        load_vocabulary(bad)
+    wrong = tmp_path / "wrong.txt"
+    wrong.write_text("a\nb\n")
+    with pytest.raises(DataError, match=rf"{wrong}:1: a vocabulary must start with"):
+        load_vocabulary(wrong)
+    with pytest.raises(MissingPathError):
+        load_vocabulary(tmp_path / "none.txt")

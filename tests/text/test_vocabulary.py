@@ -7,6 +7,7 @@ import textwrap
 import pytest
 import tensorflow as tf
 
+from zoo.errors import DataError, MissingPathError
 from zoo.text.vocabulary import Vocabulary, VocabularyLookup
 
 
@@ -127,3 +128,20 @@ def test_lookup_asset_survives_export_and_move(tmp_path):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().endswith("[3, 1, 0] [b'good', b'film']")
+
+
+def test_load_names_byte_order_mark_and_bad_lines(tmp_path):
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbf[PAD]\n[UNK]\na\n")
+    with pytest.raises(DataError, match=rf"{path}:1: .*byte-order mark"):
+        Vocabulary.load(path)
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"[PAD]\n[UNK]\na\n\xff\n")
+    with pytest.raises(DataError, match=rf"{bad}:4: invalid UTF-8"):
+        Vocabulary.load(bad)
+    duplicate = tmp_path / "dup.txt"
+    duplicate.write_text("[PAD]\n[UNK]\na\na\n")
+    with pytest.raises(DataError, match=rf"{duplicate}:4: duplicate token 'a'"):
+        Vocabulary.load(duplicate)
+    with pytest.raises(MissingPathError, match="no such vocabulary file"):
+        Vocabulary.load(tmp_path / "none.txt")

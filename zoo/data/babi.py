@@ -29,6 +29,8 @@ import re
 import numpy as np
 import tensorflow as tf
 
+from zoo.data.files import check_exists, iter_lines
+from zoo.errors import ConfigError, DataError
 from zoo.text.preprocessing import normalize, word_tokenize
 from zoo.text.vocabulary import Vocabulary
 
@@ -66,7 +68,7 @@ _LINE = re.compile(r"^\s*(\d+) (.*)$")
 _PUNCT_TOKEN = r"[\p{P}\p{S}]+"
 
 
-class TaskUnavailableError(FileNotFoundError):
+class TaskUnavailableError(DataError, FileNotFoundError):
     """A bAbI task file is missing (e.g. task 3 train of the 10k set)."""
 
 
@@ -126,12 +128,12 @@ def parse_babi(lines, source="<string>", task=0, memory_size=50):
         A list of `BabiExample`, in file order.
 
     Raises:
-        ValueError: naming `source` and the line number of a malformed line (no
+        DataError: naming `source` and the line number of a malformed line (no
             leading id, an id that does not continue or restart the story, a
             question without answer or with bad supporting ids).
     """
     if not isinstance(memory_size, int) or memory_size <= 0:
-        raise ValueError(
+        raise ConfigError(
             f"`memory_size` must be a positive int. Received: memory_size={memory_size!r}"
         )
     examples = []
@@ -140,22 +142,28 @@ def parse_babi(lines, source="<string>", task=0, memory_size=50):
     previous = 0
     for lineno, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r\n")
+        if lineno == 1 and line.startswith("\ufeff"):
+            line = line[1:]  # utf-8-sig
         if not line.strip():
             continue
         where = f"{source}:{lineno}"
         match = _LINE.match(line)
         if match is None:
-            raise ValueError(
-                f"{where}: a bAbI line must start with a number and a space. "
-                f"Received: {line!r}"
+            raise DataError(
+                "a bAbI line must start with a number and a space. "
+                f"Received: {line[:80]!r}",
+                path=source,
+                line=lineno,
             )
         line_id, text = int(match.group(1)), match.group(2)
         if line_id == 1:
             statements, index_of = [], {}
         elif line_id != previous + 1:
-            raise ValueError(
-                f"{where}: line ids must restart at 1 or follow {previous}. "
-                f"Received: id={line_id}"
+            raise DataError(
+                f"line ids must restart at 1 or follow {previous}. "
+                f"Received: id={line_id}",
+                path=source,
+                line=lineno,
             )
         previous = line_id
         if "\t" not in text:
@@ -164,24 +172,30 @@ def parse_babi(lines, source="<string>", task=0, memory_size=50):
             continue
         fields = text.split("\t")
         if len(fields) < 2 or not fields[0].strip() or not fields[1].strip():
-            raise ValueError(
-                f"{where}: a question line needs 'question<TAB>answer<TAB>"
-                f"supporting ids'. Received: {line!r}"
+            raise DataError(
+                "a question line needs 'question<TAB>answer<TAB>supporting ids'. "
+                f"Received: {line[:80]!r}",
+                path=source,
+                line=lineno,
             )
         question, answer = fields[0].strip(), fields[1].strip().lower()
         support_text = fields[2].strip() if len(fields) > 2 else ""
         try:
             support_ids = [int(s) for s in support_text.split()]
         except ValueError:
-            raise ValueError(
-                f"{where}: supporting ids must be integers. Received: {support_text!r}"
+            raise DataError(
+                f"supporting ids must be integers. Received: {support_text!r}",
+                path=source,
+                line=lineno,
             ) from None
         start = max(0, len(statements) - memory_size)
         supporting = []
         for sid in support_ids:
             if sid not in index_of:
-                raise ValueError(
-                    f"{where}: supporting id {sid} is not a statement of this story."
+                raise DataError(
+                    f"supporting id {sid} is not a statement of this story.",
+                    path=source,
+                    line=lineno,
                 )
             if index_of[sid] >= start:
                 supporting.append(index_of[sid] - start)
@@ -199,10 +213,15 @@ def parse_babi(lines, source="<string>", task=0, memory_size=50):
 
 
 def read_babi_file(path, task=0, memory_size=50):
-    """Reads one bAbI file (UTF-8); see `parse_babi`."""
-    path = os.fspath(path)
-    with open(path, encoding="utf-8") as f:
-        return parse_babi(f, source=path, task=task, memory_size=memory_size)
+    """Reads one bAbI file (UTF-8, optional byte-order mark); see `parse_babi`.
+
+    Raises:
+        MissingPathError: the file does not exist.
+        DataError: invalid UTF-8 or a malformed line, with file and line.
+    """
+    path = check_exists(path, "bAbI file")
+    lines = (text for _, text in iter_lines(path))  # every line, blank ones too
+    return parse_babi(lines, source=path, task=task, memory_size=memory_size)
 
 
 def resolve_data_dir(data, size="1k", language="en"):
@@ -212,19 +231,22 @@ def resolve_data_dir(data, size="1k", language="en"):
     (then `language` and `size` pick the subfolder).
 
     Raises:
-        ValueError: for a bad `size`; FileNotFoundError when no such folder exists.
+        ConfigError: for a bad `size`.
+        MissingPathError: `data` does not exist.
+        TaskUnavailableError: no bAbI files in it.
     """
     if size not in ("1k", "10k"):
-        raise ValueError(f"`size` must be '1k' or '10k'. Received: size={size!r}")
-    root = pathlib.Path(data)
+        raise ConfigError(f"`size` must be '1k' or '10k'. Received: size={size!r}")
+    root = pathlib.Path(check_exists(data, "bAbI folder"))
     sub = root / (language if size == "1k" else f"{language}-10k")
     if sub.is_dir():
         return sub
     if root.is_dir() and any(root.glob("qa*_test.txt")):
         return root
-    raise FileNotFoundError(
-        f"No bAbI files under {root} (looked for qa*_test.txt and {sub.name}/). "
-        f"Received: data={os.fspath(data)!r}, size={size!r}, language={language!r}"
+    raise TaskUnavailableError(
+        f"no bAbI files (looked for qa*_test.txt and {sub.name}/). "
+        f"Received: data={os.fspath(data)!r}, size={size!r}, language={language!r}",
+        path=os.fspath(root),
     )
 
 
@@ -242,7 +264,7 @@ def split_validation(examples, fraction=0.1, seed=0):
         `(train, valid)` lists.
     """
     if not 0.0 <= fraction < 1.0:
-        raise ValueError(
+        raise ConfigError(
             f"`fraction` must be in [0, 1). Received: fraction={fraction!r}"
         )
     order = list(range(len(examples)))
@@ -279,13 +301,14 @@ def load_babi(
 
     Raises:
         TaskUnavailableError: when a test file is missing.
-        ValueError: malformed lines (with file and line) or bad task numbers.
+        DataError: malformed lines (with file and line).
+        ConfigError: bad task numbers.
     """
     directory = resolve_data_dir(data, size, language)
     tasks = list(range(1, 21)) if tasks is None else list(tasks)
     for task in tasks:
         if task not in TASK_NAMES:
-            raise ValueError(f"bAbI tasks are 1..20. Received: task={task!r}")
+            raise ConfigError(f"bAbI tasks are 1..20. Received: task={task!r}")
     result = {}
     for task in tasks:
         entry = BabiTask(task=task, name=TASK_NAMES[task])

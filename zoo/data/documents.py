@@ -38,8 +38,10 @@ few key words only, so a model learns it in seconds and its attention maps can b
 checked by eye.
 """
 
+import contextlib
 import dataclasses
 import fnmatch
+import gzip
 import os
 import random
 import re
@@ -192,8 +194,17 @@ def _check_document(text, where):
 
 def _read_imdb_tar(path, splits):
     out = {split: ([], [], []) for split in splits}
+    with open(path, "rb") as f:
+        gzipped = f.read(2) == b"\x1f\x8b"
     try:
-        with tarfile.open(path, mode="r|*") as archive:  # streaming: no seeks
+        # tarfile's own stream decompression stops silently at a truncated gzip
+        # stream; GzipFile raises EOFError there.
+        stream = gzip.open(path, "rb") if gzipped else None
+        mode = "r|" if gzipped else "r|*"
+        with (
+            contextlib.closing(stream) if stream else contextlib.nullcontext(),
+            tarfile.open(path, mode=mode, fileobj=stream) as archive,  # no seeks
+        ):
             for member in archive:
                 if not member.isfile():
                     continue

@@ -7,16 +7,24 @@ Both formats are one word per line followed by its vector, separated by spaces:
 word2vec's text format adds a first line `<count> <dim>`, which is recognised and
 skipped; GloVe has no header. Files may be gzip-compressed (`.gz`). The binary word2vec
 format is not supported (convert it to text first). Only the words of the vocabulary
-are kept in memory, so large files are read in one streaming pass.
+are kept in memory, so large files are read in one streaming pass. Files are UTF-8 (a
+byte-order mark is ignored); a token may contain spaces (the last `dim` fields of a
+line are its vector).
 """
 
+import collections
 import dataclasses
-import gzip
+import itertools
 
 import numpy as np
 
+from zoo.data.files import check_exists, iter_lines
+from zoo.errors import DataError
 
-class EmbeddingFormatError(ValueError):
+_PROBE_LINES = 1000
+
+
+class EmbeddingFormatError(DataError):
     """A malformed vector file; the message starts with `path:line:`."""
 
 
@@ -52,15 +60,58 @@ class EmbeddingStats:
         )
 
 
-def _open(path):
-    if str(path).endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
-
-
 def _tokens_of(vocabulary):
     tokens = getattr(vocabulary, "tokens", vocabulary)
     return [str(t) for t in tokens]
+
+
+def _lines(path):
+    """`iter_lines`, with invalid UTF-8 reported as a binary-format hint."""
+    try:
+        yield from iter_lines(path)
+    except DataError as e:
+        if "UTF-8" not in e.message or isinstance(e, EmbeddingFormatError):
+            raise
+        raise EmbeddingFormatError(
+            f"not UTF-8 text (binary word2vec files must be converted to the text "
+            f"format first): {e.message}",
+            path=e.path,
+            line=e.line,
+        ) from None
+
+
+def _split(line):
+    parts = line.rstrip(" ").split(" ")
+    return [] if parts == [""] else parts
+
+
+def _vector_size(path, lines):
+    """`(dim, lines)`: the vector size and the line iterator to go on reading.
+
+    The size is the header's (`<count> <dim>`, word2vec) or else the most common
+    number of fields minus one among the first `_PROBE_LINES` lines (ties: the
+    earliest), so a token with spaces on the first line does not mislead it.
+    """
+    buffered, sizes = [], collections.Counter()
+    for number, line in lines:
+        parts = _split(line)
+        if not parts:
+            continue
+        if (
+            not buffered
+            and not sizes
+            and len(parts) == 2
+            and all(p.isdigit() for p in parts)
+        ):
+            return int(parts[1]), lines  # word2vec header "<count> <dim>"
+        buffered.append((number, line))
+        sizes[len(parts) - 1] += 1
+        if len(buffered) >= _PROBE_LINES:
+            break
+    if not buffered:
+        return None, iter(())
+    dim = sizes.most_common(1)[0][0]
+    return dim, itertools.chain(buffered, lines)
 
 
 def load_embeddings(path, vocabulary, scale=0.1, seed=0, reserved=2):
@@ -78,69 +129,57 @@ def load_embeddings(path, vocabulary, scale=0.1, seed=0, reserved=2):
     Returns:
         `(matrix, stats)`: a float32 array `(len(vocabulary), dim)` and an
         `EmbeddingStats`. A token is matched exactly first, then by its lowercase
-        form (the first vector in the file whose word lowercases to it).
+        form (the first vector in the file whose word lowercases to it). A line with
+        more than `dim + 1` fields holds a token with spaces (GloVe 840B has
+        some): its last `dim` fields are the vector, the rest the token.
 
     Raises:
-        EmbeddingFormatError: a line whose vector size differs from the first line's,
-            a non-number in a vector, a binary file, or a file with no vectors.
+        MissingPathError: the file does not exist.
+        EmbeddingFormatError: (a `zoo.errors.DataError`) a line with fewer than
+            `dim` values, a non-number in a vector, a binary or otherwise non-UTF-8
+            file, a truncated `.gz`, or a file with no vectors; with file and line.
     """
+    path = check_exists(path, "file")
     tokens = _tokens_of(vocabulary)
     wanted = {t: i for i, t in enumerate(tokens) if i >= reserved}
     lower_wanted = {}
     for t, i in wanted.items():
         lower_wanted.setdefault(t.lower(), []).append(i)
     exact, by_lower = {}, {}
-    dim, file_words = None, 0
-    try:
-        with _open(path) as f:
-            for line_number, line in enumerate(f, start=1):
-                parts = line.rstrip("\r\n").rstrip(" ").split(" ")
-                if not parts or parts == [""]:
-                    continue
-                if (
-                    line_number == 1
-                    and len(parts) == 2
-                    and all(p.isdigit() for p in parts)
-                ):
-                    continue  # word2vec header "<count> <dim>"
-                if dim is None:
-                    dim = len(parts) - 1
-                    if dim < 1:
-                        raise EmbeddingFormatError(
-                            f"{path}:{line_number}: expected 'word v1 v2 ...'. "
-                            f"Received: {line[:80]!r}"
-                        )
-                if len(parts) - 1 != dim:
-                    raise EmbeddingFormatError(
-                        f"{path}:{line_number}: vector has {len(parts) - 1} values, "
-                        f"expected {dim} (from the first vector). Received: "
-                        f"{line[:80]!r}"
-                    )
-                file_words += 1
-                word = parts[0]
-                in_exact = word in wanted and word not in exact
-                low = word.lower()
-                in_lower = low in lower_wanted and low not in by_lower
-                if not (in_exact or in_lower):
-                    continue
-                try:
-                    vector = np.asarray(parts[1:], dtype="float32")
-                except ValueError as e:
-                    raise EmbeddingFormatError(
-                        f"{path}:{line_number}: the vector of {word!r} holds a "
-                        f"non-number. Received: {line[:80]!r}"
-                    ) from e
-                if in_exact:
-                    exact[word] = vector
-                if in_lower:
-                    by_lower[low] = vector
-    except UnicodeDecodeError as e:
-        raise EmbeddingFormatError(
-            f"{path}: not UTF-8 text (binary word2vec files must be converted to the "
-            f"text format first). Received: {e}"
-        ) from e
-    if dim is None:
-        raise EmbeddingFormatError(f"{path}: no vectors in file.")
+    file_words = 0
+    dim, lines = _vector_size(path, _lines(path))
+    for line_number, line in lines:
+        parts = _split(line)
+        if not parts:
+            continue
+        if dim < 1 or len(parts) < dim + 1:
+            raise EmbeddingFormatError(
+                f"vector has {len(parts) - 1} values, expected {dim} (the size of "
+                f"most vectors) after a word. Received: {line[:80]!r}",
+                path=path,
+                line=line_number,
+            )
+        file_words += 1
+        word = " ".join(parts[:-dim])
+        in_exact = word in wanted and word not in exact
+        low = word.lower()
+        in_lower = low in lower_wanted and low not in by_lower
+        if not (in_exact or in_lower):
+            continue
+        try:
+            vector = np.asarray(parts[-dim:], dtype="float32")
+        except ValueError:
+            raise EmbeddingFormatError(
+                f"the vector of {word!r} holds a non-number. Received: {line[:80]!r}",
+                path=path,
+                line=line_number,
+            ) from None
+        if in_exact:
+            exact[word] = vector
+        if in_lower:
+            by_lower[low] = vector
+    if dim is None or file_words == 0:
+        raise EmbeddingFormatError("no vectors in file.", path=path)
     rng = np.random.default_rng(seed)
     matrix = rng.uniform(-scale, scale, size=(len(tokens), dim)).astype("float32")
     if reserved > 0:

@@ -229,12 +229,17 @@ def _delimited_records(path, delimiter):
             return
         except csv.Error as e:
             message = str(e)
-            if "end of data" in message or "field larger" in message:
+            if "field larger" in message:
+                raise DataError(
+                    f"a field longer than {limit} characters starts on this line "
+                    "(an unclosed quote?)",
+                    path=path,
+                    line=start,
+                ) from None
+            if "end of data" in message:
                 raise DataError(
                     "unclosed quote: the quoted field that starts on this line never "
-                    "ends (or is longer than "
-                    f"{limit} characters); close the quote or double it inside a field "
-                    '("")',
+                    'ends; close it, and double every quote inside a field ("")',
                     path=path,
                     line=start,
                 ) from None
@@ -250,7 +255,7 @@ def _delimited_records(path, delimiter):
         for value in fields:
             if len(value) > limit:
                 raise DataError(
-                    f"a field of {len(value)} characters, over the limit of {limit}",
+                    f"a field longer than {limit} characters ({len(value)})",
                     path=path,
                     line=line,
                 )
@@ -285,7 +290,7 @@ def _jsonl_records(path, columns):
                 line=line,
             )
         try:
-            record = json.loads(text)
+            record = json.loads(text, strict=False)  # control characters are text
         except json.JSONDecodeError as e:
             raise DataError(
                 f"invalid JSON ({e.msg} at column {e.colno}); expected one JSON object "
@@ -312,7 +317,7 @@ def _jsonl_records(path, columns):
         for value in values:
             if len(value) > limit:
                 raise DataError(
-                    f"a field of {len(value)} characters, over the limit of {limit}",
+                    f"a field longer than {limit} characters ({len(value)})",
                     path=path,
                     line=line,
                 )

@@ -18,6 +18,10 @@ dense = pad_ragged(words, (30, 50))         # (B, 30, 50), "" = padding
 Limits and well-defined results for bad input:
 
 - invalid UTF-8 bytes are replaced by U+FFFD, never an error;
+- control characters (C0 and C1, NUL and DEL included; not tab, line feed or carriage
+  return, which are whitespace already) are spaces: a NUL never ends the text early
+  (tensorflow-text's regex split stops at a NUL byte, so every splitting function
+  replaces them first);
 - inputs longer than `MAX_INPUT_BYTES` (64 KiB) are truncated to at most that many
   bytes, cut at a character boundary (`normalize` does this before any other work, so a
   1 MB request costs no more than a 64 KiB one);
@@ -35,6 +39,14 @@ MAX_INPUT_BYTES = 65536
 # but U+2028/U+2029 do not).
 _SPACE = r"[^\S\n]|[\p{Z}]"
 _PUNCT = r"[\p{P}\p{S}]"
+# Control characters other than \t \n \r (RE2 matches these code points, so \x80-\x9f
+# are the C1 controls U+0080-U+009F, e.g. NEL, not bytes).
+_CONTROL = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+
+
+def _controls_to_spaces(t):
+    """Replaces control characters (NUL included) by spaces in a flat string tensor."""
+    return tf.strings.regex_replace(t, _CONTROL, " ")
 
 
 def _as_string_tensor(text, name="text"):
@@ -120,7 +132,8 @@ def normalize(text, lowercase=True, max_bytes=MAX_INPUT_BYTES):
     """Normalizes raw text: valid UTF-8, byte limit, NFKC, case folding, whitespace.
 
     Steps: invalid UTF-8 replaced by U+FFFD; truncated to `max_bytes` bytes at a
-    character boundary; Unicode NFKC normalization; optional case folding
+    character boundary; control characters (NUL included) replaced by spaces;
+    Unicode NFKC normalization; optional case folding
     (`tf_text.case_fold_utf8`, i.e. NFKC_Casefold, which also maps "ß" to "ss");
     runs of spaces and tabs collapsed to one space, runs of whitespace that contain a
     line break collapsed to a single "\\n" (kept so `split_sentences` can use it);
@@ -144,6 +157,7 @@ def normalize(text, lowercase=True, max_bytes=MAX_INPUT_BYTES):
     text = truncate(text, max_bytes) if max_bytes is not None else fix_utf8(text)
 
     def _norm(t):
+        t = _controls_to_spaces(t)
         if lowercase:
             t = tf_text.case_fold_utf8(t)  # NFKC_Casefold includes NFKC.
         else:
@@ -161,8 +175,8 @@ def word_tokenize(text):
 
     Splits on whitespace (including Unicode separators and line breaks) and around
     every punctuation or symbol character (`\\p{P}`, `\\p{S}`), which becomes a token
-    of its own: "don't stop." -> ["don", "'", "t", "stop", "."]. Apply `normalize`
-    first.
+    of its own: "don't stop." -> ["don", "'", "t", "stop", "."]. Control characters,
+    NUL included, separate words like spaces. Apply `normalize` first.
 
     Args:
         text: string tensor `[B]` or `tf.RaggedTensor` of strings `[B, None]`.
@@ -176,7 +190,7 @@ def word_tokenize(text):
 
     def _split(t):
         return tf_text.regex_split(
-            t,
+            _controls_to_spaces(t),
             delim_regex_pattern=r"[\s\p{Z}]+|" + _PUNCT,
             keep_delim_regex_pattern=_PUNCT,
         )
@@ -207,6 +221,7 @@ def split_sentences(text):
     text = _as_string_tensor(text)
 
     def _split(t):
+        t = _controls_to_spaces(t)
         t = tf.strings.regex_replace(t, r"([.!?]+)(?:[\s\p{Z}])+", "\\1\n")
         return tf_text.regex_split(
             t, delim_regex_pattern=r"(?:[\s\p{Z}]*\n)+[\s\p{Z}]*"

@@ -21,6 +21,8 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 from tensorflow_text.tools.wordpiece_vocab import bert_vocab_from_dataset as bert_vocab
 
+from zoo.data.files import iter_lines
+from zoo.errors import DataError
 from zoo.text.preprocessing import normalize
 
 __all__ = [
@@ -115,13 +117,22 @@ def save_vocabulary(tokens, path):
 
 
 def load_vocabulary(path):
-    """Reads a vocabulary written by `save_vocabulary` and checks the reserved ids."""
-    with open(path, encoding="utf-8") as f:
-        tokens = [line.rstrip("\n") for line in f if line.rstrip("\n")]
+    """Reads a vocabulary written by `save_vocabulary` and checks the reserved ids.
+
+    The file is UTF-8 (a byte-order mark is ignored: the tokenizer is built from the
+    tokens read here, not from the file).
+
+    Raises:
+        MissingPathError: the file does not exist.
+        DataError: invalid UTF-8 (file and line), or reserved tokens missing.
+    """
+    tokens = [line for _, line in iter_lines(path) if line]
     if tokens[: len(RESERVED_TOKENS)] != RESERVED_TOKENS:
-        raise ValueError(
-            f"{path}:1: a vocabulary must start with {RESERVED_TOKENS}. "
-            f"Received: {tokens[: len(RESERVED_TOKENS)]!r}"
+        raise DataError(
+            f"a vocabulary must start with {RESERVED_TOKENS}. "
+            f"Received: {tokens[: len(RESERVED_TOKENS)]!r}",
+            path=os.fspath(path),
+            line=1,
         )
     return tokens
 

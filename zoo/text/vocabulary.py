@@ -16,6 +16,8 @@ import uuid
 
 import tensorflow as tf
 
+from zoo.errors import DataError, MissingPathError
+
 PAD = "[PAD]"
 UNK = "[UNK]"
 PAD_ID = 0
@@ -105,35 +107,54 @@ class Vocabulary:
         """Reads a vocabulary file (UTF-8, one token per line, line i = id i).
 
         Raises:
-            ValueError: naming the file and line of an invalid entry.
+            MissingPathError: the file does not exist.
+            DataError: (a `ValueError`) naming the file and line of an invalid
+                entry: invalid UTF-8, a byte-order mark (the in-graph lookup reads
+                the file as it is, so the mark would become part of `[PAD]`), a
+                wrong reserved token, a duplicate.
         """
         path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise MissingPathError(path, what="vocabulary file")
         with open(path, "rb") as f:
             data = f.read()
         lines = data.split(b"\n")
         if lines and lines[-1] == b"":
             lines.pop()
         if not lines:
-            raise ValueError(f"{path}: the vocabulary file is empty.")
+            raise DataError("the vocabulary file is empty.", path=path)
+        if lines[0].startswith(b"\xef\xbb\xbf"):
+            raise DataError(
+                "the vocabulary file starts with a UTF-8 byte-order mark, which the "
+                "in-graph lookup would read as part of the first token; save it "
+                "without one",
+                path=path,
+                line=1,
+            )
         tokens, seen = [], {}
         for lineno, raw in enumerate(lines, start=1):
             try:
                 token = raw.decode("utf-8")
             except UnicodeDecodeError as e:
-                raise ValueError(f"{path}:{lineno}: invalid UTF-8 ({e}).") from None
+                raise DataError(
+                    f"invalid UTF-8 ({e}).", path=path, line=lineno
+                ) from None
             if lineno <= len(RESERVED) and token != RESERVED[lineno - 1]:
-                raise ValueError(
-                    f"{path}:{lineno}: expected the reserved token "
-                    f"{RESERVED[lineno - 1]!r}. Received: {token!r}"
+                raise DataError(
+                    f"expected the reserved token {RESERVED[lineno - 1]!r}. "
+                    f"Received: {token!r}",
+                    path=path,
+                    line=lineno,
                 )
             try:
                 _check_token(token, where="token")
             except ValueError as e:
-                raise ValueError(f"{path}:{lineno}: {e}") from None
+                raise DataError(str(e), path=path, line=lineno) from None
             if token in seen:
-                raise ValueError(
-                    f"{path}:{lineno}: duplicate token {token!r} "
-                    f"(first on line {seen[token]})."
+                raise DataError(
+                    f"duplicate token {token!r} (first on line {seen[token]}).",
+                    path=path,
+                    line=lineno,
                 )
             seen[token] = lineno
             tokens.append(token)
