@@ -2,7 +2,14 @@
 
 import keras
 
-from zoo.optimizers import summed_gradient
+
+def _summed(gradient):
+    """A `tf.IndexedSlices` gradient as one dense tensor (repeated rows summed)."""
+    if type(gradient).__name__ == "IndexedSlices":
+        import tensorflow as tf
+
+        return tf.convert_to_tensor(gradient)
+    return gradient
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -18,4 +25,4 @@ class ClippedSGD(keras.optimizers.SGD):
     """
 
     def _clip_gradients(self, grads):
-        return super()._clip_gradients([summed_gradient(g) for g in grads])
+        return super()._clip_gradients([_summed(g) for g in grads])
