@@ -6,8 +6,8 @@ python bench/serving.py [saved_models | saved_models/NAME[/VERSION] ...]
 ```
 
 For every export (latest version of each `NAME` under the given folders), the
-SavedModel is loaded as TF Serving loads it (`tf.compat.v1.saved_model.loader.load`
-into a Session over the SignatureDef tensor names), with XLA auto-clustering off and
+SavedModel is loaded as TF Serving loads it (`zoo.serving.SavedModelSession`: the C++
+loader in a Session, run over the SignatureDef tensor names), with XLA auto-clustering off and
 on (`OptimizerOptions.global_jit_level`), and the serving signature is timed on
 batches built from the export's own warm-up requests (real example inputs, repeated
 to the batch size). Prints a markdown table: p50/p99 latency per request and
@@ -24,7 +24,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
 def find_exports(paths):
-    from zoo.export.export import latest_version, resolve_version_dir
+    from zoo.export.paths import latest_version, resolve_version_dir
 
     found = []
     for path in paths:
@@ -69,6 +69,7 @@ def bench_export(version_dir, signature, batch_sizes, iterations, xla):
 
     from zoo.export import manifest as manifest_lib
     from zoo.export.warmup import read_warmup
+    from zoo.serving import SavedModelSession
 
     requests = [
         inputs
@@ -83,13 +84,12 @@ def bench_export(version_dir, signature, batch_sizes, iterations, xla):
     config.graph_options.optimizer_options.global_jit_level = (
         tf.compat.v1.OptimizerOptions.ON_1 if xla else tf.compat.v1.OptimizerOptions.OFF
     )
-    graph = tf.Graph()
     rows = []
-    with tf.compat.v1.Session(graph=graph, config=config) as sess:
-        start = time.perf_counter()
-        meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], version_dir)
+    start = time.perf_counter()
+    with SavedModelSession(version_dir, config=config) as model:
         load_s = time.perf_counter() - start
-        sig = meta.signature_def[signature]
+        sess = model.session
+        sig = model.signature_def(signature)
         fetches = {k: v.name for k, v in sig.outputs.items()}
         for size in batch_sizes:
             feed_values = _batch(requests[0], size)

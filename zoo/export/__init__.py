@@ -11,8 +11,8 @@ tensorflow-text only):
 _EXPORTS = {
     "ServingModule": "zoo.export.serving_module",
     "export_model": "zoo.export.export",
-    "latest_version": "zoo.export.export",
-    "resolve_version_dir": "zoo.export.export",
+    "latest_version": "zoo.export.paths",
+    "resolve_version_dir": "zoo.export.paths",
     "load_manifest": "zoo.export.manifest",
 }
 

@@ -34,6 +34,8 @@ from google.protobuf import (
 )
 from tensorflow_serving.config import model_server_config_pb2
 
+from zoo.errors import MissingPathError, ZooError, one_line
+
 GRPC_PORT = 8500
 REST_PORT = 8501
 CONTAINER_ROOT = "/models"
@@ -242,7 +244,7 @@ def write_deployment(root="saved_models", version_policy="latest", image=None):
     """
     root = os.fspath(root)
     if not os.path.isdir(root):
-        raise FileNotFoundError(f"{root}: no such export folder.")
+        raise MissingPathError(root, what="export folder")
     image = image or serving_image()
     names = find_models(root)
     files = [
@@ -263,9 +265,9 @@ def write_deployment(root="saved_models", version_policy="latest", image=None):
     return {"models": names, "files": files, "image": image}
 
 
-def main(argv=None):
+def main(argv=None, prog="python -m zoo.export.deploy"):
     parser = argparse.ArgumentParser(
-        prog="python -m zoo.export.deploy",
+        prog=prog,
         description="Write TF Serving deployment files for every export.",
     )
     parser.add_argument("root", nargs="?", default="saved_models")
@@ -273,9 +275,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         result = write_deployment(args.root, args.version_policy)
-    except FileNotFoundError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+    except ZooError as e:
+        print(one_line(e), file=sys.stderr)
+        return e.exit_code
     print(f"models: {', '.join(result['models']) or '(none)'}; image {result['image']}")
     for path in result["files"]:
         print(f"wrote {path}")

@@ -30,49 +30,15 @@ import tensorflow as tf
 
 from zoo.export import manifest as manifest_lib
 from zoo.export import warmup as warmup_lib
+from zoo.export.paths import (  # noqa: F401  (public names of this module too)
+    NoVersionError,
+    latest_version,
+    list_versions,
+    resolve_version_dir,
+)
 from zoo.export.serving_module import BATCH_CHECK_SCOPE
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
-
-def list_versions(model_dir):
-    """Sorted integer versions present in `model_dir` (missing folder: [])."""
-    try:
-        names = os.listdir(model_dir)
-    except FileNotFoundError:
-        return []
-    return sorted(
-        int(n)
-        for n in names
-        if n.isdigit() and os.path.isdir(os.path.join(model_dir, n))
-    )
-
-
-def latest_version(model_dir):
-    """The highest integer version in `model_dir`, or None."""
-    versions = list_versions(model_dir)
-    return versions[-1] if versions else None
-
-
-def resolve_version_dir(path):
-    """`saved_models/NAME/VERSION` as given, or the latest version of `saved_models/NAME`.
-
-    Raises:
-        FileNotFoundError: when the folder does not exist or holds no version.
-    """
-    path = os.path.normpath(os.fspath(path))
-    if not os.path.isdir(path):
-        raise FileNotFoundError(f"{path}: no such export folder.")
-    if os.path.basename(path).isdigit() and os.path.exists(
-        os.path.join(path, "saved_model.pb")
-    ):
-        return path
-    version = latest_version(path)
-    if version is None:
-        raise FileNotFoundError(
-            f"{path}: holds no SavedModel version folder (1/, 2/, ...)."
-        )
-    return os.path.join(path, str(version))
 
 
 def _concrete(name, fn):

@@ -45,7 +45,7 @@ import time
 
 
 def _resolve(path):
-    from zoo.export.export import resolve_version_dir
+    from zoo.export.paths import resolve_version_dir
 
     return resolve_version_dir(path)
 
@@ -102,22 +102,6 @@ def _check_outputs(signature, fetched, sig_def, errors, where):
             )
 
 
-def _run_signature(sess, sig_def, inputs):
-    feed = {}
-    for key, value in inputs.items():
-        if key not in sig_def.inputs:
-            raise ValueError(
-                f"input {key!r} is not an input of the signature "
-                f"(inputs: {sorted(sig_def.inputs)})"
-            )
-        feed[sig_def.inputs[key].name] = value
-    missing = sorted(set(sig_def.inputs) - set(inputs))
-    if missing:
-        raise ValueError(f"missing inputs {missing}")
-    fetches = {key: info.name for key, info in sig_def.outputs.items()}
-    return sess.run(fetches, feed_dict=feed)
-
-
 def _format_signatures(signatures):
     lines = []
     for name, sig in signatures.items():
@@ -150,13 +134,11 @@ def verify_export(path, print_fn=None):
         return report
     report["path"] = version_dir
     import numpy as np
-    import tensorflow as tf
-    import tensorflow_text  # noqa: F401  (registers the tensorflow-text ops)
 
     from zoo.export import manifest as manifest_lib
     from zoo.export import warmup as warmup_lib
+    from zoo.serving.saved_model_session import SavedModelSession
 
-    tf.get_logger().setLevel("ERROR")  # the v1 loader's deprecation notice
     try:
         manifest = manifest_lib.load_manifest(version_dir)
     except (FileNotFoundError, ValueError) as e:
@@ -164,20 +146,16 @@ def verify_export(path, print_fn=None):
         manifest = {}
     report["name"] = manifest.get("name")
 
-    # 1. Load as TF Serving does.
-    graph = tf.Graph()
-    sess = tf.compat.v1.Session(graph=graph)
+    # 1. Load as TF Serving does (zoo.serving.SavedModelSession).
     start = time.perf_counter()
     try:
-        meta_graph = tf.compat.v1.saved_model.loader.load(sess, ["serve"], version_dir)
+        sess = SavedModelSession(version_dir)
     except Exception as e:  # noqa: BLE001 - any loader failure is a verification failure
         errors.append(f"{version_dir}: the SavedModel loader failed: {e}")
-        sess.close()
         return report
     report["load_seconds"] = round(time.perf_counter() - start, 3)
-    signature_defs = {
-        k: v for k, v in meta_graph.signature_def.items() if not k.startswith("__")
-    }
+    meta_graph = sess.meta_graph
+    signature_defs = sess.signature_defs
     report["signatures"] = manifest_lib.read_signatures(version_dir)
     if "serving_default" not in signature_defs:
         errors.append(f"{version_dir}: no 'serving_default' signature.")
@@ -211,7 +189,7 @@ def verify_export(path, print_fn=None):
                 errors.append(f"{where}: unknown signature")
                 continue
             try:
-                fetched = _run_signature(sess, signature_defs[signature], inputs)
+                fetched = sess.predict(inputs, signature)
             except Exception as e:  # noqa: BLE001
                 errors.append(f"{where}: failed: {e}")
                 continue
@@ -246,7 +224,8 @@ def _check_batch_limits(sess, signature_defs, manifest, first_inputs, errors):
     """Runs each signature that records a `max_batch_size` on one row more (its
     warm-up rows repeated) and expects InvalidArgument naming the limit."""
     import numpy as np
-    import tensorflow as tf
+
+    from zoo.serving.errors import ServingError
 
     result = {}
     for signature, info in (manifest.get("signatures") or {}).items():
@@ -261,14 +240,14 @@ def _check_batch_limits(sess, signature_defs, manifest, first_inputs, errors):
         rows = np.arange(limit + 1)
         over = {k: np.take(v, rows % len(v), axis=0) for k, v in inputs.items()}
         try:
-            _run_signature(sess, signature_defs[signature], over)
-        except tf.errors.InvalidArgumentError as e:
-            if "max_batch_size" in e.message:
+            sess.predict(over, signature)
+        except ServingError as e:
+            if e.code == "INVALID_ARGUMENT" and "max_batch_size" in e.message:
                 result[signature] = f"refuses {limit + 1} rows"
                 continue
             errors.append(
                 f"batch limit: {signature!r} failed on {limit + 1} rows without "
-                f"naming max_batch_size: {e.message.splitlines()[0]}"
+                f"naming max_batch_size: {e.code}: {e.message}"
             )
         else:
             errors.append(
@@ -290,10 +269,10 @@ def _keras_check(sess, signature_defs, check, first_inputs, version_dir, errors,
         return {"ok": False}
     pre_def = signature_defs["preprocess"]
     try:
-        features = _run_signature(
-            sess, pre_def, {k: v for k, v in inputs.items() if k in pre_def.inputs}
+        features = sess.predict(
+            {k: v for k, v in inputs.items() if k in pre_def.inputs}, "preprocess"
         )
-        served = _run_signature(sess, signature_defs[signature], inputs)
+        served = sess.predict(inputs, signature)
     except Exception as e:  # noqa: BLE001
         errors.append(f"keras check: running the signatures failed: {e}")
         return {"ok": False}
@@ -472,14 +451,21 @@ def verify_in_fresh_process(path, timeout=600):
         return report
 
 
-def main(argv=None):
+def main(argv=None, prog="python -m zoo.export.verify"):
     parser = argparse.ArgumentParser(
-        prog="python -m zoo.export.verify",
+        prog=prog,
         description="Verify a SavedModel export the way TF Serving loads it.",
     )
     parser.add_argument("path", help="saved_models/NAME[/VERSION] (latest if omitted)")
     parser.add_argument("--json-out", help="also write the report as JSON here")
     args = parser.parse_args(argv)
+    from zoo.errors import ZooError, one_line
+
+    try:
+        _resolve(args.path)
+    except ZooError as e:
+        print(one_line(e), file=sys.stderr)
+        return e.exit_code
     report = verify_export(args.path, print_fn=print)
     if report.get("signatures"):
         print(_format_signatures(report["signatures"]))

@@ -1,0 +1,226 @@
+"""Prediction requests from the command line or from files (stdlib only).
+
+A request row is a dict `{input_name: value}` holding every input of the signature.
+Formats:
+
+- `txt`: one text per line (every line, blank ones included, so output line i answers
+  input line i); only for a signature with one input.
+- `jsonl`: one JSON object per line with the inputs as keys, e.g.
+  `{"story": "Mary went to the kitchen.\\nMary got the ball.", "question": "Where is
+  the ball?"}`; other keys are ignored, blank lines skipped.
+- `csv` / `tsv`: a header row naming the inputs (other columns are ignored), then one
+  row per request row; quoted fields may hold newlines.
+
+Files are read as UTF-8 (a byte-order mark is dropped). A malformed line, a missing
+input field or column is a `zoo.errors.DataError` naming the file and line.
+"""
+
+import csv
+import json
+import os
+import sys
+
+from zoo.errors import ConfigError, DataError, MissingPathError
+
+FORMATS = ("txt", "jsonl", "csv", "tsv")
+_EXTENSIONS = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+}
+_MAX_FIELD = 1 << 26  # csv's default limit (128 KiB) is below one long document
+
+
+def guess_format(path):
+    """The format of `path` from its extension (`.gz` aside); `txt` by default."""
+    name = os.fspath(path)
+    root, ext = os.path.splitext(name)
+    if ext == ".gz":
+        ext = os.path.splitext(root)[1]
+    return _EXTENSIONS.get(ext.lower(), "txt")
+
+
+def _open_binary(path):
+    if path == "-":
+        return sys.stdin.buffer
+    if not os.path.isfile(path):
+        raise MissingPathError(path, what="input file")
+    if path.endswith(".gz"):
+        import gzip
+
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def _decoded(path):
+    """Yields `(line_number, text)` with the line ending kept; a line that is not
+    UTF-8 is a `DataError` naming it."""
+    f = _open_binary(path)
+    try:
+        for number, raw in enumerate(f, start=1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise DataError(
+                    f"not valid UTF-8 ({e.reason} at byte {e.start})",
+                    path=path,
+                    line=number,
+                ) from None
+    finally:
+        if f is not sys.stdin.buffer:
+            f.close()
+
+
+def _lines(path):
+    """Yields `(line_number, line)` without the line ending."""
+    for number, line in _decoded(path):
+        yield number, line.rstrip("\r\n")
+
+
+def read_rows(path, input_names, fmt=None):
+    """Reads request rows from a file.
+
+    Args:
+        path: the file (`-` for standard input).
+        input_names: the signature's input names.
+        fmt: one of `FORMATS`, or None to guess from the extension.
+
+    Returns:
+        A list of `{input_name: value}` dicts, in file order.
+    """
+    path = os.fspath(path)
+    fmt = fmt or ("txt" if path == "-" else guess_format(path))
+    input_names = sorted(input_names)
+    if fmt == "txt":
+        if len(input_names) != 1:
+            raise DataError(
+                f"a text file (one text per line) feeds a signature with one input; "
+                f"this one takes {', '.join(input_names)}: use jsonl or csv with "
+                "those keys or columns",
+                path=path,
+            )
+        (name,) = input_names
+        return [{name: line} for _, line in _lines(path)]
+    if fmt == "jsonl":
+        return _read_jsonl(path, input_names)
+    if fmt in ("csv", "tsv"):
+        return _read_delimited(path, input_names, "," if fmt == "csv" else "\t")
+    raise ConfigError(f"unknown input format {fmt!r}; formats: {', '.join(FORMATS)}")
+
+
+def _read_jsonl(path, input_names):
+    rows = []
+    for number, line in _lines(path):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DataError(
+                f"not a JSON object ({e.msg} at column {e.colno})",
+                path=path,
+                line=number,
+            ) from None
+        if not isinstance(value, dict):
+            raise DataError(
+                f"expected a JSON object with the keys {', '.join(input_names)}, "
+                f"found a {type(value).__name__}",
+                path=path,
+                line=number,
+            )
+        rows.append(_pick(value, input_names, path, number, "field"))
+    return rows
+
+
+def _read_delimited(path, input_names, delimiter):
+    old_limit = csv.field_size_limit()
+    csv.field_size_limit(max(old_limit, _MAX_FIELD))
+    rows = []
+    lines = (text for _, text in _decoded(path))
+    reader = csv.reader(lines, delimiter=delimiter, strict=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise DataError(
+                "empty file; expected a header naming the columns "
+                f"{', '.join(input_names)}",
+                path=path,
+            )
+        missing = [n for n in input_names if n not in header]
+        if missing:
+            raise DataError(
+                f"the header lacks the column(s) {', '.join(missing)} "
+                f"(columns: {', '.join(header)})",
+                path=path,
+                line=1,
+            )
+        for record in reader:
+            if not record:
+                continue
+            if len(record) != len(header):
+                raise DataError(
+                    f"expected {len(header)} fields as in the header, found "
+                    f"{len(record)}",
+                    path=path,
+                    line=reader.line_num,
+                )
+            fields = dict(zip(header, record, strict=True))
+            rows.append(_pick(fields, input_names, path, reader.line_num, "column"))
+    except csv.Error as e:
+        raise DataError(str(e), path=path, line=reader.line_num) from None
+    finally:
+        csv.field_size_limit(old_limit)
+    return rows
+
+
+def _pick(record, input_names, path, line, kind):
+    missing = [n for n in input_names if n not in record]
+    if missing:
+        raise DataError(
+            f"missing input {kind}(s) {', '.join(missing)} (the signature takes "
+            f"{', '.join(input_names)})",
+            path=path,
+            line=line,
+        )
+    row = {}
+    for name in input_names:
+        value = record[name]
+        if isinstance(value, (dict, list)) or value is None:
+            raise DataError(
+                f"input {kind} {name!r} must be a string or a number, found "
+                f"{'null' if value is None else type(value).__name__}",
+                path=path,
+                line=line,
+            )
+        row[name] = value
+    return row
+
+
+def rows_from_texts(texts, input_names):
+    """One request row per text, for a signature with one input."""
+    input_names = sorted(input_names)
+    if len(input_names) != 1:
+        raise ConfigError(
+            f"the signature takes {', '.join(input_names)}: give them as "
+            + " ".join(f"--{n} TEXT" for n in input_names)
+            + " or in a jsonl/csv --input file"
+        )
+    return [{input_names[0]: text} for text in texts]
+
+
+def columns(rows, input_names):
+    """Request rows -> `{input_name: [values]}` (the columnar request)."""
+    return {name: [row[name] for row in rows] for name in sorted(input_names)}
+
+
+def batches(rows, size):
+    """Consecutive slices of `rows` of at most `size` rows."""
+    if size < 1:
+        raise ConfigError(f"the batch size must be at least 1. Received: {size}")
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]

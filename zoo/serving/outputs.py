@@ -1,0 +1,52 @@
+"""Prediction outputs as JSON lines: one object per request row, every output of the
+signature (attention included), NumPy values as lists, strings as text."""
+
+import json
+
+import numpy as np
+
+
+def to_json_value(value):
+    """A NumPy array / scalar / bytes -> plain JSON values (`bytes` decoded as UTF-8,
+    invalid bytes replaced)."""
+    if isinstance(value, np.ndarray):
+        if value.dtype == object or value.dtype.kind in "SU":
+            return to_json_value(value.tolist())
+        return value.tolist()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [to_json_value(v) for v in value]
+    return value
+
+
+def output_rows(outputs, batch_size):
+    """Splits a batch's outputs into one dict per row.
+
+    Args:
+        outputs: `{output_name: array}` of one request.
+        batch_size: the request's number of rows.
+
+    Returns:
+        A list of `batch_size` dicts `{output_name: JSON value}` (keys sorted); an
+        output without a leading batch dimension is repeated in every row.
+    """
+    rows = [{} for _ in range(batch_size)]
+    for name in sorted(outputs):
+        value = np.asarray(outputs[name])
+        if value.ndim >= 1 and value.shape[0] == batch_size:
+            for i in range(batch_size):
+                rows[i][name] = to_json_value(value[i])
+        else:
+            whole = to_json_value(value)
+            for row in rows:
+                row[name] = whole
+    return rows
+
+
+def json_line(row):
+    """One JSON line (UTF-8 text kept readable; NaN/Infinity as TF Serving's REST API
+    writes them)."""
+    return json.dumps(row, ensure_ascii=False, allow_nan=True)

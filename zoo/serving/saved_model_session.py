@@ -1,0 +1,197 @@
+"""`SavedModelSession`: a SavedModel loaded the way TF Serving loads it.
+
+TF Serving's session bundle loads the `serve` MetaGraph with TensorFlow's C++
+SavedModel loader into a session (variables restored, asset-initialised lookup tables)
+and runs a signature by feeding and fetching its SignatureDef's tensor names. This
+class does the same through `tf.compat.v1.saved_model.loader.load` in a
+`tf.compat.v1.Session`, with only TensorFlow and tensorflow-text imported (the
+tensorflow-text ops are registered first, as TF Serving links them). `zoo predict`,
+the verifier, the serving benchmark and the test servers all use it.
+"""
+
+import os
+
+import numpy as np
+
+from zoo.errors import ConfigError
+from zoo.serving.errors import ServingError, one_line_op_error
+
+DEFAULT_SIGNATURE = "serving_default"
+
+
+def dtype_name(enum_value):
+    """A `DataType` enum value -> TensorFlow's numpy-style name (`"float32"`)."""
+    import tensorflow as tf
+
+    return tf.dtypes.as_dtype(enum_value).name
+
+
+def signature_spec(signature_def):
+    """`{"inputs": {name: dtype}, "outputs": {name: dtype}}` of a SignatureDef."""
+    return {
+        "inputs": {
+            k: dtype_name(v.dtype) for k, v in sorted(signature_def.inputs.items())
+        },
+        "outputs": {
+            k: dtype_name(v.dtype) for k, v in sorted(signature_def.outputs.items())
+        },
+    }
+
+
+def as_input_array(values, dtype):
+    """A request's values for one input as the array a session is fed.
+
+    Strings become an object array of UTF-8 `bytes` (any `str` is encoded); other
+    types are converted to `dtype` (a name such as `"int64"`).
+    """
+    if dtype == "string":
+        array = np.asarray(values, dtype=object)
+        flat = [
+            v.encode("utf-8") if isinstance(v, str) else bytes(v)
+            for v in array.reshape(-1)
+        ]
+        out = np.empty(len(flat), dtype=object)
+        out[:] = flat
+        return out.reshape(array.shape)
+    return np.asarray(values, dtype=dtype)
+
+
+class SavedModelSession:
+    """A SavedModel export loaded as TF Serving loads it, to run its signatures.
+
+    Args:
+        path: `saved_models/NAME/VERSION`, or `saved_models/NAME` for its latest
+            version.
+        tags: the MetaGraph tags (TF Serving loads `serve`).
+        config: optional `tf.compat.v1.ConfigProto` for the session.
+
+    Attributes:
+        version_dir: the version folder loaded.
+        name, version: the model name (the folder above) and the integer version.
+        session, graph: the `tf.compat.v1.Session` and its graph.
+        meta_graph: the loaded `MetaGraphDef`.
+        signature_defs: `{name: SignatureDef}`, without TensorFlow's internal
+            `__saved_model_init_op`.
+
+    Raises:
+        zoo.errors.MissingPathError: the path does not exist or holds no version.
+
+    Example:
+
+    ```python
+    with SavedModelSession("saved_models/memn2n") as model:
+        model.signature_spec()["inputs"]  # {"question": "string", "story": "string"}
+        outputs = model.predict({"story": ["Mary went to the kitchen."],
+                                 "question": ["Where is Mary?"]})
+    ```
+    """
+
+    def __init__(self, path, tags=("serve",), config=None):
+        from zoo.export.paths import resolve_version_dir
+
+        self.version_dir = resolve_version_dir(path)
+        self.version = int(os.path.basename(self.version_dir))
+        self.name = os.path.basename(os.path.dirname(os.path.abspath(self.version_dir)))
+        import tensorflow as tf
+        import tensorflow_text  # noqa: F401  (registers the tensorflow-text ops)
+
+        tf.get_logger().setLevel("ERROR")  # the v1 loader's deprecation notice
+        self.graph = tf.Graph()
+        self.session = tf.compat.v1.Session(graph=self.graph, config=config)
+        try:
+            self.meta_graph = tf.compat.v1.saved_model.loader.load(
+                self.session, list(tags), self.version_dir
+            )
+        except BaseException:
+            self.session.close()
+            raise
+        self.signature_defs = {
+            k: v
+            for k, v in self.meta_graph.signature_def.items()
+            if not k.startswith("__")
+        }
+
+    def signature_def(self, signature=DEFAULT_SIGNATURE):
+        """The SignatureDef called `signature`.
+
+        Raises:
+            zoo.errors.ConfigError: when the export has no such signature.
+        """
+        if signature not in self.signature_defs:
+            raise ConfigError(
+                f"{self.version_dir} has no signature {signature!r}; its signatures: "
+                f"{', '.join(sorted(self.signature_defs))}"
+            )
+        return self.signature_defs[signature]
+
+    def signature_spec(self, signature=DEFAULT_SIGNATURE):
+        """`{"inputs": {name: dtype}, "outputs": {name: dtype}}` of a signature."""
+        return signature_spec(self.signature_def(signature))
+
+    def predict(self, inputs, signature=DEFAULT_SIGNATURE, output_names=None):
+        """Runs a signature on one request.
+
+        Args:
+            inputs: `{input_name: values}` for every input of the signature (lists,
+                NumPy arrays; strings as `str` or `bytes`).
+            signature: the signature name.
+            output_names: optional subset of the outputs to fetch (all by default).
+
+        Returns:
+            `{output_name: np.ndarray}` (strings as `bytes`).
+
+        Raises:
+            zoo.errors.ConfigError: unknown signature, unknown or missing inputs or
+                outputs.
+            ServingError: the graph refused the request (e.g. a batch over
+                `max_batch_size`); `code` is the TensorFlow error's status name.
+        """
+        import tensorflow as tf
+
+        sig = self.signature_def(signature)
+        unknown = sorted(set(inputs) - set(sig.inputs))
+        missing = sorted(set(sig.inputs) - set(inputs))
+        if unknown or missing:
+            raise ConfigError(
+                f"signature {signature!r} takes the inputs "
+                f"{', '.join(sorted(sig.inputs))}; "
+                + (f"unknown: {', '.join(unknown)}" if unknown else "")
+                + ("; " if unknown and missing else "")
+                + (f"missing: {', '.join(missing)}" if missing else "")
+            )
+        names = sorted(sig.outputs) if output_names is None else list(output_names)
+        bad = sorted(set(names) - set(sig.outputs))
+        if bad:
+            raise ConfigError(
+                f"signature {signature!r} has no outputs {', '.join(bad)}; its "
+                f"outputs: {', '.join(sorted(sig.outputs))}"
+            )
+        feed = {
+            sig.inputs[k].name: as_input_array(v, dtype_name(sig.inputs[k].dtype))
+            for k, v in inputs.items()
+        }
+        fetches = {k: sig.outputs[k].name for k in names}
+        try:
+            return self.session.run(fetches, feed_dict=feed)
+        except tf.errors.OpError as e:
+            raise ServingError(
+                one_line_op_error(e.message), code=_status_name(e.error_code)
+            ) from e
+
+    def close(self):
+        self.session.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _status_name(error_code):
+    from tensorflow.core.protobuf import error_codes_pb2
+
+    try:
+        return error_codes_pb2.Code.Name(error_code)
+    except ValueError:
+        return "UNKNOWN"
