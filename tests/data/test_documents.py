@@ -395,3 +395,14 @@ def test_class_folder_document_errors(tmp_path):
         read_class_folder(root)
     with pytest.raises(MissingPathError):
         read_class_folder(tmp_path / "none")
+
+
+@pytest.mark.data
+def test_real_imdb_folder_with_archive(shared_data):
+    splits = load_documents(shared_data / "aclImdb")
+    assert (len(splits.train), len(splits.validation), len(splits.test)) == (
+        22500,
+        2500,
+        25000,
+    )
+    assert splits.test.label_counts() == {"neg": 12500, "pos": 12500}

@@ -239,3 +239,13 @@ def test_folder_errors_name_the_expected_layouts(tmp_path):
     message = str(info.value)
     assert message.startswith(f"{other}: no line-aligned training files train.en")
     assert "{train,valid|val|dev,test}" in message and "corpus.txt" in message
+
+
+@pytest.mark.data
+def test_real_length_filter_keeps_every_test_pair(shared_data):
+    splits = load_parallel(shared_data / "multi30k", "en", "de", max_words=10)
+    assert [len(splits["val"]), len(splits["test"])] == [1014, 1000]
+    assert splits["train"].report.too_long > 10000  # training pairs over 10 words
+    assert splits["train"].report.lengths["source"].count == 29000
+    assert len(splits["train"]) == 29000 - splits["train"].report.too_long
+    assert max(len(s.split()) for s in splits["test"].sources) > 10

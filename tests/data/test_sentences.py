@@ -273,3 +273,22 @@ def test_load_sentences_errors(tmp_path):
     odd = _write(tmp_path, "s.xml", "<a/>")
     with pytest.raises(DataError, match=r"s\.xml: cannot tell the format"):
         load_sentences(odd)
+
+
+@pytest.mark.data
+def test_real_layouts_through_load_sentences(shared_data):
+    glue = load_sentences(shared_data / "sst" / "sst2_glue_variant")
+    assert [len(glue[k]) for k in ("train", "validation", "test")] == [
+        67349,
+        872,
+        1821,
+    ]
+    assert glue["validation"].counts() == [428, 444]
+    sst = load_sentences(shared_data / "sst", task="sst2")
+    assert [len(sst[k]) for k in ("train", "validation", "test")] == [6920, 872, 1821]
+    yelp = load_sentences(
+        shared_data / "yelp_10k" / "yelp_labelled.txt", text_column=0, label_column=1
+    )
+    assert sum(len(s) for s in yelp.values()) == 1000
+    assert yelp["train"].label_names == ("0", "1")
+    assert yelp["train"].texts[0] != "0" and len(yelp["train"]) == 800
