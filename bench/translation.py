@@ -194,15 +194,23 @@ def run_one(args, source, target, attention):
         checkpoint = os.path.join(run_dir, "best.keras")
         if not os.path.isfile(checkpoint):
             raise SystemExit(f"--decode-only: no trained model at {checkpoint}")
-        model = keras.saving.load_model(checkpoint)
+        checkpointed = keras.saving.load_model(checkpoint)
         if args.raw_weights:
-            swap_weight_average(model)
+            swap_weight_average(checkpointed)
+        # the checkpoint is the training view (logits only): its weights go into
+        # the translator the flags describe
+        model = recipe.build_model(
+            config,
+            data["preprocessor"].source_vocab_size,
+            data["preprocessor"].target_vocab_size,
+        )
+        model.set_weights(checkpointed.get_weights())
         tokens_per_second = train_seconds = None
     else:
         model = recipe.build_model(
             config,
-            data["tokenizers"]["source"].vocab_size,
-            data["tokenizers"]["target"].vocab_size,
+            data["preprocessor"].source_vocab_size,
+            data["preprocessor"].target_vocab_size,
         )
         start = time.time()
         _, tokens_per_second = recipe.train(config, model, data)
@@ -226,11 +234,11 @@ def run_one(args, source, target, attention):
         "epochs": args.epochs,
         "units": args.units,
         "vocab": [
-            data["tokenizers"]["source"].vocab_size,
-            data["tokenizers"]["target"].vocab_size,
+            data["preprocessor"].source_vocab_size,
+            data["preprocessor"].target_vocab_size,
         ],
     }
-    module = recipe.make_serving_module(model, data["tokenizers"], config)
+    module = recipe.make_serving_module(model, data["preprocessor"], config)
     searches = [
         ("greedy", module.translate_greedy),
         (f"beam{args.beam_width}", module.serve),
@@ -241,7 +249,7 @@ def run_one(args, source, target, attention):
         )
         tuned = recipe.make_serving_module(
             model,
-            data["tokenizers"],
+            data["preprocessor"],
             dataclasses.replace(config, beam_width=width, alpha=alpha, beta=beta),
         )
         searches.append(
@@ -256,7 +264,7 @@ def run_one(args, source, target, attention):
         start = time.time()
         outputs = recipe.translate_corpus(fn, test.sources)
         seconds = time.time() - start
-        hyps = [recipe._decode(o["translation"]) for o in outputs]
+        hyps = [recipe.as_text(o["translation"]) for o in outputs]
         scores = recipe.bleu_scores(hyps, test.targets, target if args.data else None)
         hyp_file = os.path.join(run_dir, f"hypotheses.{search}.{target}.txt")
         with open(hyp_file, "w", encoding="utf-8") as f:
@@ -293,10 +301,10 @@ def tune_decoding(args, recipe, model, data, config, val):
     best = None
     for width, alpha, beta in args.tune_grid:
         setting = dataclasses.replace(config, beam_width=width, alpha=alpha, beta=beta)
-        module = recipe.make_serving_module(model, data["tokenizers"], setting)
+        module = recipe.make_serving_module(model, data["preprocessor"], setting)
         fn = module.serve if width > 1 else module.translate_greedy
         outputs = recipe.translate_corpus(fn, val.sources)
-        hyps = [recipe._decode(o["translation"]) for o in outputs]
+        hyps = [recipe.as_text(o["translation"]) for o in outputs]
         bleu = recipe.bleu_scores(hyps, val.targets)["bleu"]
         print(
             f"[tune] validation BLEU {bleu:.2f}: beam {width}, alpha {alpha}, "

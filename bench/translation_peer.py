@@ -241,8 +241,8 @@ def run_zoo(args, splits, name="zoo"):
     data = recipe.build_datasets(config, splits)
     model = recipe.build_model(
         config,
-        data["tokenizers"]["source"].vocab_size,
-        data["tokenizers"]["target"].vocab_size,
+        data["preprocessor"].source_vocab_size,
+        data["preprocessor"].target_vocab_size,
     )
     history, _ = recipe.train(config, model, data)
     return _row(

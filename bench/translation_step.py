@@ -56,15 +56,16 @@ def main(argv=None):
     data = translation.build_datasets(config)
     model = translation.build_model(
         config,
-        data["tokenizers"]["source"].vocab_size,
-        data["tokenizers"]["target"].vocab_size,
+        data["preprocessor"].source_vocab_size,
+        data["preprocessor"].target_vocab_size,
     )
     batches = list(data["train"].take(args.batches))
     tokens = sum(
         int(tf.reduce_sum(tf.cast(labels > 0, tf.int32))) for _, labels in batches
     )
-    model.make_train_function()
-    step = model.train_function
+    trainer = model.training_model()
+    trainer.make_train_function()
+    step = trainer.train_function
 
     def one_pass():
         start = time.perf_counter()

@@ -5,7 +5,7 @@ generated demo pair). Papers: Bahdanau, Cho and Bengio 2015 ("Neural Machine
 Translation by Jointly Learning to Align and Translate"); Luong, Pham and Manning 2015
 ("Effective Approaches to Attention-based Neural Machine Translation"); beam search
 with the GNMT length and coverage penalties of Wu et al. 2016.
-Model: `zoo.models.seq2seq_translator.Seq2SeqTranslator` (bidirectional GRU/LSTM
+Model: `zoo.models.translation.Seq2SeqTranslator` (bidirectional GRU/LSTM
 encoder, `AttentionDecoder` with `--attention bahdanau|luong|none`), trained with
 teacher forcing on length-bucketed batches (no compute on padding beyond a bucket),
 masked cross-entropy with optional label smoothing. Subword (WordPiece) vocabularies
@@ -71,21 +71,23 @@ import json
 import os
 import time
 
-import keras
 import numpy as np
-import tensorflow as tf
 
 from zoo.data.parallel import demo_corpus, load_parallel, split_corpus
-from zoo.decoding.seq2seq import decode_translator
-from zoo.export import ServingModule
-from zoo.models.seq2seq_translator import MaskedSparseCrossentropy, Seq2SeqTranslator
-from zoo.optimizers import FusedAdam
-from zoo.text.subword import (
-    END,
-    START,
-    SubwordTokenizer,
-    learn_subword_vocabulary,
-    save_vocabulary,
+from zoo.fastpath.fused_adam import FusedAdam
+from zoo.metrics import bleu_scores
+from zoo.models.translation import (
+    MaskedSparseCrossentropy,
+    Seq2SeqTranslator,
+    TranslationPreprocessor,
+    TranslationServing,
+    Translator,
+    ValidationBleu,
+    as_text,
+    count_target_tokens,
+    translate_corpus,
+    translation_dataset,
+    vocabulary_cache_key,
 )
 from zoo.training import (
     Throughput,
@@ -93,7 +95,6 @@ from zoo.training import (
     add_output_args,
     add_training_args,
     averaging,
-    bucket_by_length,
     fit,
     fit_average_to_run,
     fit_schedule_to_run,
@@ -103,12 +104,6 @@ from zoo.training import (
 )
 
 EXPORT_NAME = "translation"
-# Buckets 4 tokens wide (the key is max(source, target)): 85% of the target positions
-# the model computes are real tokens. One-token-wide buckets (94%) made every batch
-# one length and cost learning: validation loss after the first de->en epoch 6.51
-# (stuck at the unigram level; default seed) and 5.83 (seed 1), against 5.12 with
-# these buckets (default seed).
-BUCKETS = [8, 12, 16, 20, 24, 32, 48]
 
 
 @dataclasses.dataclass
@@ -316,101 +311,42 @@ def load_splits(config):
     return splits
 
 
-def build_tokenizers(config, splits):
+def build_preprocessor(config, splits):
     """Learns (or reuses, on a resumed run) one subword vocabulary per language."""
-    tokenizers = {}
-    os.makedirs(config.training.run_dir, exist_ok=True)
-    for side, lang, texts in (
-        ("source", config.source, splits["train"].sources),
-        ("target", config.target, splits["train"].targets),
-    ):
-        path = os.path.join(
-            config.training.run_dir, f"vocab.{side}.{lang}.{_data_tag(config)}.txt"
-        )
-        if not os.path.exists(path):
-            start = time.time()
-            tokens = learn_subword_vocabulary(
-                texts, config.vocab_size, lowercase=config.lowercase
-            )
-            save_vocabulary(tokens, path)
-            print(
-                f"learned {len(tokens)} {lang} subwords in {time.time() - start:.1f} s"
-                f" -> {path}"
-            )
-        tokenizers[side] = SubwordTokenizer(path, lowercase=config.lowercase)
-    return tokenizers
-
-
-def _data_tag(config):
-    """A short tag of what the vocabulary was learned from (reused only for that)."""
-    import hashlib
-
-    key = json.dumps(
-        [
-            os.path.abspath(config.data) if config.data else "demo",
-            config.source,
-            config.target,
-            config.vocab_size,
-            config.lowercase,
-            config.limit,
-            config.max_words,
-            config.training.seed,
-        ]
+    tag = vocabulary_cache_key(
+        config.data,
+        config.source,
+        config.target,
+        config.vocab_size,
+        config.lowercase,
+        config.limit,
+        config.max_words,
+        config.training.seed,
     )
-    return hashlib.sha1(key.encode()).hexdigest()[:8]
-
-
-def make_dataset(corpus, tokenizers, config, shuffle=False):
-    """Length-bucketed `({"source_ids", "target_ids"}, labels)` batches.
-
-    Each pair is tokenized once (cached); batches group pairs of similar length and are
-    padded only to the longest pair of the batch.
-    """
-    max_length = config.max_length
-    pairs = tf.data.Dataset.from_tensor_slices(
-        (tf.constant(corpus.sources), tf.constant(corpus.targets))
+    return TranslationPreprocessor.from_corpus(
+        splits["train"].sources,
+        splits["train"].targets,
+        config.training.run_dir,
+        languages=(config.source, config.target),
+        vocab_size=config.vocab_size,
+        lowercase=config.lowercase,
+        max_length=config.max_length,
+        tag=tag,
     )
-
-    def encode(src, tgt):
-        source = tokenizers["source"].tokenize(src)[:, :max_length]
-        target = tokenizers["target"].encode(
-            tgt, max_length + 1, add_start=True, add_end=True
-        )
-        target = tf.RaggedTensor.from_tensor(target, padding=0)
-        return source, target
-
-    ds = pairs.batch(512).map(encode).unbatch()
-    ds = ds.map(
-        lambda s, t: (
-            {
-                "source_ids": tf.cast(s, tf.int32),
-                "target_ids": tf.cast(t[:-1], tf.int32),
-            },
-            tf.cast(t[1:], tf.int32),
-        )
-    ).cache()
-    if shuffle:
-        ds = ds.shuffle(
-            20_000, seed=config.training.seed, reshuffle_each_iteration=True
-        )
-    ds = bucket_by_length(
-        ds,
-        lambda x, y: tf.maximum(tf.shape(x["source_ids"])[0], tf.shape(y)[0]),
-        BUCKETS,
-        config.training.batch_size,
-    )
-    return ds.prefetch(tf.data.AUTOTUNE)
 
 
 def build_datasets(config, splits=None):
-    """Corpora, tokenizers and tf.data datasets for training and validation."""
+    """Corpora, the preprocessor and tf.data datasets for training and validation."""
     splits = splits or load_splits(config)
-    tokenizers = build_tokenizers(config, splits)
+    preprocessor = build_preprocessor(config, splits)
+    batch_size, seed = config.training.batch_size, config.training.seed
     return {
         "splits": splits,
-        "tokenizers": tokenizers,
-        "train": make_dataset(splits["train"], tokenizers, config, shuffle=True),
-        "val": make_dataset(splits["val"], tokenizers, config),
+        "preprocessor": preprocessor,
+        "train": translation_dataset(
+            splits["train"], preprocessor, batch_size, shuffle=True, seed=seed
+        ),
+        "val": translation_dataset(splits["val"], preprocessor, batch_size),
     }
 
 
@@ -418,8 +354,9 @@ def build_datasets(config, splits=None):
 
 
 def build_model(config, source_vocab_size, target_vocab_size):
-    """A compiled `Seq2SeqTranslator`: Adam (fused kernel, each weight's gradient
-    clipped at norm 5) on the label-smoothed masked cross-entropy."""
+    """A `Seq2SeqTranslator` whose `training_model()` is compiled: Adam (fused
+    kernel, each weight's gradient clipped at norm 5) on the label-smoothed masked
+    cross-entropy."""
     model = Seq2SeqTranslator(
         source_vocab_size,
         target_vocab_size,
@@ -439,7 +376,7 @@ def build_model(config, source_vocab_size, target_vocab_size):
         tie_embeddings=config.tie_embeddings,
         name="seq2seq_translator",
     )
-    model.compile(
+    model.training_model().compile(
         optimizer=FusedAdam(
             scheduled_learning_rate(config.training),
             clipnorm=5.0,
@@ -448,36 +385,6 @@ def build_model(config, source_vocab_size, target_vocab_size):
         loss=MaskedSparseCrossentropy(config.label_smoothing),
     )
     return model
-
-
-class _ValidationBleu(keras.callbacks.Callback):
-    """Adds `val_bleu` to each epoch's logs: cased BLEU of greedy translations.
-
-    The published Multi30k systems choose their epoch on a validation translation
-    metric, not on the loss; here the checkpoint and early stopping of
-    `zoo.training.fit` monitor `val_bleu` when `--select-on bleu`. Greedy decoding of
-    the validation split takes seconds (it is not counted in the training tokens/s,
-    which stop at the last training batch).
-    """
-
-    def __init__(self, translator, corpus):
-        super().__init__()
-        self.corpus = corpus
-        self._translate = tf.function(
-            lambda text: translator.translate(text, beam_width=1),
-            input_signature=_TEXT_SPEC,
-            autograph=False,  # explicit while loops, as in the export
-        )
-
-    def on_epoch_end(self, epoch, logs=None):
-        from zoo.metrics import corpus_bleu
-
-        outputs = translate_corpus(self._translate, self.corpus.sources)
-        hypotheses = [_decode(o["translation"]) for o in outputs]
-        bleu, _ = corpus_bleu(hypotheses, self.corpus.targets)
-        if logs is not None:
-            logs["val_bleu"] = float(bleu)
-        print(f"epoch {epoch + 1}: validation BLEU (greedy, cased) {bleu:.2f}")
 
 
 def train(config, model, data):
@@ -490,23 +397,29 @@ def train(config, model, data):
     its window is fitted to the run's length first (`fit_average_to_run`), and so
     is a cosine schedule (`fit_schedule_to_run`).
     """
-    counts = data["train"].map(lambda x, y: tf.reduce_sum(tf.cast(y > 0, tf.int64)))
-    tokens, batches = counts.reduce(
-        (tf.constant(0, tf.int64), tf.constant(0, tf.int64)),
-        lambda total, n: (total[0] + n, total[1] + 1),
-    )
-    tokens, steps = int(tokens), int(batches) * config.training.epochs
-    momentum = fit_average_to_run(model, steps)
-    fit_schedule_to_run(model, steps)
+    trainer = model.training_model()
+    tokens, batches = count_target_tokens(data["train"])
+    steps = batches * config.training.epochs
+    momentum = fit_average_to_run(trainer, steps)
+    fit_schedule_to_run(trainer, steps)
     if momentum is not None:
         print(f"weight averaging: momentum {momentum:g}")
     meter = Throughput(tokens)
     callbacks = [meter]
     if config.select_on == "bleu":
-        translator = Translator(model, data["tokenizers"], config, beam_width=1)
-        callbacks.append(_ValidationBleu(translator, data["splits"]["val"]))
+        translator = Translator(
+            model,
+            data["preprocessor"],
+            beam_width=1,
+            alpha=config.alpha,
+            beta=config.beta,
+            length_a=config.length_a,
+            length_b=config.length_b,
+        )
+        val = data["splits"]["val"]
+        callbacks.append(ValidationBleu(translator, val.sources, val.targets))
     history = fit(
-        model, data["train"], data["val"], config.training, callbacks=callbacks
+        trainer, data["train"], data["val"], config.training, callbacks=callbacks
     )
     history.tokens_per_second, history.target_tokens = list(meter.rates), tokens
     rate = float(np.median(meter.rates)) if meter.rates else 0.0
@@ -514,112 +427,6 @@ def train(config, model, data):
 
 
 # --- decoding and evaluation ------------------------------------------------------
-
-
-class Translator:
-    """Text -> translation in the graph: tokenize, encode, search, detokenize.
-
-    A plain object (not a `tf.Module`): the serving module tracks the tokenizers and
-    `export_model` the model's variables, so the Keras model is never saved as a
-    SavedModel child.
-    """
-
-    def __init__(self, model, tokenizers, config, beam_width):
-        self.model = model
-        self.source_tokenizer = tokenizers["source"]
-        self.target_tokenizer = tokenizers["target"]
-        self.max_length = config.max_length
-        self.beam_width = beam_width
-        self.alpha = config.alpha
-        self.beta = config.beta
-        self.length_a = config.length_a
-        self.length_b = config.length_b
-
-    def source_ids(self, text):
-        ids = self.source_tokenizer.tokenize(text)[:, : self.max_length]
-        ids = tf.cast(ids.to_tensor(default_value=0), tf.int32)  # (B, Ts)
-        # At least one (padding) column: an empty batch of texts still has a shape
-        # the encoder can run over; the padding is masked.
-        missing = tf.maximum(1 - tf.shape(ids)[1], 0)
-        return tf.pad(ids, [[0, 0], [0, missing]])
-
-    def translate(self, text, beam_width=None):
-        """Returns the serving outputs for a string batch `[None]`."""
-        source_ids = self.source_ids(text)
-        result = decode_translator(
-            self.model,
-            source_ids,
-            self.max_length,
-            beam_width=beam_width or self.beam_width,
-            alpha=self.alpha,
-            beta=self.beta,
-            length_a=self.length_a,
-            length_b=self.length_b,
-        )
-        longest = tf.reduce_max(tf.concat([result["lengths"], [0]], axis=0))
-        tokens = result["tokens"][:, :longest]  # (B, Tt)
-        attention = result["attention"][:, :longest, :]  # (B, Tt, Ts)
-        return {
-            "translation": self.target_tokenizer.detokenize(tokens),
-            "score": result["scores"],
-            "attention": attention,
-            "source_tokens": self.source_tokenizer.ids_to_tokens(source_ids),
-            "target_tokens": self.target_tokenizer.ids_to_tokens(tokens),
-            "target_ids": tokens,
-        }
-
-
-def translate_corpus(translate_fn, texts, batch_size=64, sort_by_length=True):
-    """Runs a string-batch function (e.g. a serving signature) over `texts`.
-
-    With `sort_by_length` the texts are batched in order of length (characters) and
-    the outputs put back in the input order: a batched search runs until the
-    longest hypothesis of its batch ends, so batches of similar lengths waste fewer
-    steps (the results are the same up to rounding; only the speed changes).
-
-    Returns:
-        One dict of NumPy outputs per text, in the order of `texts`.
-    """
-    order = list(range(len(texts)))
-    if sort_by_length:
-        order.sort(key=lambda i: len(texts[i]))
-    outputs = [None] * len(texts)
-    for start in range(0, len(texts), batch_size):
-        batch = order[start : start + batch_size]
-        out = translate_fn(tf.constant([texts[i] for i in batch]))
-        out = {k: v.numpy() for k, v in out.items()}
-        for j, i in enumerate(batch):
-            outputs[i] = {k: v[j] for k, v in out.items()}
-    return outputs
-
-
-def _decode(value):
-    return (
-        value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value
-    )
-
-
-def bleu_scores(hypotheses, references, target_lang=None):
-    """Cased detokenized BLEU and lowercased BLEU, with sacrebleu signatures.
-
-    With `target_lang` also lowercased BLEU on Moses-tokenized text
-    (`zoo.metrics.moses_bleu`), the scoring published Multi30k numbers use.
-    """
-    from zoo.metrics import corpus_bleu, moses_bleu
-
-    cased, cased_sig = corpus_bleu(hypotheses, references)
-    lower, lower_sig = corpus_bleu(hypotheses, references, lowercase=True)
-    scores = {
-        "bleu": cased,
-        "bleu_signature": cased_sig,
-        "bleu_lowercase": lower,
-        "bleu_lowercase_signature": lower_sig,
-    }
-    if target_lang:
-        moses, moses_sig = moses_bleu(hypotheses, references, target_lang)
-        scores["bleu_moses_lowercase"] = moses
-        scores["bleu_moses_lowercase_signature"] = moses_sig
-    return scores
 
 
 def evaluate(config, module, data):
@@ -646,7 +453,7 @@ def evaluate(config, module, data):
         start = time.time()
         outputs = translate_corpus(translate_fn, test.sources)
         seconds = time.time() - start
-        hypotheses = [_decode(o["translation"]) for o in outputs]
+        hypotheses = [as_text(o["translation"]) for o in outputs]
         scores = bleu_scores(
             hypotheses, test.targets, config.target if config.data else None
         )
@@ -674,8 +481,8 @@ def evaluate(config, module, data):
     os.makedirs(config.report_dir, exist_ok=True)
     paths = []
     for i, out in enumerate((samples or [])[: config.heatmaps]):
-        rows = [_decode(t) for t in out["target_tokens"] if t]
-        cols = [_decode(t) for t in out["source_tokens"] if t]
+        rows = [as_text(t) for t in out["target_tokens"] if t]
+        cols = [as_text(t) for t in out["source_tokens"] if t]
         if not rows or not cols:
             continue
         path = os.path.join(config.report_dir, f"attention_{i}.png")
@@ -684,7 +491,7 @@ def evaluate(config, module, data):
             rows,
             cols,
             path,
-            title=_decode(out["translation"])[:80],
+            title=as_text(out["translation"])[:80],
         )
         paths.append(path)
     metrics["heatmaps"] = paths
@@ -696,49 +503,17 @@ def evaluate(config, module, data):
 # --- export -----------------------------------------------------------------------
 
 
-_TEXT_SPEC = [tf.TensorSpec([None], tf.string, name="text")]
-
-
-class TranslationServing(ServingModule):
-    """The export's signatures (no autograph: the loops are explicit while loops)."""
-
-    def __init__(self, model, tokenizers, config):
-        super().__init__(model)
-        self.source_tokenizer = tokenizers["source"]
-        self.target_tokenizer = tokenizers["target"]
-        self.beam = Translator(model, tokenizers, config, config.beam_width)
-        self.greedy = Translator(model, tokenizers, config, 1)
-
-    @staticmethod
-    def _outputs(result):
-        return {k: v for k, v in result.items() if k != "target_ids"}
-
-    @tf.function(input_signature=_TEXT_SPEC, autograph=False)
-    def serve(self, text):
-        return self._outputs(self.beam.translate(text))
-
-    @tf.function(input_signature=_TEXT_SPEC, autograph=False)
-    def translate_greedy(self, text):
-        return self._outputs(self.greedy.translate(text))
-
-    @tf.function(input_signature=_TEXT_SPEC, autograph=False)
-    def preprocess(self, text):
-        target = self.greedy.translate(text)["target_ids"]
-        start = tf.fill([tf.shape(target)[0], 1], START)
-        # the decoder input: [START] + the greedy translation without its [END]
-        target_ids = tf.concat([start, target], axis=1)[:, :-1]
-        target_ids = tf.where(tf.equal(target_ids, END), 0, target_ids)
-        return {"source_ids": self.greedy.source_ids(text), "target_ids": target_ids}
-
-    @tf.function(input_signature=_TEXT_SPEC, autograph=False)
-    def teacher_forced(self, text):
-        inputs = self.preprocess(text)
-        return {"logits": self.model(inputs, training=False)}
-
-
-def make_serving_module(model, tokenizers, config):
+def make_serving_module(model, preprocessor, config):
     """The `TranslationServing` module whose functions become the signatures."""
-    return TranslationServing(model, tokenizers, config)
+    return TranslationServing(
+        model,
+        preprocessor,
+        beam_width=config.beam_width,
+        alpha=config.alpha,
+        beta=config.beta,
+        length_a=config.length_a,
+        length_b=config.length_b,
+    )
 
 
 def export(config, module, data, metrics):
@@ -750,12 +525,7 @@ def export(config, module, data, metrics):
     return export_model(
         module,
         name=EXPORT_NAME,
-        signatures={
-            "serving_default": module.serve,
-            "translate_greedy": module.translate_greedy,
-            "preprocess": module.preprocess,
-            "teacher_forced": module.teacher_forced,
-        },
+        signatures=module.signatures(),
         base_dir=config.export_dir,
         keras_model=model,
         warmup={
@@ -765,7 +535,7 @@ def export(config, module, data, metrics):
         },
         keras_check={
             "signature": "teacher_forced",
-            "outputs": {"logits": 0},
+            "outputs": {"logits": "logits"},
             "atol": 1e-4,
         },
         metadata={
@@ -833,12 +603,12 @@ def main(argv=None):
     with strategy.scope():
         model = build_model(
             config,
-            data["tokenizers"]["source"].vocab_size,
-            data["tokenizers"]["target"].vocab_size,
+            data["preprocessor"].source_vocab_size,
+            data["preprocessor"].target_vocab_size,
         )
     _, tokens_per_second = train(config, model, data)
     print(f"training: {tokens_per_second:.0f} target tokens/s")
-    module = make_serving_module(model, data["tokenizers"], config)
+    module = make_serving_module(model, data["preprocessor"], config)
     metrics = evaluate(config, module, data)
     metrics["train_tokens_per_second"] = tokens_per_second
     version_dir = None

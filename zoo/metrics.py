@@ -2,7 +2,9 @@
 
 `classification_report` works on plain Python/NumPy labels; `corpus_bleu` computes
 BLEU the standard way with sacrebleu on detokenized text and returns the signature
-string sacrebleu prints, so numbers are comparable across papers and runs.
+string sacrebleu prints, so numbers are comparable across papers and runs;
+`moses_bleu` is the scoring of published Multi30k numbers; `bleu_scores` gives the
+three BLEU variants a translation report holds.
 """
 
 import numpy as np
@@ -195,3 +197,34 @@ def moses_bleu(hypotheses, references, lang, lowercase=True):
     if lowercase:  # lowercased here, so sacrebleu itself saw "mixed" case
         signature = signature.replace("case:mixed", "case:lc")
     return score, f"moses:{lang}|" + signature
+
+
+def bleu_scores(hypotheses, references, target_lang=None):
+    """Cased detokenized BLEU and lowercased BLEU, with sacrebleu's signatures.
+
+    With `target_lang` also lowercased BLEU on Moses-tokenized text (`moses_bleu`),
+    the scoring of published Multi30k numbers.
+
+    Args:
+        hypotheses: list of str.
+        references: list of str, one per hypothesis.
+        target_lang: the target language code for the Moses tokenizer, or `None`.
+
+    Returns:
+        A dict: `bleu`, `bleu_signature`, `bleu_lowercase`,
+        `bleu_lowercase_signature` and, with `target_lang`, `bleu_moses_lowercase`
+        and `bleu_moses_lowercase_signature`.
+    """
+    cased, cased_signature = corpus_bleu(hypotheses, references)
+    lower, lower_signature = corpus_bleu(hypotheses, references, lowercase=True)
+    scores = {
+        "bleu": cased,
+        "bleu_signature": cased_signature,
+        "bleu_lowercase": lower,
+        "bleu_lowercase_signature": lower_signature,
+    }
+    if target_lang:
+        moses, moses_signature = moses_bleu(hypotheses, references, target_lang)
+        scores["bleu_moses_lowercase"] = moses
+        scores["bleu_moses_lowercase_signature"] = moses_signature
+    return scores

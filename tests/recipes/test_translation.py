@@ -183,24 +183,3 @@ def test_bad_inputs_against_reloaded_export(demo_run):
         # an empty source still decodes to a short, well-defined output
         assert results["empty"]["translation"].shape == (1,)
         assert results["one_megabyte"]["source_tokens"].shape[1] <= 24
-
-
-def test_translate_corpus_batches_by_length_and_keeps_the_input_order():
-    import tensorflow as tf
-
-    from recipes.translation import translate_corpus
-
-    batches = []
-
-    def fake_translate(text):
-        batches.append([t.decode() for t in text.numpy()])
-        return {"translation": tf.strings.upper(text), "n": tf.strings.length(text)}
-
-    texts = ["a b c d e", "a", "a b c", "a b", "a b c d", "x"]
-    outputs = translate_corpus(fake_translate, texts, batch_size=2)
-    assert [o["translation"].decode() for o in outputs] == [t.upper() for t in texts]
-    assert [int(o["n"]) for o in outputs] == [len(t) for t in texts]
-    assert batches == [["a", "x"], ["a b", "a b c"], ["a b c d", "a b c d e"]]
-    batches.clear()
-    translate_corpus(fake_translate, texts, batch_size=4, sort_by_length=False)
-    assert batches == [texts[:4], texts[4:]]

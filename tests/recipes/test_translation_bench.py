@@ -30,9 +30,9 @@ def _fake_recipe(val_bleu, decoded):
         serve = translate_greedy = _fn
 
     return types.SimpleNamespace(
-        make_serving_module=lambda model, tokenizers, config: Module(config),
+        make_serving_module=lambda model, preprocessor, config: Module(config),
         translate_corpus=lambda fn, texts: fn(texts),
-        _decode=lambda value: value,
+        as_text=lambda value: value,
         bleu_scores=lambda hyps, refs: {"bleu": float(hyps[0])},
     )
 
@@ -55,7 +55,7 @@ def test_tune_decoding_takes_the_best_validation_setting():
         args,
         _fake_recipe(val_bleu, decoded),
         None,
-        {"tokenizers": None},
+        {"preprocessor": None},
         _Config(),
         val,
     )
@@ -70,7 +70,7 @@ def test_tune_ties_keep_the_earlier_setting():
     val_bleu = {(w, 0.6, b): 30.0 for w in (5, 10) for b in (0.0, 0.2)}
     val = types.SimpleNamespace(sources=["x"], targets=["y"])
     chosen = bench.tune_decoding(
-        args, _fake_recipe(val_bleu, []), None, {"tokenizers": None}, _Config(), val
+        args, _fake_recipe(val_bleu, []), None, {"preprocessor": None}, _Config(), val
     )
     assert chosen == (5, 0.6, 0.0)
 

@@ -9,7 +9,7 @@ from zoo.models.sentence_embedder import (
     SelfAttentiveClassifier,
     SelfAttentiveEncoder,
 )
-from zoo.models.seq2seq_translator import Seq2SeqTranslator
+from zoo.models.translation import Seq2SeqTranslator
 
 __all__ = [
     "HANClassifier",

@@ -1,10 +1,12 @@
-import math
+import pathlib
 
 import keras
 import numpy as np
 import pytest
 
-from zoo.models.seq2seq_translator import MaskedSparseCrossentropy, Seq2SeqTranslator
+from zoo.models.translation import MaskedSparseCrossentropy, Seq2SeqTranslator
+
+DATA = pathlib.Path(__file__).parent / "data"
 
 
 def _batch():
@@ -22,26 +24,89 @@ def _model(**kwargs):
     )
 
 
+def _logits(model, inputs, **kwargs):
+    return keras.ops.convert_to_numpy(model(inputs, **kwargs)["logits"])
+
+
 def test_keras_roundtrip_and_fit(tmp_path):
     model = _model(attention="luong", window="local-p", encoder_layers=2)
     inputs, labels = _batch()
+    trainer = model.training_model()
     # eager: one step on a tiny batch needs no graph tracing (the graph path is
     # exercised by the recipe test)
-    model.compile("adam", MaskedSparseCrossentropy(0.1), run_eagerly=True)
-    history = model.fit(inputs, labels, epochs=1, verbose=0)
+    trainer.compile("adam", MaskedSparseCrossentropy(0.1), run_eagerly=True)
+    history = trainer.fit(inputs, labels, epochs=1, verbose=0)
     assert np.isfinite(history.history["loss"][0])
     path = str(tmp_path / "m.keras")
     model.save(path)
     loaded = keras.saving.load_model(path)
     assert type(loaded) is Seq2SeqTranslator
     assert loaded.get_config() == model.get_config()
-    np.testing.assert_allclose(loaded(inputs), model(inputs), atol=1e-6)
+    got, expected = loaded(inputs), model(inputs)
+    for key in ("logits", "attention"):
+        np.testing.assert_allclose(got[key], expected[key], atol=1e-6)
+
+
+def test_outputs_are_logits_and_float32_attention():
+    inputs, _ = _batch()
+    for attention in ("bahdanau", "luong", "none"):
+        outputs = _model(attention=attention)(inputs)
+        assert sorted(outputs) == ["attention", "logits"]
+        assert tuple(outputs["logits"].shape) == (4, 6, 40)
+        weights = keras.ops.convert_to_numpy(outputs["attention"])
+        assert weights.shape == (4, 6, 7) and weights.dtype == np.float32
+        # a distribution over the real source positions; padding gets exactly 0
+        assert np.all(weights[1, :, 4:] == 0.0)
+        np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
+    # "none" attends uniformly (the masked mean of the encoder outputs)
+    weights = keras.ops.convert_to_numpy(_model(attention="none")(inputs)["attention"])
+    np.testing.assert_allclose(weights[1, :, :4], 0.25, atol=1e-6)
+    np.testing.assert_allclose(weights[0], 1 / 7, atol=1e-6)
+
+
+def test_training_model_is_a_logits_view_of_the_same_weights(tmp_path):
+    model = _model()
+    inputs, labels = _batch()
+    trainer = model.training_model()
+    assert trainer is model.training_model()  # built once: its compile state stays
+    assert [id(w) for w in trainer.weights] == [id(w) for w in model.weights]
+    np.testing.assert_array_equal(_logits(model, inputs), trainer(inputs))
+    # the view is not a sublayer of the model: nothing extra is saved or listed
+    assert trainer not in model.layers
+    assert len(model.get_config()) == len(_model().get_config())
+    trainer.compile("adam", MaskedSparseCrossentropy())
+    before = _logits(model, inputs)
+    trainer.fit(inputs, labels, epochs=1, verbose=0)  # no target for the attention
+    after = _logits(model, inputs)
+    assert np.abs(after - before).max() > 1e-4  # fitting the view trains the model
+    # a checkpoint of the view (what training writes) loads into a new translator
+    path = str(tmp_path / "best.keras")
+    trainer.save(path)
+    fresh = Seq2SeqTranslator.from_config(model.get_config())
+    fresh.load_weights(path)
+    np.testing.assert_allclose(_logits(fresh, inputs), after, atol=1e-6)
+    fresh = Seq2SeqTranslator.from_config(model.get_config())
+    fresh.set_weights(keras.saving.load_model(path).get_weights())
+    np.testing.assert_allclose(_logits(fresh, inputs), after, atol=1e-6)
+
+
+def test_loads_a_model_saved_before_the_dict_outputs():
+    # saved by zoo 0.2.0, whose model returned the logits alone
+    model = keras.saving.load_model(DATA / "seq2seq_translator_v0.2.0.keras")
+    assert type(model) is Seq2SeqTranslator
+    inputs = {
+        "source_ids": np.array([[3, 5, 7, 2, 0], [4, 4, 9, 11, 6]], "int32"),
+        "target_ids": np.array([[2, 5, 6, 0], [2, 7, 8, 9]], "int32"),
+    }
+    expected = np.load(DATA / "seq2seq_translator_v0.2.0.logits.npy")
+    np.testing.assert_allclose(_logits(model, inputs), expected, atol=1e-6)
+    assert model(inputs)["attention"].shape == (2, 4, 5)
 
 
 def test_encode_matches_functional_graph():
     model = _model(attention="bahdanau")
     inputs, _ = _batch()
-    logits = keras.ops.convert_to_numpy(model(inputs))
+    logits = _logits(model, inputs)
     bundle, state, mask = model.encode(inputs["source_ids"])
     np.testing.assert_array_equal(mask, inputs["source_ids"] != 0)
     for t in range(inputs["target_ids"].shape[1]):
@@ -49,51 +114,6 @@ def test_encode_matches_functional_graph():
             inputs["target_ids"][:, t], state, bundle, t
         )
         np.testing.assert_allclose(step, logits[:, t], atol=1e-5)
-
-
-def test_masked_loss_hand_values():
-    y_true = np.array([[1, 2, 0]], "int32")
-    logits = np.zeros((1, 3, 4), "float32")  # uniform: -log(1/4) per token
-    loss = float(MaskedSparseCrossentropy()(y_true, logits))
-    np.testing.assert_allclose(loss, math.log(4), rtol=1e-6)
-    logits[0, 2] = [100, -100, 5, 7]  # the padded position must not matter
-    np.testing.assert_allclose(
-        float(MaskedSparseCrossentropy()(y_true, logits)), math.log(4), rtol=1e-6
-    )
-    # label smoothing: (1 - e) * nll + e * mean(-log p); equal for uniform logits
-    logits = np.log(np.array([[[0.7, 0.1, 0.1, 0.1]]], "float32"))
-    got = float(MaskedSparseCrossentropy(0.2)(np.array([[0]], "int32") + 1, logits))
-    expected = 0.8 * -math.log(0.1) + 0.2 * -np.mean(np.log([0.7, 0.1, 0.1, 0.1]))
-    np.testing.assert_allclose(got, expected, rtol=1e-5)
-    with pytest.raises(ValueError, match="Received: label_smoothing=1.0"):
-        MaskedSparseCrossentropy(1.0)
-
-
-@pytest.mark.parametrize("smoothing", [0.0, 0.1])
-def test_masked_loss_gradient_equals_log_softmax_autodiff(smoothing):
-    import tensorflow as tf
-
-    rng = np.random.default_rng(1)
-    y_true = rng.integers(1, 9, (3, 5)).astype("int32")
-    y_true[1, 2:] = 0
-    # large logits too: the written-out gradient must not overflow where exp would
-    logits = tf.constant(rng.normal(0, 30, (3, 5, 9)).astype("float32"))
-    mask = (y_true != 0).astype("float32")
-
-    with tf.GradientTape(persistent=True) as tape:
-        tape.watch(logits)
-        got = MaskedSparseCrossentropy(smoothing)(y_true, logits)
-        log_probs = tf.nn.log_softmax(logits)
-        nll = -tf.gather(log_probs, y_true, axis=-1, batch_dims=2)
-        smooth = -tf.reduce_mean(log_probs, axis=-1)
-        per_token = (1 - smoothing) * nll + smoothing * smooth
-        expected = tf.reduce_sum(per_token * mask) / mask.sum()
-    np.testing.assert_allclose(float(got), float(expected), rtol=1e-5)
-    got_grad = tape.gradient(got, logits).numpy()
-    expected_grad = tape.gradient(expected, logits).numpy()
-    assert np.all(np.isfinite(got_grad))
-    np.testing.assert_allclose(got_grad, expected_grad, atol=1e-6)
-    assert np.all(got_grad[1, 2:] == 0)  # padded positions get no gradient
 
 
 def test_bad_arguments():
@@ -114,17 +134,15 @@ def test_bfloat16_training_logits_only_change_training_steps():
     mixed = _model(training_logits_dtype="bfloat16")
     mixed.set_weights(reference.get_weights())
     # inference (validation, decoding, export) is float32 either way: identical
-    np.testing.assert_array_equal(mixed(inputs), reference(inputs))
+    np.testing.assert_array_equal(_logits(mixed, inputs), _logits(reference, inputs))
     bundle, state, _ = mixed.encode(inputs["source_ids"])
     step_logits, _, _ = mixed.decoder.step(inputs["target_ids"][:, 0], state, bundle)
-    np.testing.assert_allclose(
-        step_logits, keras.ops.convert_to_numpy(reference(inputs))[:, 0], atol=1e-5
-    )
+    np.testing.assert_allclose(step_logits, _logits(reference, inputs)[:, 0], atol=1e-5)
 
     # training steps: float32 logits from a bfloat16 product, close to float32's
     def loss_and_grads(model):
         with tf.GradientTape() as tape:
-            logits = model(inputs, training=True)  # dropout is 0
+            logits = model(inputs, training=True)["logits"]  # dropout is 0
             loss = MaskedSparseCrossentropy()(labels, logits)
         kernel = model.decoder.output_projection.kernel
         return logits, loss, tape.gradient(loss, kernel)
@@ -178,11 +196,11 @@ def test_tied_output_layer_is_the_target_embedding(tmp_path, attention, embeddin
     table = embeddings.numpy()
     table[39] = 0.0
     embeddings.assign(table)
-    logits = keras.ops.convert_to_numpy(tied(inputs))
+    logits = _logits(tied, inputs)
     np.testing.assert_allclose(logits[..., 39], 3.9, atol=1e-6)
     table[39] = table[38] * 2.0
     embeddings.assign(table)
-    doubled = keras.ops.convert_to_numpy(tied(inputs))
+    doubled = _logits(tied, inputs)
     np.testing.assert_allclose(doubled[..., :39], logits[..., :39], atol=1e-6)
     np.testing.assert_allclose(
         doubled[..., 39] - 3.9, 2 * (logits[..., 38] - 3.8), atol=1e-5
@@ -199,9 +217,9 @@ def test_tied_output_layer_is_the_target_embedding(tmp_path, attention, embeddin
             model = Seq2SeqTranslator.from_config(
                 {**model.get_config(), "training_logits_dtype": dtype}
             )
-        model.compile("adam", MaskedSparseCrossentropy(0.1))
+        model.training_model().compile("adam", MaskedSparseCrossentropy(0.1))
         before = model.decoder.embedding.embeddings.numpy()
-        history = model.fit(inputs, labels, epochs=2, verbose=0)
+        history = model.training_model().fit(inputs, labels, epochs=2, verbose=0)
         assert np.all(np.isfinite(history.history["loss"]))
         after = model.decoder.embedding.embeddings.numpy()
         # the output side updates every row, not only the ids fed as inputs
@@ -211,7 +229,9 @@ def test_tied_output_layer_is_the_target_embedding(tmp_path, attention, embeddin
     loaded = keras.saving.load_model(path)
     assert loaded.get_config() == model.get_config()
     assert loaded.get_config()["tie_embeddings"] is True
-    np.testing.assert_allclose(loaded(inputs), model(inputs), atol=1e-6)
+    np.testing.assert_allclose(
+        _logits(loaded, inputs), _logits(model, inputs), atol=1e-6
+    )
 
 
 def test_tied_embeddings_bad_arguments():
@@ -252,11 +272,15 @@ def test_context_dropout_acts_on_the_encoder_outputs_in_training_only():
     model = _model(context_dropout=0.5)
     plain = _model()
     plain.set_weights(model.get_weights())  # no weights of its own
-    inference = keras.ops.convert_to_numpy(model(inputs, training=False))
-    np.testing.assert_allclose(inference, plain(inputs, training=False), atol=1e-6)
+    inference = _logits(model, inputs, training=False)
+    np.testing.assert_allclose(
+        inference, _logits(plain, inputs, training=False), atol=1e-6
+    )
     # all other rates are 0: the plain model's training step is its inference
-    np.testing.assert_allclose(plain(inputs, training=True), inference, atol=1e-6)
-    training = keras.ops.convert_to_numpy(model(inputs, training=True))
+    np.testing.assert_allclose(
+        _logits(plain, inputs, training=True), inference, atol=1e-6
+    )
+    training = _logits(model, inputs, training=True)
     assert np.abs(training - inference).max() > 1e-3
     # decoding (encode + step) sees the whole annotations
     bundle, state, _ = model.encode(inputs["source_ids"])

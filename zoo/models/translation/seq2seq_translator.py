@@ -6,86 +6,9 @@ from keras import ops
 from zoo.layers.arguments import check_dropout_rates, check_positive_ints
 from zoo.layers.attention_decoder import AttentionDecoder
 from zoo.layers.bidirectional_rnn import BidirectionalRNN
+from zoo.models.training_view import training_view
 
 RNNS = ("gru", "lstm")
-
-
-@keras.saving.register_keras_serializable(package="zoo")
-class MaskedSparseCrossentropy(keras.losses.Loss):
-    """Token-level cross-entropy over logits that ignores padding (id 0).
-
-    The loss is averaged over the real target tokens of the batch (not over the padded
-    positions). With `label_smoothing = e` the target distribution is
-    `(1 - e) * one_hot + e / V` (Szegedy et al. 2016).
-
-    Args:
-        label_smoothing: float in `[0, 1)`.
-        pad_id: the padding id whose positions get no loss.
-        **kwargs: base `keras.losses.Loss` arguments.
-    """
-
-    def __init__(
-        self, label_smoothing=0.0, pad_id=0, name="masked_crossentropy", **kwargs
-    ):
-        kwargs.pop("reduction", None)
-        super().__init__(name=name, reduction="sum", **kwargs)
-        if not 0.0 <= float(label_smoothing) < 1.0:
-            raise ValueError(
-                "`label_smoothing` must be in [0, 1). Received: "
-                f"label_smoothing={label_smoothing!r}"
-            )
-        self.label_smoothing = float(label_smoothing)
-        self.pad_id = pad_id
-
-    def call(self, y_true, y_pred):
-        y_true = ops.cast(y_true, "int32")
-        mask = ops.cast(ops.not_equal(y_true, self.pad_id), "float32")
-        weight = mask / ops.maximum(ops.sum(mask), 1.0)  # (B, T)
-        # summed by the "sum" reduction
-        return _weighted_smoothed_nll(
-            ops.cast(y_pred, "float32"), y_true, weight, self.label_smoothing
-        )
-
-    def get_config(self):
-        config = super().get_config()
-        config.pop("reduction", None)
-        config.update({"label_smoothing": self.label_smoothing, "pad_id": self.pad_id})
-        return config
-
-
-def _weighted_smoothed_nll(logits, labels, weight, smoothing):
-    """`weight * (lse(z) - (1 - e) z_y - e mean(z))` per position, with its gradient
-    `weight * (softmax(z) - (1 - e) one_hot(y) - e / V)` written out.
-
-    The same values and gradients as label-smoothed cross-entropy through
-    `log_softmax`, whose automatic gradient makes several more passes over the
-    `(B, T, V)` logits (the largest tensor of a training step): on a batch of
-    64 x 16 positions and 6,900 words, about 25 ms for loss and gradient against 70 ms
-    (2-core CPU).
-    """
-    vocab = ops.shape(logits)[-1]
-
-    @ops.custom_gradient
-    def nll(z):
-        shifted = z - ops.stop_gradient(ops.max(z, axis=-1, keepdims=True))
-        exp = ops.exp(shifted)
-        total = ops.sum(exp, axis=-1, keepdims=True)
-        target = ops.take_along_axis(shifted, labels[..., None], axis=-1)[..., 0]
-        loss = ops.log(total)[..., 0] - (1.0 - smoothing) * target
-        if smoothing:
-            loss = loss - smoothing * ops.mean(shifted, axis=-1)
-
-        def grad(*args, upstream=None):
-            if upstream is None:
-                (upstream,) = args
-            scale = (upstream * weight)[..., None]
-            target_mass = ops.one_hot(labels, vocab, dtype=z.dtype) * (1.0 - smoothing)
-            floor = smoothing / ops.cast(vocab, z.dtype)
-            return (exp / total - floor - target_mass) * scale
-
-        return loss * weight, grad
-
-    return nll(logits)
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -95,11 +18,16 @@ class Seq2SeqTranslator(keras.Model):
     The encoder embeds the source ids (0 = padding, masked) and runs
     `encoder_layers` bidirectional GRU or LSTM layers; a `tanh` bridge maps the final
     forward and backward states to the decoder's initial state; an
-    `AttentionDecoder` reads the target ids (teacher forcing) and returns the logits.
+    `AttentionDecoder` reads the target ids (teacher forcing) and returns the logits
+    and the attention weights.
 
     Inputs are a dict `{"source_ids": (B, Ts), "target_ids": (B, Tt)}` of int32 ids,
-    where `target_ids` starts with `[START]`; the output is the logits `(B, Tt, V)` for
-    the next tokens. For decoding, `encode()` gives the memory and initial state and
+    where `target_ids` starts with `[START]`. The output is a dict: `"logits"`
+    `(B, Tt, V)` for the next tokens and `"attention"` `(B, Tt, Ts)`, float32, the
+    weights each target position gives the source positions (padded source
+    positions get 0; uniform weights for `attention="none"`). `training_model()` is
+    the view whose single output is the logits: the model that is compiled and fit.
+    For decoding, `encode()` gives the memory and initial state and
     `decoder.step()` advances one token (see `zoo.decoding.seq2seq`).
 
     Args:
@@ -116,25 +44,29 @@ class Seq2SeqTranslator(keras.Model):
         attention_units: Bahdanau/concat scorer size (default `decoder_units`).
         dropout: dropout of the decoder's readout, of the inputs of encoder layers
             after the first and, unless set apart below, of the embeddings.
+        training_logits_dtype: `"float32"` or `"bfloat16"`: the precision of the
+            decoder's logits product in training steps (`AttentionDecoder`).
+        tie_embeddings: the decoder's output layer reuses its target embeddings
+            (`AttentionDecoder`).
         embedding_dropout: dropout of the source embeddings (the first encoder
             layer's inputs) and of the target embeddings (default `dropout`).
         context_dropout: dropout of the encoder outputs that the decoder attends
             to (the annotations; default 0), as the `ctx_dropout` of nmtpy's
             attentive model. Training only; decoding sees them whole.
-        training_logits_dtype: `"float32"` or `"bfloat16"`: the precision of the
-            decoder's logits product in training steps (`AttentionDecoder`).
-        tie_embeddings: the decoder's output layer reuses its target embeddings
-            (`AttentionDecoder`).
         **kwargs: `keras.Model` arguments (`name`, ...).
 
     Example:
 
     >>> model = Seq2SeqTranslator(100, 120, embedding_dim=16, encoder_units=16,
     ...                           decoder_units=32, attention="luong")
-    >>> logits = model({"source_ids": src, "target_ids": tgt_in})  # (B, Tt, 120)
+    >>> outputs = model({"source_ids": src, "target_ids": tgt_in})
+    >>> outputs["logits"].shape, outputs["attention"].shape  # (B, Tt, 120), (B, Tt, Ts)
+    >>> trainer = model.training_model()  # compile and fit this one
+    >>> trainer.compile("adam", MaskedSparseCrossentropy(0.1))
 
     Reference:
-        Bahdanau et al. 2015; Luong et al. 2015 (see `AttentionDecoder`).
+        Bahdanau, Cho and Bengio 2015; Luong, Pham and Manning 2015 (see
+        `AttentionDecoder`, which also lists the departures from the papers).
     """
 
     def __init__(
@@ -226,10 +158,12 @@ class Seq2SeqTranslator(keras.Model):
         )
         if context_dropout_layer is not None:
             memory = context_dropout_layer(memory)
-        logits = decoder([target_ids, memory, source_mask, *initial_state])
+        logits, weights = decoder(
+            [target_ids, memory, source_mask, *initial_state], return_attention=True
+        )  # (B, Tt, V), (B, Tt, Ts)
         super().__init__(
             inputs={"source_ids": source_ids, "target_ids": target_ids},
-            outputs=logits,
+            outputs={"logits": logits, "attention": ops.cast(weights, "float32")},
             **kwargs,
         )
 
@@ -255,6 +189,16 @@ class Seq2SeqTranslator(keras.Model):
         self.encoders = encoders
         self.bridges = bridges
         self.decoder = decoder
+
+    def training_model(self):
+        """The view that is compiled and fit: these layers, `logits` only.
+
+        Keras' `fit` wants a target for every output that has a loss or a metric,
+        and the attention weights have none; compile this view (e.g. with
+        `MaskedSparseCrossentropy`) and fit it, and the translator shares its trained
+        weights. Every call returns the same view.
+        """
+        return training_view(self, self.output["logits"])
 
     def encode(self, source_ids, training=False):
         """Runs the encoder for decoding.

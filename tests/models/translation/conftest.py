@@ -1,0 +1,34 @@
+"""An untrained tiny translator and a preprocessor over whole-word vocabularies."""
+
+import pytest
+
+from zoo.text.subword import RESERVED_TOKENS, save_vocabulary
+
+SOURCE_WORDS = ["the", "dog", "sees", "a", "cat", "big", "."]
+TARGET_WORDS = ["der", "hund", "sieht", "ein", "katze", "gross", "."]
+
+
+@pytest.fixture
+def vocabularies(tmp_path):
+    """`(source, target)` vocabulary files: the reserved tokens and whole words."""
+    return (
+        save_vocabulary(RESERVED_TOKENS + SOURCE_WORDS, str(tmp_path / "src.txt")),
+        save_vocabulary(RESERVED_TOKENS + TARGET_WORDS, str(tmp_path / "tgt.txt")),
+    )
+
+
+@pytest.fixture
+def preprocessor(vocabularies):
+    from zoo.models.translation import TranslationPreprocessor
+
+    return TranslationPreprocessor(*vocabularies, max_length=6)
+
+
+@pytest.fixture
+def translator_model():
+    from zoo.models.translation import Seq2SeqTranslator
+
+    size = len(RESERVED_TOKENS) + len(SOURCE_WORDS)
+    return Seq2SeqTranslator(
+        size, size, embedding_dim=8, encoder_units=8, decoder_units=16
+    )

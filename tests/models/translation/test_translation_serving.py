@@ -1,0 +1,105 @@
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from zoo.export.serving_module import BATCH_CHECK_SCOPE
+from zoo.models.translation import TranslationServing, Translator
+
+TEXTS = ["the dog sees a cat .", "a big cat ."]
+
+# The export's contract: signature -> (outputs: name -> (dtype, rank)).
+SIGNATURES = {
+    "serving_default": {
+        "translation": (tf.string, 1),
+        "score": (tf.float32, 1),
+        "attention": (tf.float32, 3),
+        "source_tokens": (tf.string, 2),
+        "target_tokens": (tf.string, 2),
+    },
+    "preprocess": {"source_ids": (tf.int32, 2), "target_ids": (tf.int32, 2)},
+    "teacher_forced": {"logits": (tf.float32, 3)},
+}
+SIGNATURES["translate_greedy"] = SIGNATURES["serving_default"]
+
+
+@pytest.fixture
+def module(translator_model, preprocessor):
+    return TranslationServing(translator_model, preprocessor, beam_width=3)
+
+
+def test_signatures_keep_their_names_inputs_and_outputs(module):
+    signatures = module.signatures()
+    assert sorted(signatures) == sorted(SIGNATURES)
+    for name, outputs in SIGNATURES.items():
+        concrete = signatures[name].get_concrete_function()
+        args, kwargs = concrete.structured_input_signature
+        assert args == (tf.TensorSpec([None], tf.string, name="text"),) and not kwargs
+        got = {
+            key: (spec.dtype, spec.shape.rank)
+            for key, spec in concrete.structured_outputs.items()
+        }
+        assert got == outputs, name
+        # every signature bounds the request's batch first (ServingModule.check_batch)
+        scopes = {op.name.split("/")[0] for op in concrete.graph.get_operations()}
+        assert BATCH_CHECK_SCOPE in scopes, name
+
+
+def test_outputs_match_the_translators_and_the_keras_model(
+    module, translator_model, preprocessor
+):
+    text = tf.constant(TEXTS)
+    beam = Translator(translator_model, preprocessor, beam_width=3)(text)
+    greedy = Translator(translator_model, preprocessor, beam_width=1)(text)
+    served = module.serve(text)
+    assert "target_ids" not in served
+    for key in ("translation", "score", "attention", "target_tokens"):
+        np.testing.assert_array_equal(served[key], beam[key])
+        np.testing.assert_array_equal(module.translate_greedy(text)[key], greedy[key])
+    inputs = module.preprocess(text)
+    np.testing.assert_array_equal(inputs["source_ids"], preprocessor.source_ids(text))
+    np.testing.assert_array_equal(
+        inputs["target_ids"], preprocessor.decoder_inputs(greedy["target_ids"])
+    )
+    logits = module.teacher_forced(text)["logits"]
+    np.testing.assert_allclose(logits, translator_model(inputs)["logits"], atol=1e-5)
+    # teacher forcing on the greedy translation picks the greedy tokens again
+    ids = greedy["target_ids"].numpy()
+    picked = logits.numpy().argmax(-1)
+    for row in range(len(TEXTS)):
+        n = int((ids[row] != 0).sum())
+        ended = list(ids[row]).index(3) if 3 in ids[row] else n
+        np.testing.assert_array_equal(picked[row, :ended], ids[row, :ended])
+
+
+def test_requests_over_the_batch_limit_are_refused(translator_model, preprocessor):
+    module = TranslationServing(translator_model, preprocessor, max_batch_size=2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="max_batch_size=2"):
+        module.translate_greedy(tf.constant(["a", "b", "c"]))
+    assert module.translate_greedy(tf.constant(TEXTS))["translation"].shape == (2,)
+
+
+@pytest.mark.slow
+def test_export_reloads_with_the_vocabularies_as_assets(module, tmp_path):
+    from zoo.export import export_model
+
+    version_dir = export_model(
+        module,
+        name="translation",
+        signatures=module.signatures(),
+        base_dir=str(tmp_path),
+    )
+    assets = sorted(
+        p.name for p in (tmp_path / "translation" / "1" / "assets").iterdir()
+    )
+    assert assets == ["src.txt", "tgt.txt"]
+    loaded = tf.saved_model.load(version_dir)
+    text = tf.constant(TEXTS)
+    for name, fn in (("serving_default", module.serve), ("teacher_forced", None)):
+        got = loaded.signatures[name](text=text)
+        expected = (fn or module.teacher_forced)(text)
+        assert sorted(got) == sorted(expected)
+        for key in expected:
+            if expected[key].dtype == tf.string:
+                np.testing.assert_array_equal(got[key], expected[key])
+            else:
+                np.testing.assert_allclose(got[key], expected[key], atol=1e-5)

@@ -1,0 +1,63 @@
+import numpy as np
+import tensorflow as tf
+
+from zoo.decoding.seq2seq import decode_translator
+from zoo.models.translation import Translator, as_text, translate_corpus
+
+TEXTS = ["the dog sees a cat .", "a big cat .", "", "the dog"]
+
+
+def test_translate_corpus_batches_by_length_and_keeps_the_input_order():
+    batches = []
+
+    def fake_translate(text):
+        batches.append([t.decode() for t in text.numpy()])
+        return {"translation": tf.strings.upper(text), "n": tf.strings.length(text)}
+
+    texts = ["a b c d e", "a", "a b c", "a b", "a b c d", "x"]
+    outputs = translate_corpus(fake_translate, texts, batch_size=2)
+    assert [o["translation"].decode() for o in outputs] == [t.upper() for t in texts]
+    assert [int(o["n"]) for o in outputs] == [len(t) for t in texts]
+    assert batches == [["a", "x"], ["a b", "a b c"], ["a b c d", "a b c d e"]]
+    batches.clear()
+    translate_corpus(fake_translate, texts, batch_size=4, sort_by_length=False)
+    assert batches == [texts[:4], texts[4:]]
+
+
+def test_greedy_translator_is_the_search_on_the_preprocessed_source(
+    translator_model, preprocessor
+):
+    translator = Translator(translator_model, preprocessor, beam_width=1)
+    out = translator(tf.constant(TEXTS))
+    source_ids = preprocessor.source_ids(tf.constant(TEXTS))
+    search = decode_translator(translator_model, source_ids, 6, alpha=0.6, beta=0.2)
+    longest = int(tf.reduce_max(search["lengths"]))
+    ids = search["tokens"][:, :longest]
+    np.testing.assert_array_equal(out["target_ids"], ids)
+    np.testing.assert_array_equal(out["translation"], preprocessor.detokenize(ids))
+    np.testing.assert_allclose(out["score"], search["scores"], atol=1e-6)
+    assert out["attention"].shape == (4, longest, source_ids.shape[1])
+    assert out["source_tokens"].numpy()[1].tolist()[:3] == [b"a", b"big", b"cat"]
+    assert out["target_tokens"].shape == (4, longest)
+    assert longest <= 6  # preprocessor.max_length bounds the search
+
+
+def test_translate_texts_matches_the_traced_function(translator_model, preprocessor):
+    translator = Translator(translator_model, preprocessor, beam_width=3)
+    texts = translator.translate_texts(TEXTS, batch_size=3)
+    assert all(isinstance(t, str) for t in texts) and len(texts) == 4
+    direct = translator(tf.constant(TEXTS))["translation"].numpy()
+    assert texts == [as_text(t) for t in direct]
+    # one trace serves every batch size
+    assert translator._function.experimental_get_tracing_count() == 1
+
+
+def test_as_text_and_bad_beam_width(translator_model, preprocessor):
+    assert as_text("ä".encode()) == "ä" and as_text(b"\xff") == "\ufffd"
+    for bad in (0, 2.0):
+        try:
+            Translator(translator_model, preprocessor, beam_width=bad)
+        except ValueError as error:
+            assert f"Received: beam_width={bad!r}" in str(error)
+        else:
+            raise AssertionError(f"beam_width={bad!r} was accepted")

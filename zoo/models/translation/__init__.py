@@ -1,0 +1,46 @@
+"""Translation: `Seq2SeqTranslator`, its preprocessor, serving module and training pieces.
+
+- `Seq2SeqTranslator`: bidirectional RNN encoder + attention decoder (Bahdanau,
+  Luong or none); `model(inputs)` returns `{"logits", "attention"}`,
+  `model.training_model()` is the view to compile and fit.
+- `TranslationPreprocessor`: the source and target subword tokenizers, in the graph
+  (`vocabulary_cache_key` names what a vocabulary was learned from).
+- `Translator`, `translate_corpus`: text to translations with greedy or beam search.
+- `TranslationServing`: the export's signatures (`serving_default` beam search,
+  `translate_greedy`, `preprocess`, `teacher_forced`).
+- Training: `MaskedSparseCrossentropy` (the loss), `ValidationBleu` (the callback
+  that adds `val_bleu`), `translation_dataset` (length-bucketed batches over
+  `BUCKETS`), `count_target_tokens`.
+
+Importing this package registers the Keras classes (`package="zoo"`).
+"""
+
+from zoo.models.translation.masked_sparse_crossentropy import MaskedSparseCrossentropy
+from zoo.models.translation.seq2seq_translator import Seq2SeqTranslator
+from zoo.models.translation.translation_dataset import (
+    BUCKETS,
+    count_target_tokens,
+    translation_dataset,
+)
+from zoo.models.translation.translation_preprocessor import (
+    TranslationPreprocessor,
+    vocabulary_cache_key,
+)
+from zoo.models.translation.translation_serving import TranslationServing
+from zoo.models.translation.translator import Translator, as_text, translate_corpus
+from zoo.models.translation.validation_bleu import ValidationBleu
+
+__all__ = [
+    "BUCKETS",
+    "MaskedSparseCrossentropy",
+    "Seq2SeqTranslator",
+    "TranslationPreprocessor",
+    "TranslationServing",
+    "Translator",
+    "ValidationBleu",
+    "as_text",
+    "count_target_tokens",
+    "translate_corpus",
+    "translation_dataset",
+    "vocabulary_cache_key",
+]

@@ -1,0 +1,92 @@
+"""TranslationServing: the translation export's string-in signatures."""
+
+import tensorflow as tf
+
+from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE, ServingModule
+from zoo.models.translation.translator import TEXT_SPEC, Translator
+
+_TEXT_SPEC = [TEXT_SPEC]
+
+
+class TranslationServing(ServingModule):
+    """The signatures of a translation export (`zoo.export.export_model`).
+
+    - `serving_default(text: string (B,))`: beam search -> `translation` string
+      `(B,)`, `score` float `(B,)` (GNMT score), `attention` float `(B, Tt, Ts)`,
+      `source_tokens` string `(B, Ts)`, `target_tokens` string `(B, Tt)`
+      (`""` = padding);
+    - `translate_greedy(text)`: the same outputs from greedy search;
+    - `preprocess(text)` -> `source_ids`, `target_ids` int32: the Keras model's
+      inputs (the decoder input is `[START]` plus the greedy translation);
+    - `teacher_forced(text)` -> `logits` `(B, Tt, V)`: the Keras model on those
+      inputs, the output a verifier compares with the `.keras` file (beam search has
+      no Keras counterpart).
+
+    Each signature first refuses a request of more than `max_batch_size` texts
+    (`ServingModule.check_batch`), before any tokenization or search. The functions
+    are traced without autograph: the searches are explicit while loops.
+
+    Args:
+        model: a trained `Seq2SeqTranslator`.
+        preprocessor: its `TranslationPreprocessor` (tracked: its vocabularies become
+            the export's assets).
+        beam_width, alpha, beta, length_a, length_b: the beam search of
+            `serving_default` (see `Translator`); greedy search uses the same
+            penalties for its scores.
+        max_batch_size: the most texts one request may hold.
+    """
+
+    def __init__(
+        self,
+        model,
+        preprocessor,
+        beam_width=5,
+        alpha=0.6,
+        beta=0.2,
+        length_a=1.5,
+        length_b=5,
+        max_batch_size=DEFAULT_MAX_BATCH_SIZE,
+    ):
+        super().__init__(model, max_batch_size=max_batch_size)
+        self.preprocessor = preprocessor
+        search = dict(alpha=alpha, beta=beta, length_a=length_a, length_b=length_b)
+        self.beam = Translator(model, preprocessor, beam_width=beam_width, **search)
+        self.greedy = Translator(model, preprocessor, beam_width=1, **search)
+
+    def signatures(self):
+        """`{signature name: function}` for `export_model`."""
+        return {
+            "serving_default": self.serve,
+            "translate_greedy": self.translate_greedy,
+            "preprocess": self.preprocess,
+            "teacher_forced": self.teacher_forced,
+        }
+
+    @staticmethod
+    def _outputs(result):
+        return {k: v for k, v in result.items() if k != "target_ids"}
+
+    @tf.function(input_signature=_TEXT_SPEC, autograph=False)
+    def serve(self, text):
+        text = self.check_batch(text)
+        return self._outputs(self.beam.translate(text))
+
+    @tf.function(input_signature=_TEXT_SPEC, autograph=False)
+    def translate_greedy(self, text):
+        text = self.check_batch(text)
+        return self._outputs(self.greedy.translate(text))
+
+    @tf.function(input_signature=_TEXT_SPEC, autograph=False)
+    def preprocess(self, text):
+        text = self.check_batch(text)
+        target = self.greedy.translate(text)["target_ids"]
+        return {
+            "source_ids": self.preprocessor.source_ids(text),
+            "target_ids": self.preprocessor.decoder_inputs(target),
+        }
+
+    @tf.function(input_signature=_TEXT_SPEC, autograph=False)
+    def teacher_forced(self, text):
+        text = self.check_batch(text)
+        inputs = self.preprocess(text)
+        return {"logits": self.model(inputs, training=False)["logits"]}
