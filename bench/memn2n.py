@@ -65,7 +65,7 @@ def run_size(args, size):
         "--decay-every", str(args.decay_every),
         "--run-dir", os.path.join(args.work_dir, f"run-{size}"),
         "--report-dir", report_dir,
-        "--samples", "0",
+        "--report-samples", "0",
         "--no-export",
         "--no-tensorboard",
         "--verbose", "2" if args.verbose else "0",

@@ -42,3 +42,33 @@ def test_plot_attention_writes_one_png_per_sample(tmp_path):
     with open(paths[0], "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     assert plot_attention(model, test, arrays, vocab, tmp_path, 0, "demo") == []
+
+
+def test_evaluate_tasks_and_the_written_report(tmp_path):
+    import dataclasses
+
+    from zoo.models.memn2n import (
+        build_arrays,
+        error_rate,
+        evaluate_tasks,
+        write_error_report,
+    )
+
+    tasks = babi.load_demo(num_stories=20, test_stories=5, memory_size=6)
+    vocab, length, arrays = build_arrays(tasks, memory_size=6)
+    tasks[7] = dataclasses.replace(tasks[0], task=7, train=None, missing="no file")
+    model = MemN2N(len(vocab), 6, length, embedding_dim=4, hops=1)
+    results = {"task0": {"model": model, "tasks": [0], "train_error": 9.0,
+                         "runs": [{"train_error": 9.0}]}}  # fmt: skip
+    metrics = evaluate_tasks(results, tasks, arrays)
+    expected = error_rate(model, arrays[0]["test"])
+    assert metrics["test_error"] == {"0": expected, "7": None}
+    assert metrics["mean_error"] == expected and metrics["unavailable_tasks"] == [7]
+    assert metrics["train_error"] == {"task0": 9.0}
+    assert metrics["unavailable"] == {"7": "no file"}
+    path = tmp_path / "report" / "test_errors.md"
+    table = write_error_report(path, "Title", metrics, PAPER_1K_JOINT_PE_LS_RN)
+    text = path.read_text()
+    assert text.startswith("# Title\n\n| task | name | test error (%) | paper (%) |")
+    assert table in text and "| 7 | counting | n/a | 18.3 |" in text
+    assert text.endswith("Task 7: n/a (no file).\n")

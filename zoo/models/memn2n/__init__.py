@@ -12,12 +12,14 @@ Model and training pieces (Keras only, imported with the package):
 TensorFlow pieces (imported on first use):
 
 - `MemN2NPreprocessor`: raw story and question strings -> word ids, in graph.
-- `MemN2NServing`: the exported signatures (`serving_default`, `preprocess`).
+- `MemN2NServing`: the exported signatures (`serving_default`, `preprocess`);
+  `export_memn2n` exports a trained model with them.
 - `compile_training_model`, `linear_start_callbacks`, `train_memn2n`,
   `best_of_restarts`: the paper's training protocol (`memn2n_training`).
 - `build_arrays`, `concat_arrays`, `select`, `training_groups`, `predict`,
   `error_rate`: bAbI tasks as arrays (`babi_arrays`).
-- `format_error_table`, `summarize_errors`, `plot_attention`,
+- `evaluate_tasks`, `summarize_errors`, `format_error_table`,
+  `write_error_report`, `plot_attention`, `plot_task_attention`,
   `PAPER_1K_JOINT_PE_LS_RN`: results (`babi_report`).
 """
 
@@ -30,6 +32,7 @@ from zoo.models.memn2n.run_cache import RunCache, run_key
 _LAZY = {
     "MemN2NPreprocessor": "memn2n_preprocessor",
     "MemN2NServing": "memn2n_serving",
+    "export_memn2n": "memn2n_serving",
     "compile_training_model": "memn2n_training",
     "linear_start_callbacks": "memn2n_training",
     "train_memn2n": "memn2n_training",
@@ -41,6 +44,9 @@ _LAZY = {
     "predict": "babi_arrays",
     "error_rate": "babi_arrays",
     "format_error_table": "babi_report",
+    "evaluate_tasks": "babi_report",
+    "write_error_report": "babi_report",
+    "plot_task_attention": "babi_report",
     "summarize_errors": "babi_report",
     "plot_attention": "babi_report",
     "PAPER_1K_JOINT_PE_LS_RN": "babi_report",
@@ -60,9 +66,12 @@ __all__ = [
     "compile_training_model",
     "concat_arrays",
     "error_rate",
+    "evaluate_tasks",
+    "export_memn2n",
     "format_error_table",
     "linear_start_callbacks",
     "plot_attention",
+    "plot_task_attention",
     "predict",
     "run_key",
     "select",
@@ -70,6 +79,7 @@ __all__ = [
     "summarize_errors",
     "train_memn2n",
     "training_groups",
+    "write_error_report",
 ]
 
 

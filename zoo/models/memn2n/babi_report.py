@@ -1,11 +1,11 @@
-"""bAbI results: per-task test error tables, their summary, attention heat maps."""
+"""bAbI results: test errors per task, their table and summary, attention heat maps."""
 
 import os
 
 import numpy as np
 
 from zoo.data import babi
-from zoo.models.memn2n.babi_arrays import predict, select
+from zoo.models.memn2n.babi_arrays import error_rate, predict, select
 
 FAILED_ABOVE = 5.0
 """A task is failed when its test error (%) is above this (the paper's threshold)."""
@@ -124,3 +124,79 @@ def plot_attention(model, examples, arrays, vocab, report_dir, samples, prefix):
         )
         paths.append(path)
     return paths
+
+
+def evaluate_tasks(results, tasks, arrays):
+    """Test errors of trained models on their tasks, summarized, as metrics.
+
+    Args:
+        results: dict label -> `best_of_restarts` result plus `"tasks"` (the tasks
+            its model answers).
+        tasks: dict task -> `zoo.data.babi.BabiTask`.
+        arrays: `arrays[task]["test"]`, the `vectorize` output of each test split.
+
+    Returns:
+        A JSON-able dict: `test_error` (task as str -> % or None, for tasks no model
+        answers), `summarize_errors`' entries, `train_error` and `runs` per label,
+        `unavailable` (task as str -> why).
+    """
+    model_of = {t: r["model"] for r in results.values() for t in r["tasks"]}
+    errors = {
+        t: error_rate(model_of[t], arrays[t]["test"]) if t in model_of else None
+        for t in tasks
+    }
+    return {
+        "test_error": {str(t): e for t, e in errors.items()},
+        **summarize_errors(errors),
+        "train_error": {label: r["train_error"] for label, r in results.items()},
+        "runs": {label: r["runs"] for label, r in results.items()},
+        "unavailable": {str(t): e.missing for t, e in tasks.items() if e.missing},
+    }
+
+
+def write_error_report(path, title, metrics, paper=None):
+    """Writes the error table of `evaluate_tasks`' metrics as Markdown; returns it.
+
+    Args:
+        path: the Markdown file (written whole or not at all).
+        title: the heading.
+        metrics: `evaluate_tasks`' result.
+        paper: optional dict task -> published error (%), a column of the table.
+
+    Returns:
+        The table (`format_error_table`).
+    """
+    from zoo.io import atomic_write
+
+    errors = {int(t): e for t, e in metrics["test_error"].items()}
+    if paper is not None:
+        paper = {t: paper[t] for t in errors if t in paper}
+    table = format_error_table(errors, paper or None)
+    notes = "".join(
+        f"\nTask {t}: n/a ({why}).\n" for t, why in metrics["unavailable"].items()
+    )
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with atomic_write(path) as f:
+        f.write(f"# {title}\n\n{table}\n{notes}")
+    return table
+
+
+def plot_task_attention(results, tasks, arrays, vocab, report_dir, samples, prefix):
+    """`plot_attention` for every task a model answers; returns the paths.
+
+    `prefix(task)` names each task's files (`attention_<prefix>_<i>.png`).
+    """
+    return [
+        path
+        for r in results.values()
+        for t in r["tasks"]
+        for path in plot_attention(
+            r["model"],
+            tasks[t].test,
+            arrays[t]["test"],
+            vocab,
+            report_dir,
+            samples,
+            prefix(t),
+        )
+    ]

@@ -90,3 +90,46 @@ class MemN2NServing(ServingModule):
             "max_story_bytes": self.preprocessor.max_story_bytes,
             "story_sentence_separator": "\\n",
         }
+
+
+def export_memn2n(
+    model, vocab_file, base_dir, examples=(), metadata=None, name="memn2n"
+):
+    """Exports a trained `MemN2N` as `base_dir/name/VERSION/` (+ `VERSION.keras`).
+
+    The `MemN2NServing` signatures, warm-up requests made of `examples`, the check
+    that `serving_default` gives the Keras model's probabilities, and the input
+    limits in the manifest (`zoo.export.export_model`).
+
+    Args:
+        model: the trained `MemN2N`.
+        vocab_file: its vocabulary file.
+        base_dir: the TF Serving base folder.
+        examples: a few `zoo.data.babi.BabiExample`s for the warm-up requests.
+        metadata: optional dict for the manifest (`limits` are added).
+        name: the export's model name.
+
+    Returns:
+        The version folder.
+    """
+    from zoo.export import export_model
+
+    module = MemN2NServing(model, vocab_file)
+    examples = list(examples)
+    warmup = {
+        "story": ["\n".join(ex.story) for ex in examples],
+        "question": [ex.question for ex in examples],
+    }
+    return export_model(
+        module,
+        name=name,
+        signatures=module.signatures(),
+        base_dir=base_dir,
+        keras_model=model,
+        warmup={"serving_default": warmup} if examples else None,
+        keras_check={
+            "signature": "serving_default",
+            "outputs": {"probabilities": "probabilities"},
+        },
+        metadata={**(metadata or {}), "limits": module.limits()},
+    )
