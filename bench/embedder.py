@@ -21,8 +21,8 @@ do); `--phrases sst2` keeps SST-5 on sentences.
 
 Commands:
 
-    python -m bench.embedder --quick          # < 5 min on a 2-core CPU, subsampled
-    python -m bench.embedder                  # full protocol (about an hour, 2 cores)
+    python -m bench.embedder --quick          # subsampled, small sizes
+    python -m bench.embedder                  # the full protocol
     python -m bench.embedder --datasets sst2 --embeddings glove.840B.300d.txt
 """
 
@@ -55,7 +55,7 @@ MODEL_KEYS = {
     ("maxpool", None): "maxpool",
 }
 
-# Sizes: quick mode is small enough for < 5 minutes in total on 2 CPU cores.
+# Sizes: quick mode subsamples and shrinks everything to a run of minutes.
 QUICK = dict(
     embedding_dim=64,
     lstm_units=64,
@@ -74,9 +74,9 @@ FULL = dict(
     attention_units=128,
     num_hops=16,
     hidden_units=1000,
-    epochs=2,  # on all SST phrases: about 36 min (SST-5) and 14 min (SST-2) here
-    # Validation 4 times per epoch: one pass over 77k-159k phrases already overfits
-    # (train 94%, validation falling in SST-2's second epoch).
+    epochs=2,
+    # Validation 4 times per epoch: one pass over the 77k-159k SST phrases is long
+    # enough to overfit within it, so the best weights are chosen within epochs.
     evals_per_epoch=4,
     batch_size=32,
     max_train={"sst5": None, "sst2": None, "yelp": None},
@@ -243,7 +243,7 @@ def run_dataset(dataset, args, sizes, out_dir):
                 "sparse_categorical_crossentropy",
                 metrics=["accuracy"],
             )
-        else:  # the recipe's model at the bench sizes
+        else:  # the recipe's model at the bench's sizes
             model = build_self_attentive(
                 len(vocab), num_classes, sizes, penalty, matrix
             )
@@ -335,7 +335,9 @@ def table(rows):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench.embedder")
-    parser.add_argument("--quick", action="store_true", help="subsampled, < 5 min")
+    parser.add_argument(
+        "--quick", action="store_true", help="subsampled, small sizes: a run of minutes"
+    )
     parser.add_argument(
         "--datasets", default="sst5,sst2,yelp", help="comma list of sst5,sst2,yelp"
     )

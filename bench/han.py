@@ -14,10 +14,10 @@ Each model is trained for `--epochs` epochs (the weights of the best of the
 `--evals-per-epoch` validations per epoch are kept); its test accuracy and wall time
 are printed as a Markdown table.
 
-    python -m bench.han --quick          # < 5 min: small samples, 2 epochs, from scratch
-    python -m bench.han                  # full protocol, about an hour on 2 CPU cores:
-        # IMDB (2 epochs) and Yelp-10k (3 epochs), 20 sentences x 40 words, validation
-        # twice per epoch, embeddings from word2vec on train + validation (5 epochs)
+    python -m bench.han --quick          # small samples, 2 epochs, from scratch
+    python -m bench.han                  # the full protocol: IMDB (2 epochs) and
+        # Yelp-10k (3 epochs), 20 sentences x 40 words, validation twice per epoch,
+        # embeddings from word2vec on train + validation (5 epochs)
     python -m bench.han --word2vec-epochs 0   # embeddings from scratch
 
 Published reference: IMDB binary RNN/attention classifiers report 88-91%; HAN on
@@ -61,8 +61,7 @@ DATASETS = {
     },
 }
 MODELS = ("han", "han_mean", "flat")
-# Full-run epochs: IMDB overfits after one pass (training accuracy 0.96 in epoch 2);
-# Yelp-10k has a third of the documents.
+# Full-run epochs per data set (IMDB has three times Yelp-10k's documents).
 DEFAULT_EPOCHS = {"imdb": 2, "yelp": 3}
 
 
@@ -74,7 +73,9 @@ def parse_args(argv=None):
         "--data-root",
         default=os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data"),
     )
-    parser.add_argument("--quick", action="store_true", help="small run, < 5 min")
+    parser.add_argument(
+        "--quick", action="store_true", help="small samples and sizes: a run of minutes"
+    )
     parser.add_argument("--train-docs", type=int, default=None)
     parser.add_argument("--test-docs", type=int, default=None)
     parser.add_argument(
@@ -130,7 +131,7 @@ def parse_args(argv=None):
         "max_sentences": 12,
         "max_words": 25,
     }
-    full = {  # about an hour on 2 cores (estimated: IMDB ~45 min, Yelp-10k ~15)
+    full = {
         "train_docs": None,
         "test_docs": None,
         "max_sentences": 20,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from recipes.han_classification import main, parse_config
+from recipes.han_classification import HANClassification, main
 from zoo.data.documents import demo_corpus
 from zoo.export.testing import run_in_fresh_process
 from zoo.models.han import HANPreprocessor
@@ -64,16 +64,45 @@ def served(demo_run):
     return run_in_fresh_process(_serve_and_check, demo_run[1]["export"], TEXTS)
 
 
-def test_parse_config_demo_and_data_defaults():
-    demo = parse_config([])
+@pytest.fixture
+def csv_file(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_text("text,stars\ngood,5\n")
+    return str(path)
+
+
+def test_demo_and_data_defaults(csv_file):
+    demo = HANClassification.parse([])
     assert demo.demo and demo.training.epochs == 3 and demo.max_sentences == 8
-    real = parse_config(["--data", "x.csv", "--label-column", "stars"])
+    assert demo.training.patience == 0 and not demo.training.tensorboard
+    assert (demo.max_words, demo.min_count, demo.demo_size) == (16, 1, 400)
+    real = HANClassification.parse(["--data", csv_file, "--label-column", "stars"])
     assert real.training.epochs == 10 and real.max_sentences == 30
+    assert real.training.learning_rate == 2e-3 and real.training.batch_size == 32
     assert (real.max_words, real.embedding_dim, real.rnn_units) == (50, 200, 50)
     assert real.context_units == 100 and real.label_column == "stars"
+    assert (real.min_count, real.report_samples) == (2, 8)
+    assert HANClassification.parse(["--label-column", "2"]).label_column == 2
     # The paper's word2vec initialisation is on for real data, off for the demo and
     # when vectors are given.
     assert real.word2vec_epochs == 5 and demo.word2vec_epochs == 0
+
+
+def test_help_answers_without_tensorflow():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from recipes.han_classification import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('tensorflow', 'keras', 'numpy') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "--max-train-samples" in out and "--word2vec-epochs" in out
+    assert out.strip().splitlines()[-1] == "[]"
 
 
 @pytest.mark.slow
@@ -87,13 +116,18 @@ def test_demo_trains_reports_and_exports(demo_run):
     assert os.path.isfile(version_dir + ".keras")
     with open(os.path.join(version_dir, "assets.extra", "manifest.json")) as f:
         manifest = json.load(f)
-    assert manifest["recipe"] == "han_classification" or (
-        manifest.get("metadata", {}).get("recipe") == "han_classification"
-    )
+    assert manifest["recipe"] == "han_classification"
+    assert manifest["metrics"]["accuracy"] == pytest.approx(result["value"])
+    assert manifest["metadata"]["labels"] == ["neg", "pos"]
+    assert manifest["limits"]["max_sentences"] == 8  # the demo's limits
     metrics = json.loads((root / "reports" / "metrics.json").read_text())
+    assert metrics["recipe"] == "han_classification"
+    assert metrics["accuracy"] == pytest.approx(result["value"])
     assert metrics["labels"] == ["neg", "pos"]
     assert np.array(metrics["confusion_matrix"]).sum() == 40
     assert set(metrics["per_class"]["pos"]) >= {"precision", "recall", "f1"}
+    text = (root / "reports" / "metrics.txt").read_text()
+    assert text.startswith("generated demo corpus") and "confusion matrix" in text
     html = (root / "reports" / "attention.html").read_text()
     assert html.count('class="doc"') == 8
     assert "highest-weighted sentence" in html and "rgba(220, 40, 40" in html
@@ -163,21 +197,13 @@ def test_bad_inputs_against_reloaded_export(served, signature):
 
 
 def test_word2vec_initialisation(tmp_path):
-    from recipes.han_classification import (
-        build_datasets,
-        build_model,
-        initial_embeddings,
-        load_splits,
+    config = HANClassification.parse(
+        ["--word2vec-epochs", "1", "--run-dir", str(tmp_path), "--demo-size", "60"]
     )
-
-    config = parse_config(
-        ["--word2vec-epochs", "1", "--run-dir", str(tmp_path), "--demo-documents", "60"]
-    )
-    splits = load_splits(config)
-    vocab_file = str(tmp_path / "vocab.txt")
-    preprocessor, _ = build_datasets(config, splits, vocab_file)
-    matrix, how = initial_embeddings(config, splits, preprocessor, vocab_file)
-    size = preprocessor.lookup.size
+    recipe = HANClassification(config)
+    data = recipe.load_data()
+    matrix, how = data.embeddings.matrix, data.embeddings.description
+    size = data.vocabulary_size
     assert matrix.shape == (size, 200) and "word2vec (1 epochs)" in how
     assert not matrix[:2].any() and np.isfinite(matrix).all()
     # The vectors are also written for reuse, and `--embeddings` reads them back.
@@ -185,14 +211,15 @@ def test_word2vec_initialisation(tmp_path):
     from zoo.text.vocabulary import Vocabulary
 
     again, stats = load_embeddings(
-        tmp_path / "word2vec.txt", Vocabulary.load(vocab_file)
+        tmp_path / "word2vec.txt", Vocabulary.load(tmp_path / "vocab.txt")
     )
     assert stats.coverage == 1.0
     np.testing.assert_allclose(again[2:], matrix[2:], rtol=1e-4, atol=1e-6)
-    model, _ = build_model(config, size, len(splits.label_names), matrix)
+    model = recipe.build_model(data)
     np.testing.assert_array_equal(
         keras.ops.convert_to_numpy(model.embedding.embeddings), matrix
     )
+    assert model.training_model().optimizer is not None  # compiled for `fit`
     with pytest.raises(ValueError, match="must have shape"):
         model.set_embedding_matrix(matrix[:-1])
 
@@ -200,19 +227,23 @@ def test_word2vec_initialisation(tmp_path):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--word2vec-epochs", "-1"], "--word2vec-epochs must be >= 0"),
+        (["--word2vec-epochs", "-1"], "--word2vec-epochs: must be >= 0"),
         (["--embeddings", "v.txt", "--word2vec-epochs", "2"], "either --embeddings"),
         (["--embeddings", "/nonexistent/v.txt"], "no such file"),
+        (["--max-sentences", "0"], "--max-sentences: must be > 0"),
+        (["--data", "/nonexistent/data"], "--data: no such file or folder"),
     ],
 )
-def test_embedding_flags_are_checked(argv, message, capsys):
-    with pytest.raises(SystemExit):
-        parse_config(argv)
-    assert message in capsys.readouterr().err
+def test_bad_flags_are_one_line_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        HANClassification.parse(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
 
 
-def test_given_vectors_turn_word2vec_off(tmp_path):
+def test_given_vectors_turn_word2vec_off(tmp_path, csv_file):
     vectors = tmp_path / "v.txt"
     vectors.write_text("good 0.1 0.2\n")
-    config = parse_config(["--data", "x.csv", "--embeddings", str(vectors)])
+    config = HANClassification.parse(["--data", csv_file, "--embeddings", str(vectors)])
     assert config.word2vec_epochs == 0 and config.embeddings == str(vectors)

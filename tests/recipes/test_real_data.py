@@ -45,7 +45,7 @@ def test_han_on_real_documents(shared_data, tmp_path, data, extra):
 
     result = main(
         ["--data", str(shared_data / data), *extra, *_out_args(tmp_path)]
-        + ["--max-train-documents", "160", "--max-eval-documents", "64"]
+        + ["--max-train-samples", "160", "--max-eval-samples", "64"]
         + ["--epochs", "1", "--max-sentences", "6", "--max-words", "16"]
         + ["--embedding-dim", "16", "--rnn-units", "8", "--context-units", "8"]
     )
@@ -69,8 +69,8 @@ def test_sentence_embedder_on_real_data(shared_data, tmp_path, data, extra):
 
     result = main(
         ["--data", str(shared_data / data), *extra, *_out_args(tmp_path)]
-        + ["--max-train-examples", "160", "--epochs", "1", "--max-length", "24"]
+        + ["--max-train-samples", "160", "--epochs", "1", "--max-length", "24"]
         + ["--embedding-dim", "16", "--lstm-units", "8", "--attention-units", "8"]
-        + ["--num-hops", "2", "--hidden-units", "16", "--heatmaps", "1"]
+        + ["--num-hops", "2", "--hidden-units", "16", "--report-samples", "1"]
     )
     _check_export(result, "sentence_embedder")

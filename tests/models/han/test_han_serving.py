@@ -91,3 +91,12 @@ def test_export_writes_the_signatures_limits_and_labels(parts, tmp_path):
         keras.ops.convert_to_numpy(expected["probabilities"]),
         atol=1e-6,
     )
+
+
+def test_every_signature_refuses_a_batch_over_the_limit(parts):
+    model, preprocessor = parts
+    module = HANServing(model, preprocessor, ["neg", "pos"], max_batch_size=2)
+    for fn in module.serving_signatures().values():
+        assert len(fn(tf.constant(TEXTS[:2]))) >= 1
+        with pytest.raises(tf.errors.InvalidArgumentError, match="max_batch_size=2"):
+            fn(tf.constant(TEXTS))

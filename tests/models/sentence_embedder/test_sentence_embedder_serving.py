@@ -94,3 +94,12 @@ def test_export_writes_the_encoder_beside_the_version(parts, tmp_path):
     )
     loaded = tf.saved_model.load(version_dir)
     assert sorted(loaded.signatures) == ["embed", "preprocess", "serving_default"]
+
+
+def test_every_signature_refuses_a_batch_over_the_limit(parts):
+    model, preprocessor = parts
+    module = SentenceEmbedderServing(model, preprocessor, LABELS, max_batch_size=2)
+    for fn in module.serving_signatures().values():
+        assert len(fn(tf.constant(TEXTS[:2]))) >= 1
+        with pytest.raises(tf.errors.InvalidArgumentError, match="max_batch_size=2"):
+            fn(tf.constant(TEXTS))

@@ -12,12 +12,13 @@ Signatures of `saved_models/han/VERSION/`:
 `S` and `W` are the longest (truncated) document and sentence of the request, at
 least 1. An empty or whitespace-only text has no words: all its attention weights are
 0 and its probabilities are the classifier's output for an all-zero document vector
-(finite, never NaN).
+(finite, never NaN). A request holds at most `max_batch_size` texts (256 by default;
+more is refused with InvalidArgument before any work).
 """
 
 import tensorflow as tf
 
-from zoo.export.serving_module import ServingModule
+from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE, ServingModule
 from zoo.text.preprocessing import MAX_INPUT_BYTES
 
 TEXT_SPEC = tf.TensorSpec([None], tf.string, name="text")
@@ -30,6 +31,7 @@ class HANServing(ServingModule):
         model: the `HANClassifier`.
         preprocessor: its `HANPreprocessor` (vocabulary and limits).
         label_names: the class names, in class-id order.
+        max_batch_size: the most texts one request may hold.
 
     Example:
 
@@ -39,17 +41,21 @@ class HANServing(ServingModule):
     ```
     """
 
-    def __init__(self, model, preprocessor, label_names):
-        super().__init__(model)
+    def __init__(
+        self, model, preprocessor, label_names, max_batch_size=DEFAULT_MAX_BATCH_SIZE
+    ):
+        super().__init__(model, max_batch_size=max_batch_size)
         self.preprocessor = preprocessor
         self.label_names = tf.constant(list(label_names), tf.string)
 
     @tf.function(input_signature=[TEXT_SPEC])
     def preprocess(self, text):
+        text = self.check_batch(text)
         return {"token_ids": self.preprocessor(text)["token_ids"]}
 
     @tf.function(input_signature=[TEXT_SPEC])
     def explain(self, text):
+        text = self.check_batch(text)
         pre = self.preprocessor(text)
         out = self.model(pre["token_ids"], training=False)
         probabilities = tf.cast(out["probabilities"], tf.float32)
@@ -64,7 +70,7 @@ class HANServing(ServingModule):
 
     @tf.function(input_signature=[TEXT_SPEC])
     def serve(self, text):
-        result = self.explain(text)  # one traced model graph for both
+        result = self.explain(text)  # one traced model graph (and batch check)
         return {k: v for k, v in result.items() if k not in ("sentences", "words")}
 
     def serving_signatures(self):
@@ -84,6 +90,7 @@ def export_han_classifier(
     name="han",
     warmup_texts=None,
     metadata=None,
+    max_batch_size=DEFAULT_MAX_BATCH_SIZE,
 ):
     """Exports `base_dir/name/VERSION/` (and `VERSION.keras`); returns the folder.
 
@@ -97,10 +104,11 @@ def export_han_classifier(
             verifier's Keras check); a short example when empty.
         metadata: manifest entries (`"recipe"`, `"data"`, `"metrics"`, ...); the
             labels and the preprocessing limits are added.
+        max_batch_size: the most texts one request may hold.
     """
     from zoo.export import export_model
 
-    module = HANServing(model, preprocessor, label_names)
+    module = HANServing(model, preprocessor, label_names, max_batch_size)
     warmup_texts = list(warmup_texts or []) or ["a short example document."]
     return export_model(
         module,

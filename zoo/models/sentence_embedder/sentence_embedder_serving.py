@@ -11,7 +11,8 @@ Signatures of `saved_models/sentence_embedder/VERSION/`:
 
 `T` is the longest (truncated) text of the request, at least 1; an empty or
 whitespace-only text gets all-zero attention and embedding and the classifier's output
-for the zero embedding, never NaN.
+for the zero embedding, never NaN. A request holds at most `max_batch_size` texts (256
+by default; more is refused with InvalidArgument before any work).
 
 Beside the version folder, `export_sentence_embedder` writes `VERSION.keras` (the
 classifier), `VERSION.encoder.keras` (the trained `SelfAttentiveEncoder` alone: token
@@ -24,7 +25,7 @@ import shutil
 
 import tensorflow as tf
 
-from zoo.export.serving_module import ServingModule
+from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE, ServingModule
 from zoo.text.preprocessing import MAX_INPUT_BYTES
 
 TEXT_SPEC = tf.TensorSpec([None], tf.string, name="text")
@@ -37,19 +38,24 @@ class SentenceEmbedderServing(ServingModule):
         model: the `SelfAttentiveClassifier` (its `.encoder` serves `embed`).
         preprocessor: its `SentencePreprocessor`.
         label_names: the class names, in class-id order.
+        max_batch_size: the most texts one request may hold.
     """
 
-    def __init__(self, model, preprocessor, label_names):
-        super().__init__(model)
+    def __init__(
+        self, model, preprocessor, label_names, max_batch_size=DEFAULT_MAX_BATCH_SIZE
+    ):
+        super().__init__(model, max_batch_size=max_batch_size)
         self.preprocessor = preprocessor
         self.label_names = tf.constant(list(label_names), tf.string)
 
     @tf.function(input_signature=[TEXT_SPEC])
     def preprocess(self, text):
+        text = self.check_batch(text)
         return {"token_ids": self.preprocessor(text)["token_ids"]}
 
     @tf.function(input_signature=[TEXT_SPEC])
     def serve(self, text):
+        text = self.check_batch(text)
         ids = self.preprocessor(text)["token_ids"]
         out = self.model(ids, training=False)
         probabilities = tf.cast(out["probabilities"], tf.float32)
@@ -58,6 +64,7 @@ class SentenceEmbedderServing(ServingModule):
 
     @tf.function(input_signature=[TEXT_SPEC])
     def embed(self, text):
+        text = self.check_batch(text)
         pre = self.preprocessor(text)
         out = self.model.encoder(pre["token_ids"], training=False)
         return {
@@ -83,6 +90,7 @@ def export_sentence_embedder(
     name="sentence_embedder",
     warmup_texts=None,
     metadata=None,
+    max_batch_size=DEFAULT_MAX_BATCH_SIZE,
 ):
     """Exports `base_dir/name/VERSION/`, `VERSION.keras` and the standalone encoder.
 
@@ -96,13 +104,14 @@ def export_sentence_embedder(
             `serving_default` and `embed`; a short example when empty.
         metadata: manifest entries (`"recipe"`, `"data"`, `"metrics"`, ...); the
             labels, the encoder's files and sizes and the limits are added.
+        max_batch_size: the most texts one request may hold.
 
     Returns:
         The version folder (str).
     """
     from zoo.export import export_model
 
-    module = SentenceEmbedderServing(model, preprocessor, label_names)
+    module = SentenceEmbedderServing(model, preprocessor, label_names, max_batch_size)
     warmup_texts = list(warmup_texts or []) or ["a short example sentence ."]
     return export_model(
         module,
