@@ -1,9 +1,16 @@
+"""`BidirectionalRNN`'s TensorFlow loop against Keras' `Bidirectional`."""
+
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
-from zoo.layers.bidirectional_rnn import BidirectionalRNN
+if keras.backend.backend() != "tensorflow":
+    pytest.skip("the fast paths are TensorFlow code", allow_module_level=True)
+tf = pytest.importorskip("tensorflow")
+
+from zoo import fastpath  # noqa: E402
+from zoo.fastpath import bidirectional_loop  # noqa: E402
+from zoo.layers.bidirectional_rnn import BidirectionalRNN  # noqa: E402
 
 B, T, E, U = 5, 7, 6, 4
 LENGTHS = np.array([7, 3, 1, 5, 6])
@@ -29,16 +36,14 @@ def _pair(rnn, **kwargs):
 
 
 def _spy(monkeypatch):
-    """Counts the calls of the fused loop."""
-    import zoo.layers.bidirectional_rnn as module
-
-    calls, real = [], module._fused_call
+    """Counts the directions the TensorFlow loop runs (two per call)."""
+    calls, real = [], bidirectional_loop._direction
 
     def spy(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(module, "_fused_call", spy)
+    monkeypatch.setattr(bidirectional_loop, "_direction", spy)
     return calls
 
 
@@ -48,7 +53,7 @@ def test_same_outputs_states_and_gradients_as_keras(rnn, monkeypatch):
     reference, fused = _pair(rnn)
     calls = _spy(monkeypatch)
     expected, got = reference(x, mask=mask), fused(x, mask=mask)
-    assert calls, "the fused loop did not run"
+    assert len(calls) == 2, "the fused loop did not run"
     assert len(got) == len(expected) == (3 if rnn is keras.layers.GRU else 5)
     for e, g in zip(expected, got, strict=True):
         np.testing.assert_allclose(np.asarray(g), np.asarray(e), atol=1e-6)
@@ -70,7 +75,7 @@ def test_same_outputs_states_and_gradients_as_keras(rnn, monkeypatch):
         np.testing.assert_allclose(np.asarray(g), np.asarray(e), atol=2e-5)
 
 
-def test_training_dropout_draws_keras_masks():
+def test_training_dropout_draws_keras_masks(monkeypatch):
     x, mask = _inputs()
     reference, fused = _pair(keras.layers.GRU, dropout=0.5, seed=3)
     # the same seed-generator state in both: the same per-sequence masks
@@ -80,24 +85,45 @@ def test_training_dropout_draws_keras_masks():
         strict=True,
     ):
         b.cell.seed_generator.state.assign(a.cell.seed_generator.state)
+    calls = _spy(monkeypatch)
     expected = reference(x, mask=mask, training=True)
     got = fused(x, mask=mask, training=True)
+    assert len(calls) == 2
     for e, g in zip(expected, got, strict=True):
         np.testing.assert_allclose(np.asarray(g), np.asarray(e), atol=1e-6)
     inference = fused(x, mask=mask, training=False)
     assert not np.allclose(np.asarray(inference[0]), np.asarray(got[0]))
 
 
-def test_no_mask_and_no_states():
+def test_no_mask_and_no_states(monkeypatch):
     x, _ = _inputs()
     reference = keras.layers.Bidirectional(keras.layers.GRU(U, return_sequences=True))
     fused = BidirectionalRNN(keras.layers.GRU(U, return_sequences=True))
     reference(x)
     fused(x)
     fused.set_weights(reference.get_weights())
+    calls = _spy(monkeypatch)
     np.testing.assert_allclose(
         np.asarray(fused(x)), np.asarray(reference(x)), atol=1e-6
     )
+    assert len(calls) == 2
+
+
+def test_switched_off_runs_keras(monkeypatch):
+    x, mask = _inputs()
+    reference, fused = _pair(keras.layers.GRU)
+    calls = _spy(monkeypatch)
+    with fastpath.scope(False):
+        got = fused(x, mask=mask, training=True)
+    assert not calls
+    for e, g in zip(reference(x, mask=mask), got, strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), atol=1e-6)
+    monkeypatch.setenv("ZOO_FASTPATH", "0")
+    fused(x, mask=mask)
+    assert not calls
+    monkeypatch.setenv("ZOO_FASTPATH", "1")
+    fused(x, mask=mask)
+    assert len(calls) == 2
 
 
 @pytest.mark.parametrize(
@@ -124,13 +150,13 @@ def test_other_configurations_use_keras(layer, monkeypatch):
     )
 
 
-def test_config_round_trip_and_saved_model(tmp_path):
+def test_initial_state_runs_keras(monkeypatch):
     x, mask = _inputs()
-    inputs = keras.Input((None, E))
-    outputs = BidirectionalRNN(keras.layers.LSTM(U, return_sequences=True))(inputs)
-    model = keras.Model(inputs, outputs)
-    path = tmp_path / "m.keras"
-    model.save(path)
-    loaded = keras.saving.load_model(path)
-    assert isinstance(loaded.layers[1], BidirectionalRNN)
-    np.testing.assert_allclose(np.asarray(loaded(x)), np.asarray(model(x)), atol=1e-6)
+    reference, fused = _pair(keras.layers.GRU)
+    calls = _spy(monkeypatch)
+    states = [np.full((B, U), 0.5, "float32")] * 2
+    got = fused(x, mask=mask, initial_state=states)
+    assert not calls
+    expected = reference(x, mask=mask, initial_state=states)
+    for e, g in zip(expected, got, strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), atol=1e-6)

@@ -1,9 +1,15 @@
+"""`FusedAdam` against `keras.optimizers.Adam`."""
+
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
-from zoo.optimizers import FusedAdam, summed_gradient
+if keras.backend.backend() != "tensorflow":
+    pytest.skip("the fast paths are TensorFlow code", allow_module_level=True)
+tf = pytest.importorskip("tensorflow")
+
+from zoo import fastpath  # noqa: E402
+from zoo.fastpath import FusedAdam  # noqa: E402
 
 # ids with repeats, so the embedding's gradient has duplicate slices
 IDS = np.array([[1, 1, 2, 3], [4, 1, 0, 2]], dtype="int32")
@@ -62,6 +68,21 @@ def test_same_training_as_keras_adam(jit_compile, clipnorm, monkeypatch):
     assert all(np.abs(f - i).max() > 0.05 for f, i in zip(fused, initial, strict=True))
 
 
+def test_switched_off_is_keras_adam(monkeypatch):
+    calls = _count_fused_calls(monkeypatch)
+    xla_calls = _count_xla_updates(monkeypatch)
+    kwargs = {"learning_rate": 0.05, "clipnorm": 0.1, "use_ema": True}
+    with fastpath.scope(False):
+        fused, _ = _train(FusedAdam(**kwargs), scale=100.0)
+    assert calls == [] and xla_calls == []
+    reference, _ = _train(keras.optimizers.Adam(**kwargs), scale=100.0)
+    for got, want in zip(fused, reference, strict=True):
+        np.testing.assert_array_equal(got, want)
+    # switched on again: the fused kernel runs
+    _train(FusedAdam(**kwargs), steps=1, scale=100.0)
+    assert set(calls) == {(20, 3), (3,)}
+
+
 def test_embedding_second_moment_is_keras_sum_of_squared_slices():
     # one row looked up 3 times with gradient 1 each: Keras' Adam adds 3 * 1^2
     # (textbook Adam would add 3^2); FusedAdam keeps Keras' update for such rows
@@ -92,13 +113,6 @@ def test_dense_clipping_rescales_only_above_the_norm():
     assert clipped[2] is None
 
 
-def test_summed_gradient_sums_repeated_rows():
-    dense = tf.ones((2, 2))
-    assert summed_gradient(dense) is dense
-    slices = tf.IndexedSlices(tf.ones((2, 2)), tf.constant([0, 0]), tf.constant([3, 2]))
-    np.testing.assert_array_equal(summed_gradient(slices), [[2, 2], [0, 0], [0, 0]])
-
-
 def test_saves_and_restores_with_its_state(tmp_path):
     _, model = _train(FusedAdam(learning_rate=0.01, clipnorm=1.0), steps=2)
     path = tmp_path / "model.keras"
@@ -123,7 +137,7 @@ def test_falls_back_to_keras_inside_a_distribution_strategy(monkeypatch):
 
 def _count_xla_updates(monkeypatch):
     """Counts the XLA-compiled embedding and weight-average updates."""
-    import zoo.optimizers as module
+    import zoo.fastpath.fused_adam as module
 
     calls, real = [], module._xla_functions
 

@@ -3,11 +3,15 @@
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
 
-from zoo.layers import gru_loops
-from zoo.layers.attention_decoder import AttentionDecoder
-from zoo.layers.bidirectional_rnn import BidirectionalRNN
+if keras.backend.backend() != "tensorflow":
+    pytest.skip("the fast paths are TensorFlow code", allow_module_level=True)
+tf = pytest.importorskip("tensorflow")
+
+from zoo import fastpath  # noqa: E402
+from zoo.fastpath import bidirectional_loop, gru_loops  # noqa: E402
+from zoo.layers.attention_decoder import AttentionDecoder  # noqa: E402
+from zoo.layers.bidirectional_rnn import BidirectionalRNN  # noqa: E402
 
 B, TT, TS, D, U = 5, 7, 6, 12, 16
 
@@ -25,10 +29,9 @@ def _decoder_inputs():
 
 
 def _decoder_gradients(decoder, fused, inputs, weights):
-    decoder.fused_recurrence = fused
     ids, memory, mask, h0 = inputs
     w_logits, w_attention = weights
-    with tf.GradientTape() as tape:
+    with fastpath.scope(fused), tf.GradientTape() as tape:
         tape.watch([memory, h0])
         logits, attention = decoder(
             [ids, memory, mask, h0], return_attention=True, training=True
@@ -36,6 +39,18 @@ def _decoder_gradients(decoder, fused, inputs, weights):
         loss = tf.reduce_sum(logits * w_logits) + tf.reduce_sum(attention * w_attention)
     gradients = tape.gradient(loss, [memory, h0, *decoder.trainable_weights])
     return logits, attention, [tf.convert_to_tensor(g) for g in gradients]
+
+
+def _spy(monkeypatch, module, name):
+    """Counts the calls of `module.name`."""
+    calls, real = [], getattr(module, name)
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, spy)
+    return calls
 
 
 @pytest.mark.parametrize("normalize", [False, True])
@@ -46,13 +61,7 @@ def test_decoder_loop_matches_the_generic_loop(normalize, monkeypatch):
     inputs = _decoder_inputs()
     decoder(list(inputs))
     assert gru_loops.can_use(decoder)
-    calls, real = [], gru_loops.bahdanau_gru_recurrence
-
-    def spy(*args):
-        calls.append(1)
-        return real(*args)
-
-    monkeypatch.setattr(gru_loops, "bahdanau_gru_recurrence", spy)
+    calls = _spy(monkeypatch, gru_loops, "bahdanau_gru_recurrence")
     rng = np.random.default_rng(2)
     weights = (
         tf.constant(rng.normal(size=(B, TT, 30)), tf.float32),
@@ -72,7 +81,7 @@ def test_decoder_loop_matches_the_generic_loop(normalize, monkeypatch):
     assert all(float(tf.reduce_max(tf.abs(g))) > 0 for g in fused[2])
 
 
-def test_decoder_loop_in_a_function_and_with_a_persistent_tape():
+def test_decoder_loop_in_a_function_and_with_a_persistent_tape(monkeypatch):
     keras.utils.set_random_seed(0)
     decoder = AttentionDecoder(vocab_size=30, units=U)
     ids, memory, mask, h0 = _decoder_inputs()
@@ -87,12 +96,15 @@ def test_decoder_loop_in_a_function_and_with_a_persistent_tape():
         second = tape.gradient(loss, decoder.cell.recurrent_kernel)
         return first, second
 
+    calls = _spy(monkeypatch, gru_loops, "bahdanau_gru_recurrence")
     first, second = gradients(memory)
-    decoder.fused_recurrence = False
-    with tf.GradientTape() as tape:
+    assert len(calls) == 1, "the written-out loop did not run"
+    with fastpath.scope(False), tf.GradientTape() as tape:
         tape.watch(memory)
         loss = tf.reduce_sum(decoder([ids, memory, mask, h0], training=True) ** 2)
     expected = tape.gradient(loss, [memory, decoder.cell.recurrent_kernel])
+    assert len(calls) == 1
+    assert float(tf.reduce_max(tf.abs(second))) > 0
     np.testing.assert_allclose(first, expected[0], rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(second, expected[1], rtol=1e-4, atol=1e-4)
 
@@ -129,13 +141,7 @@ def test_encoder_loop_matches_the_generic_loop(monkeypatch):
         tf.constant(rng.normal(size=shape), tf.float32)
         for shape in [(B, T, 2 * U), (B, U), (B, U)]
     ]
-    calls, real = [], gru_loops.masked_gru_recurrence
-
-    def spy(*args):
-        calls.append(1)
-        return real(*args)
-
-    monkeypatch.setattr(gru_loops, "masked_gru_recurrence", spy)
+    calls = _spy(monkeypatch, gru_loops, "masked_gru_recurrence")
 
     def run():
         with tf.GradientTape() as tape:
@@ -148,11 +154,20 @@ def test_encoder_loop_matches_the_generic_loop(monkeypatch):
 
     fused_outputs, fused_gradients = run()
     assert len(calls) == 2  # both directions
+    directions = _spy(monkeypatch, bidirectional_loop, "_direction")
+    with fastpath.scope(False):
+        keras_outputs, keras_gradients = run()  # Keras' Bidirectional
+    assert len(calls) == 2 and not directions
     monkeypatch.setattr(gru_loops, "can_use_cell", lambda *args: False)
+    # the loop with the input products hoisted, its gradient TensorFlow's own
     generic_outputs, generic_gradients = run()
-    assert len(calls) == 2
-    for got, expected in zip(fused_outputs, generic_outputs, strict=True):
-        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
-    for got, expected in zip(fused_gradients, generic_gradients, strict=True):
-        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert len(calls) == 2 and len(directions) == 2
+    for outputs, gradients in (
+        (generic_outputs, generic_gradients),
+        (keras_outputs, keras_gradients),
+    ):
+        for got, expected in zip(fused_outputs, outputs, strict=True):
+            np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+        for got, expected in zip(fused_gradients, gradients, strict=True):
+            np.testing.assert_allclose(got, expected, rtol=1e-5, atol=2e-5)
     assert all(float(tf.reduce_max(tf.abs(g))) > 0 for g in fused_gradients)

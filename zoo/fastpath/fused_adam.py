@@ -1,13 +1,8 @@
-"""Optimizers and gradient helpers shared by the recipes.
-
-- `summed_gradient`: an embedding's `tf.IndexedSlices` gradient as one dense tensor
-  (`zoo.models.memn2n.ClippedSGD` clips that).
-- `FusedAdam`: `keras.optimizers.Adam`, its dense updates computed by TensorFlow's
-  fused `ResourceApplyAdam` kernel (one pass over each weight instead of about ten),
-  its embedding updates and weight average by XLA-compiled elementwise functions.
+"""`FusedAdam`: Keras' Adam, its passes over the weights fused (TensorFlow).
 
 `FusedAdam` is registered with Keras (`package="zoo"`), so saved models and their
-optimizer state load back.
+optimizer state load back, on any backend (TensorFlow is imported inside the
+methods; elsewhere the optimizer is Keras' Adam).
 """
 
 import weakref
@@ -15,18 +10,7 @@ import weakref
 import keras
 from keras import ops
 
-
-def summed_gradient(gradient):
-    """An embedding's gradient with its per-lookup slices summed (dense).
-
-    TensorFlow returns the gradient of a lookup as a `tf.IndexedSlices` with one slice
-    per looked-up row, repeated rows not summed; any other gradient is returned as is.
-    """
-    if _is_sparse(gradient):
-        import tensorflow as tf
-
-        return tf.convert_to_tensor(gradient)
-    return gradient
+from zoo.fastpath.switch import enabled
 
 
 def _handle(variable):
@@ -57,20 +41,21 @@ class FusedAdam(keras.optimizers.Adam):
     slices before summing them: a row looked up `n` times in a batch adds the sum of
     its `n` squared slices to `v`, not the square of their sum as textbook Adam
     would, which makes frequent rows' steps up to `sqrt(n)` times larger. That is
-    kept on purpose: measured on the translation recipe (de->en Multi30k), the
-    textbook update on the embeddings learned markedly slower at the recipe's
-    learning rate (validation loss 6.08 against 5.12 after one epoch).
+    kept on purpose: with the textbook update the translation recipe's embeddings
+    learn markedly slower at its learning rate (docs/experiments.md).
 
-    Falls back to Keras' implementation for other backends, for `amsgrad=True`, for
-    weights that are not float32/float64, and inside a `tf.distribute` strategy
-    (where the distributed variables update through Keras).
+    Falls back to Keras' implementation while the fast paths are switched off
+    (`zoo.fastpath.enabled()` is False, as it is on other backends), for
+    `amsgrad=True`, for weights that are not float32/float64, and inside a
+    `tf.distribute` strategy (where the distributed variables update through Keras).
+    The switch is read when the train function is traced.
 
     Args:
         the arguments of `keras.optimizers.Adam`.
     """
 
     def _clip_by_norm(self, values, axes=None):
-        if _is_sparse(values) or axes is not None or not self._tensorflow:
+        if _is_sparse(values) or axes is not None or not enabled():
             return super()._clip_by_norm(values, axes)
         import tensorflow as tf
 
@@ -168,12 +153,8 @@ class FusedAdam(keras.optimizers.Adam):
             _XLA_UPDATES[self] = _xla_functions()
         return _XLA_UPDATES[self]
 
-    @property
-    def _tensorflow(self):
-        return keras.backend.backend() == "tensorflow"
-
     def _fusable(self, variable):
-        if not self._tensorflow or self.amsgrad:
+        if not enabled() or self.amsgrad:
             return False
         import tensorflow as tf
 
@@ -209,4 +190,5 @@ def _xla_functions():
 
 
 def _is_sparse(gradient):
+    """Whether `gradient` is a `tf.IndexedSlices` (without importing TensorFlow)."""
     return type(gradient).__name__ == "IndexedSlices"

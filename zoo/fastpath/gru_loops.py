@@ -1,29 +1,33 @@
 """GRU loops with their gradients written out: the decoder's and the encoder's.
 
 `AttentionDecoder` (`attention="bahdanau"`, `cell="gru"`) and `BidirectionalRNN`
-(GRU directions) run these loops in training steps on the TensorFlow backend (their
-gradient functions read the forward loop's arrays, which a SavedModel cannot hold, so
-inference and exports run the layers' generic loops). Each computes the
-function of the layer's generic loop; only the backward pass differs in how it is
-formed. TensorFlow's automatic gradient of a `while` loop forms, at every step, the
-gradients of the weights the loop reads (the recurrent kernel and bias; the decoder's
-query kernel and scoring vector) and of the loop-invariant tensors (the decoder's
-projected keys and the memory's share of the input gates), and adds each to a running
-sum: dozens of small products and additions per step. Here the backward loop reads
-the forward loop's saved activations in place, carries only what flows from step to
-step (the state's gradient, and the decoder's sums over the keys and the scoring
-vector) and stacks the per-step gate gradients; each weight's gradient is then one
-product over all steps at once.
+(GRU directions, `zoo.fastpath.bidirectional_loop`) run these loops in training steps
+on the TensorFlow backend while `zoo.fastpath.enabled()` (their gradient functions
+read the forward loop's arrays, which a SavedModel cannot hold, so inference and
+exports run the layers' generic loops). Each computes the function of the layer's
+generic loop; only the backward pass differs in how it is formed. TensorFlow's
+automatic gradient of a `while` loop forms, at every step, the gradients of the
+weights the loop reads (the recurrent kernel and bias; the decoder's query kernel and
+scoring vector) and of the loop-invariant tensors (the decoder's projected keys and
+the memory's share of the input gates), and adds each to a running sum: dozens of
+small products and additions per step. Here the backward loop reads the forward
+loop's saved activations in place, carries only what flows from step to step (the
+state's gradient, and the decoder's sums over the keys and the scoring vector) and
+stacks the per-step gate gradients; each weight's gradient is then one product over
+all steps at once.
 
-The GRU is Keras' with `reset_after=True` and its default activations (`can_use` and
-`BidirectionalRNN` check this): `z = sigmoid(x_z + i_z)`, `r = sigmoid(x_r + i_r)`,
+The GRU is Keras' with `reset_after=True` and its default activations (`can_use`
+and `can_use_cell` check this): `z = sigmoid(x_z + i_z)`, `r = sigmoid(x_r + i_r)`,
 `c = tanh(x_h + r i_h)`, `h' = z h + (1 - z) c`, where `x` is the input's share of
 the gates and `i = h U + b_h`.
+
+TensorFlow is imported inside the functions, so the module imports on any backend.
 """
 
 import keras
 from keras import ops
 
+from zoo.fastpath.switch import enabled
 from zoo.layers.masking import masked_softmax
 
 
@@ -341,4 +345,28 @@ def can_use(decoder):
         and decoder.cell_type == "gru"
         and decoder.attention_layer.probability == "softmax"
         and can_use_cell(decoder.cell, decoder.compute_dtype)
+    )
+
+
+def applies_to_decoder(decoder, training):
+    """The registry's test for `decoder_loop`: training steps of a decoder that
+    `can_use`, while the fast paths are enabled."""
+    return bool(training) and enabled() and can_use(decoder)
+
+
+def decoder_loop(decoder, projected, state, memory_bundle, weights, training):
+    """`AttentionDecoder`'s teacher-forced loop (the registry's `DECODER_LOOP`
+    signature) as `bahdanau_gru_recurrence`: time-major `(features, attention)`."""
+    keys, mask = memory_bundle[1], memory_bundle[2]
+    attention = decoder.attention_layer
+    return bahdanau_gru_recurrence(
+        projected,
+        state[0],
+        keys,
+        memory_bundle[4],
+        mask,
+        attention._weight(attention.query_kernel),
+        attention.scoring_vector(),
+        weights[3],
+        weights[4],
     )

@@ -1,5 +1,9 @@
-"""Keras 3 attention layers (backend-agnostic: `keras.ops`; `BidirectionalRNN` adds a
-TensorFlow fast path and otherwise runs Keras' own `Bidirectional`).
+"""Keras 3 attention layers, backend-agnostic: `keras.ops` only, no backend imports.
+
+The layers that run recurrences (`AttentionDecoder`, `BidirectionalRNN`) ask
+`zoo.layers.recurrence` for their loop, where backend-specific code computing the
+same function may register (the TensorFlow fast paths in `zoo.fastpath`); otherwise
+they run their generic loops, on any backend.
 
 Importing this package registers every layer with Keras (`package="zoo"`), so
 `keras.saving.load_model` needs no `custom_objects`.

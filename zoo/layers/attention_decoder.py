@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from zoo.layers import gru_loops
+from zoo.layers import recurrence
 from zoo.layers.arguments import check_dropout_rates, check_positive_ints
 from zoo.layers.bahdanau_attention import BahdanauAttention
 from zoo.layers.luong_attention import LuongAttention
@@ -28,7 +28,11 @@ class AttentionDecoder(keras.layers.Layer):
     input gates is one matrix product over the whole sequence, outside the loop. For
     Bahdanau the context's share of the gates is formed from `memory W_x`, computed
     once per source (`c_t W_x = sum_j a_tj m_j W_x`), and the contexts, which only the
-    readout reads, are formed for all steps after the loop.
+    readout reads, are formed for all steps after the loop. The teacher-forced loop is
+    `keras.ops.scan` over the step function, unless a backend registers a loop that
+    computes the same function (`zoo.layers.recurrence.select_loop`; on TensorFlow,
+    `zoo.fastpath` runs the Bahdanau GRU loop with its gradient written out in
+    training steps).
 
     Attention variants (`y` = previous target token, `e` = its embedding, `h` = the
     RNN state, `c` = the context, `a` = the attention weights):
@@ -189,11 +193,6 @@ class AttentionDecoder(keras.layers.Layer):
         self.dropout = float(dropout)
         self.embedding_dropout_rate = float(embedding_dropout)
         self.training_logits_dtype = training_logits_dtype
-        # training steps run the Bahdanau GRU loop with its written-out gradient
-        # where it applies (`gru_loops.can_use`); False runs the generic loop.
-        # Inference (decoding, validation, the export) runs the generic loop, whose
-        # graph saves without gradient functions.
-        self.fused_recurrence = True
         # Masks arrive through `source_mask`; Keras masks of the inputs are not used.
         self.supports_masking = True
 
@@ -496,14 +495,16 @@ class AttentionDecoder(keras.layers.Layer):
         projected = self._project_inputs(embedded, memory_bundle, weights)  # (B, Tt, G)
         projected = ops.transpose(projected, (1, 0, 2))  # (Tt, B, G)
 
-        if training and self.fused_recurrence and gru_loops.can_use(self):
-            features, attention = self._fused_recurrence(
-                projected, state, memory_bundle, weights
-            )
-        else:
-            features, attention = self._scan_recurrence(
-                projected, state, memory_bundle, weights, training
-            )
+        # the generic loop, or a registered backend loop that computes its function
+        loop = recurrence.select_loop(
+            recurrence.DECODER_LOOP,
+            self,
+            training,
+            default=type(self)._scan_recurrence,
+        )
+        features, attention = loop(
+            self, projected, state, memory_bundle, weights, training
+        )
         features = ops.transpose(features, (1, 0, 2))  # (B, Tt, H)
         attention = ops.transpose(attention, (1, 0, 2))  # (B, Tt, Ts)
         features = self._readout_features(features, attention, memory_bundle)
@@ -511,22 +512,6 @@ class AttentionDecoder(keras.layers.Layer):
         if return_attention:
             return logits, attention
         return logits
-
-    def _fused_recurrence(self, projected, state, memory_bundle, weights):
-        """The Bahdanau GRU loop with its gradient written out (same function)."""
-        memory, keys, mask = memory_bundle[:3]
-        attention = self.attention_layer
-        return gru_loops.bahdanau_gru_recurrence(
-            projected,
-            state[0],
-            keys,
-            memory_bundle[4],
-            mask,
-            attention._weight(attention.query_kernel),
-            attention.scoring_vector(),
-            weights[3],
-            weights[4],
-        )
 
     def _scan_recurrence(self, projected, state, memory_bundle, weights, training):
         """The step function over all steps: time-major `(features, attention)`."""

@@ -1,36 +1,25 @@
-"""BidirectionalRNN: Keras' Bidirectional GRU/LSTM, input products taken out of the loop."""
+"""BidirectionalRNN: Keras' Bidirectional GRU/LSTM with a registered-loop hook."""
 
 import keras
-from keras import ops
 
-from zoo.layers import gru_loops
-from zoo.layers.recurrence import gru_update, lstm_update
+from zoo.layers import recurrence
 
 
 @keras.saving.register_keras_serializable(package="zoo")
 class BidirectionalRNN(keras.layers.Bidirectional):
-    """`keras.layers.Bidirectional` over a GRU or LSTM, input products before the loop.
+    """`keras.layers.Bidirectional` whose call may run a registered backend loop.
 
     The same layer, weights and outputs as `keras.layers.Bidirectional` (it is a
-    subclass: same variables, same checkpoints, same config plus nothing); only the
-    computation differs where Keras would run its generic per-step loop (TensorFlow
-    backend, no GPU, where cuDNN is not available): the input products `x W + b` of
-    all time steps are one matrix product per direction before its loop, which then
-    multiplies only the state by the recurrent kernel (Keras' cell forms `x_t W` inside
-    the loop, one small product per step and direction). The two directions keep
-    separate, independent loops, which TensorFlow may run concurrently (one joined
-    loop with a batched `[h_f; h_b]` product measured no better; see BENCHMARKS.md).
+    subclass: same variables, same checkpoints, same config plus nothing). A call
+    without an `initial_state` runs the loop that
+    `zoo.layers.recurrence.select_loop(BIDIRECTIONAL_LOOP, ...)` returns, when a
+    backend has registered one that applies to this layer: on TensorFlow,
+    `zoo.fastpath` registers a loop that forms the input products `x W + b` of all
+    time steps before the loop (CPU only, GRU or LSTM, `merge_mode="concat"`,
+    `return_sequences=True`; see `zoo.fastpath.bidirectional_loop`). Every other
+    call is Keras' `Bidirectional.call`, on any backend.
 
-    The masking is Keras': a masked step keeps the state and outputs zeros (what
-    `Bidirectional` sets for `return_sequences`); the backward direction reads the
-    padded sequence reversed, so with right padding it starts at the last real
-    token. Input dropout draws one mask per sequence and direction from each
-    cell's seed generator, as Keras' GRU/LSTM do.
-
-    Everywhere else (a GPU, another backend, `recurrent_dropout`, `implementation=1`,
-    a GRU without `reset_after`, an `initial_state`, `merge_mode` other than `"concat"`,
-    `return_sequences=False`, stateful layers) the layer defers to Keras'
-    `Bidirectional.call`.
+    Masking is Keras': a masked step keeps the state and outputs zeros.
 
     Args: those of `keras.layers.Bidirectional`.
 
@@ -41,126 +30,11 @@ class BidirectionalRNN(keras.layers.Bidirectional):
     """
 
     def call(self, sequences, initial_state=None, mask=None, training=None):
-        if not self._can_fuse(initial_state):
+        loop = None
+        if initial_state is None:
+            loop = recurrence.select_loop(recurrence.BIDIRECTIONAL_LOOP, self, training)
+        if loop is None:
             return super().call(
                 sequences, initial_state=initial_state, mask=mask, training=training
             )
-        return _fused_call(self, sequences, mask, bool(training))
-
-    def _can_fuse(self, initial_state):
-        if keras.backend.backend() != "tensorflow" or initial_state is not None:
-            return False
-        fwd, bwd = self.forward_layer, self.backward_layer
-        if type(fwd) is not type(bwd) or type(fwd) not in (
-            keras.layers.GRU,
-            keras.layers.LSTM,
-        ):
-            return False
-        for layer in (fwd, bwd):
-            cell = layer.cell
-            if (
-                layer.stateful
-                or not layer.return_sequences
-                or cell.recurrent_dropout
-                or getattr(cell, "implementation", 2) != 2
-                or not cell.use_bias
-                or getattr(cell, "reset_after", True) is False
-            ):
-                return False
-        if self.merge_mode != "concat":
-            return False
-        import tensorflow as tf
-
-        # on a GPU Keras' own path runs cuDNN, faster than any loop
-        return not tf.config.list_logical_devices("GPU")
-
-
-def _fused_call(layer, sequences, mask, training):
-    """Both directions with `_direction`; Keras' `Bidirectional` outputs."""
-    x = ops.cast(sequences, layer.compute_dtype)  # (B, T, E)
-    if mask is None:
-        mask = ops.ones(ops.shape(x)[:2], "bool")
-    time_major_mask = ops.transpose(ops.cast(mask, "bool"), (1, 0))[..., None]
-    forward, forward_states = _direction(
-        layer.forward_layer, x, time_major_mask, training, reverse=False
-    )
-    backward, backward_states = _direction(
-        layer.backward_layer, x, time_major_mask, training, reverse=True
-    )
-    merged = ops.concatenate([forward, backward], axis=-1)  # (B, T, 2U)
-    if not layer.return_state:
-        return merged
-    return (merged, *forward_states, *backward_states)
-
-
-def _direction(rnn, x, time_major_mask, training, reverse):
-    """One direction: `(outputs (B, T, U) in input order, final states)`.
-
-    The input product `x W + b` of all steps is formed before the loop (after the
-    cell's per-sequence dropout mask, as Keras applies it); the loop runs over time
-    reversed for the backward direction, as Keras' `go_backwards` does.
-    """
-    import tensorflow as tf
-
-    cell = rnn.cell
-    dtype = x.dtype
-    is_gru = isinstance(rnn, keras.layers.GRU)
-    if training and 0.0 < cell.dropout < 1.0:
-        keep = keras.random.dropout(
-            ops.ones_like(x[:, 0, :]), rate=cell.dropout, seed=cell.seed_generator
-        )
-        x = x * ops.expand_dims(keep, 1)
-    bias = ops.cast(cell.bias, dtype)
-    input_bias, recurrent_bias = (bias[0], bias[1]) if is_gru else (bias, None)
-    kernel = ops.cast(cell.recurrent_kernel, dtype)
-    gates_in = ops.matmul(x, ops.cast(cell.kernel, dtype)) + input_bias  # (B, T, G)
-    gates_in = ops.transpose(gates_in, (1, 0, 2))  # (T, B, G)
-    step_mask = time_major_mask
-    if reverse:
-        gates_in, step_mask = ops.flip(gates_in, axis=0), ops.flip(step_mask, axis=0)
-    activation, recurrent_activation = cell.activation, cell.recurrent_activation
-
-    def cell_step(gates, state):
-        if is_gru:
-            (h,) = state
-            inner = ops.matmul(h, kernel) + recurrent_bias  # (B, 3U)
-            h = gru_update(gates, inner, h, activation, recurrent_activation)
-            return h, (h,)
-        h, c = state
-        gates = gates + ops.matmul(h, kernel)  # (B, 4U): i, f, c, o
-        h, c = lstm_update(gates, c, activation, recurrent_activation)
-        return h, (h, c)
-
-    steps = ops.shape(gates_in)[0]
-    zeros = ops.zeros((ops.shape(x)[0], cell.units), dtype)
-    if training and is_gru and gru_loops.can_use_cell(cell, dtype):
-        outputs, final = gru_loops.masked_gru_recurrence(
-            gates_in, step_mask, zeros, kernel, recurrent_bias
-        )
-        if reverse:
-            outputs = ops.flip(outputs, axis=0)
-        return ops.transpose(outputs, (1, 0, 2)), (final,)
-    initial = (zeros,) if is_gru else (zeros, zeros)
-    gates_ta = tf.TensorArray(dtype, size=steps).unstack(gates_in)
-    mask_ta = tf.TensorArray("bool", size=steps).unstack(step_mask)
-    outputs_ta = tf.TensorArray(dtype, size=steps)
-
-    def body(t, outputs_ta, *state):
-        keep = mask_ta.read(t)  # (B, 1)
-        output, new_state = cell_step(gates_ta.read(t), state)
-        new_state = tuple(
-            ops.where(keep, new, old) for new, old in zip(new_state, state, strict=True)
-        )
-        outputs_ta = outputs_ta.write(t, ops.where(keep, output, 0.0))
-        return (t + 1, outputs_ta, *new_state)
-
-    result = tf.while_loop(
-        lambda t, *_: t < steps,
-        body,
-        (ops.convert_to_tensor(0, "int32"), outputs_ta, *initial),
-        maximum_iterations=steps,
-    )
-    outputs = result[1].stack()  # (T, B, U), in loop order
-    if reverse:
-        outputs = ops.flip(outputs, axis=0)
-    return ops.transpose(outputs, (1, 0, 2)), result[2:]
+        return loop(self, sequences, mask, training)

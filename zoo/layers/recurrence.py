@@ -1,12 +1,103 @@
-"""The GRU and LSTM state updates of Keras' cells, from precomputed products.
+"""Recurrence pieces shared by the layers that run their own loops.
 
-Shared by the layers that run their own recurrence loops over Keras cells' weights
-(`AttentionDecoder`, `BidirectionalRNN`): they form the input and recurrent products
-where it is cheapest (outside the loop, or joined with other products) and apply the
-cells' update here, so both compute exactly Keras' function.
+- `gru_update`, `lstm_update`: the GRU and LSTM state updates of Keras' cells, from
+  precomputed products. `AttentionDecoder` and `BidirectionalRNN` form the input and
+  recurrent products where it is cheapest (outside the loop, or joined with other
+  products) and apply the cells' update here, so both compute exactly Keras' function.
+- The loop registry: a layer that runs a recurrence asks `select_loop(kind, layer,
+  training, default)` which loop to run for a call. Backend-specific implementations of the
+  same function (the TensorFlow ones in `zoo.fastpath`) register themselves with
+  `register_loop`; when none is registered, or none applies to the layer and call,
+  the layer runs its generic loop (`keras.ops`, or Keras' own RNN), so the layers
+  run on every Keras backend and never import a backend themselves.
+
+Loop kinds and the signatures their loops have:
+
+- `DECODER_LOOP`: `loop(decoder, projected, state, memory_bundle, weights,
+  training) -> (features, attention)`, the teacher-forced recurrence of an
+  `AttentionDecoder` (arguments and results as in its `_scan_recurrence`,
+  time-major).
+- `BIDIRECTIONAL_LOOP`: `loop(layer, sequences, mask, training) -> outputs`, a
+  `BidirectionalRNN` call without an initial state (outputs as
+  `keras.layers.Bidirectional.call` returns them).
+
+On the TensorFlow backend the registry's first use imports `zoo.fastpath`, which
+registers its loops (each applies only while `zoo.fastpath.enabled()`), so the layers
+run them without an import by the caller; on any other backend nothing is imported.
 """
 
+import importlib
+
+import keras
 from keras import ops
+
+DECODER_LOOP = "attention_decoder"
+BIDIRECTIONAL_LOOP = "bidirectional_rnn"
+LOOP_KINDS = (DECODER_LOOP, BIDIRECTIONAL_LOOP)
+
+# the package that registers loops on each backend
+_BACKEND_LOOPS = {"tensorflow": "zoo.fastpath"}
+
+_registry = {kind: {} for kind in LOOP_KINDS}
+_loaded_backends = set()
+
+
+def register_loop(kind, name, loop, applies):
+    """Registers `loop` as the loop of `kind` wherever `applies(layer, training)`.
+
+    Args:
+        kind: one of `LOOP_KINDS`.
+        name: a name for the implementation; registering a name again replaces it
+            (and makes it the most recent).
+        loop: the function (signature per kind, see the module docstring). It must
+            compute the function of the layer's generic loop.
+        applies: `applies(layer, training) -> bool`, asked at every call (in a
+            traced function: once per trace).
+    """
+    _check_kind(kind)
+    _load_backend_loops()  # so that a later registration comes after the backend's
+    _registry[kind].pop(name, None)
+    _registry[kind][name] = (loop, applies)
+
+
+def unregister_loop(kind, name):
+    """Removes the loop registered as `name` for `kind` (no error when absent)."""
+    _registry.get(kind, {}).pop(name, None)
+
+
+def registered_loops(kind):
+    """The names of the loops registered for `kind`, in registration order."""
+    _check_kind(kind)
+    return tuple(_registry[kind])
+
+
+def select_loop(kind, layer, training, default=None):
+    """The loop to run for this call of `layer`.
+
+    Returns:
+        The most recently registered loop of `kind` whose `applies(layer,
+        training)` is true, else `default` (the layer's generic loop).
+    """
+    _check_kind(kind)
+    _load_backend_loops()
+    for loop, applies in reversed(_registry[kind].values()):
+        if applies(layer, training):
+            return loop
+    return default
+
+
+def _check_kind(kind):
+    if kind not in _registry:
+        raise ValueError(f"`kind` must be one of {LOOP_KINDS}. Received: kind={kind!r}")
+
+
+def _load_backend_loops():
+    backend = keras.backend.backend()
+    if backend in _loaded_backends:
+        return
+    if backend in _BACKEND_LOOPS:
+        importlib.import_module(_BACKEND_LOOPS[backend])
+    _loaded_backends.add(backend)
 
 
 def gru_update(input_gates, recurrent_gates, h, activation, recurrent_activation):

@@ -1,0 +1,44 @@
+"""TensorFlow fast paths of the zoo, behind one switch.
+
+Code that computes what the backend-agnostic layers and Keras' Adam compute, faster
+on TensorFlow:
+
+- `gru_loops`: the GRU loops with their gradients written out (the Bahdanau
+  decoder's teacher-forced loop, the encoder's masked GRU directions), in training
+  steps;
+- `bidirectional_loop`: `BidirectionalRNN`'s directions with the input products
+  taken out of the loop (TensorFlow on a CPU);
+- `FusedAdam`: Keras' Adam with its dense updates in TensorFlow's fused kernel and
+  its embedding updates and weight average as XLA-compiled passes.
+
+The switch: `enable(flag)`, `enabled()`, `scope(flag)`, with the default from the
+environment variable `ZOO_FASTPATH` (`1` or unset: on, `0`: off). The fast paths
+run only on the TensorFlow backend; elsewhere (and when switched off) the layers
+run their generic loops and `FusedAdam` is Keras' Adam, so results agree up to
+float32 rounding either way.
+
+Importing this package registers the loops with `zoo.layers.recurrence` (which
+imports it by itself on the TensorFlow backend, so the layers use the fast paths
+without an import by the caller). TensorFlow is imported only where the TensorFlow
+code runs: the package imports on any backend.
+"""
+
+from zoo.fastpath import bidirectional_loop, gru_loops
+from zoo.fastpath.fused_adam import FusedAdam
+from zoo.fastpath.switch import enable, enabled, requested, scope
+from zoo.layers import recurrence
+
+recurrence.register_loop(
+    recurrence.DECODER_LOOP,
+    "zoo.fastpath.gru_loops",
+    gru_loops.decoder_loop,
+    applies=gru_loops.applies_to_decoder,
+)
+recurrence.register_loop(
+    recurrence.BIDIRECTIONAL_LOOP,
+    "zoo.fastpath.bidirectional_loop",
+    bidirectional_loop.bidirectional_loop,
+    applies=bidirectional_loop.applies,
+)
+
+__all__ = ["FusedAdam", "enable", "enabled", "requested", "scope"]
