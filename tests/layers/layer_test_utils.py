@@ -8,7 +8,9 @@ Import from a test module in `tests/layers/` as
     )
 
 (`tests` is a package; pytest puts the checkout root on `sys.path`). Every function
-asserts on values and returns what it computed, so a test can check more.
+asserts on values and returns what it computed, so a test can check more. Nothing here
+imports a backend at module level: the layer tests run on TensorFlow and on JAX
+(`loss_and_gradients` differentiates with the backend's own tool).
 """
 
 import contextlib
@@ -25,6 +27,7 @@ __all__ = [
     "assert_one_fit_step",
     "assert_shapes",
     "dtype_policy",
+    "loss_and_gradients",
     "symbolic_inputs",
     "to_numpy",
 ]
@@ -39,6 +42,51 @@ def to_numpy(x):
     if x is None:
         return None
     return ops.convert_to_numpy(x)
+
+
+def loss_and_gradients(fn, tensors=(), variables=()):
+    """Runs `fn(*tensors) -> (loss, outputs)` and differentiates the scalar `loss`.
+
+    The gradients are taken with respect to each of `tensors` (arrays, passed to
+    `fn` as backend tensors) and each of `variables` (Keras variables that `fn`
+    reads, e.g. `layer.kernel`), with `tf.GradientTape` on TensorFlow and
+    `jax.grad` on JAX (the variables then enter through a
+    `keras.StatelessScope`, as in Keras' JAX trainer; `layer.losses` read inside
+    `fn` are the ones this call added).
+
+    Returns:
+        `(outputs, gradients)`, both as NumPy: `outputs` nested as `fn` returned
+        it, `gradients` a list (the tensors' first, then the variables').
+    """
+    backend = keras.backend.backend()
+    variables = list(variables)
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        tensors = [tf.convert_to_tensor(t) for t in tensors]
+        with tf.GradientTape() as tape:
+            tape.watch(tensors)
+            loss, outputs = fn(*tensors)
+        gradients = tape.gradient(loss, [*tensors, *variables])
+        return to_numpy(outputs), [to_numpy(g) for g in gradients]
+    if backend == "jax":
+        import jax
+
+        def wrapped(tensor_values, variable_values):
+            mapping = list(zip(variables, variable_values, strict=True))
+            with keras.StatelessScope(state_mapping=mapping, collect_losses=True):
+                loss, outputs = fn(*tensor_values)
+            return loss, outputs
+
+        grad_fn = jax.grad(wrapped, argnums=(0, 1), has_aux=True)
+        tensor_values = [ops.convert_to_tensor(t) for t in tensors]
+        (d_tensors, d_variables), outputs = grad_fn(
+            tensor_values, [v.value for v in variables]
+        )
+        return to_numpy(outputs), [to_numpy(g) for g in [*d_tensors, *d_variables]]
+    raise NotImplementedError(
+        f"loss_and_gradients supports tensorflow and jax. Received: {backend!r}"
+    )
 
 
 def _flatten(x):
