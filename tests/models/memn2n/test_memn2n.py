@@ -41,6 +41,7 @@ def test_outputs_and_tied_answer_matrix():
 def test_training_model_is_a_single_output_view_sharing_the_weights():
     model = MemN2N(V, M, J, embedding_dim=8, hops=2)
     trainer = model.training_model()
+    assert model.training_model() is trainer
     assert len(trainer.outputs) == 1
     assert {id(w) for w in trainer.weights} == {id(w) for w in model.weights}
     x = inputs()

@@ -9,6 +9,7 @@ adjacent tying. There is no recurrent answer module.
 import keras
 
 from zoo.layers.memory_network import MemoryNetwork
+from zoo.models.training_view import training_view
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -146,10 +147,6 @@ class MemN2N(keras.Model):
 
         This view is what is compiled and fit (`fit` wants a target for every
         output, and the attention maps have none); the `MemN2N` shares its trained
-        weights, including the linear-start switch.
+        weights, including the linear-start switch. Every call returns the same view.
         """
-        return keras.Model(
-            self.input,
-            self.get_layer("probabilities").output,
-            name=f"{self.name}_training",
-        )
+        return training_view(self, self.get_layer("probabilities").output)
