@@ -16,6 +16,7 @@ class ToyConfig(RecipeConfig):
     units: int = option(8, "hidden units", demo=4, check="positive")
     activation: str = option("relu", "hidden activation", choices=("relu", "tanh"))
     fail: bool = option(False, "raise a DataError while loading the data")
+    compiled: bool = option(True, "a bool on with --data, off on the demo", demo=False)
 
 
 @dataclasses.dataclass
@@ -111,6 +112,15 @@ def test_help_lists_every_flag_with_its_default(capsys):
     # The demo's defaults are shown (no --data), and the --data default beside them.
     assert "[with --data: 8; demo: 4]" in " ".join(out.split())
     assert "runs/toy" in out
+
+
+def test_bool_options_take_both_spellings_with_and_without_data(tmp_path):
+    assert ToyRecipe.parse(_args(tmp_path)).compiled is False
+    assert ToyRecipe.parse(_args(tmp_path, "--compiled")).compiled is True
+    assert ToyRecipe.parse(_args(tmp_path, "--no-compiled")).compiled is False
+    real = _args(tmp_path, "--data", str(tmp_path))
+    assert ToyRecipe.parse(real).compiled is True
+    assert ToyRecipe.parse([*real, "--no-compiled"]).compiled is False
 
 
 def test_demo_and_data_defaults(tmp_path):

@@ -270,7 +270,9 @@ def _add_field(group, field, annotation, default, demo_default, demo):
     if demo_default is not MISSING and demo_default != default:
         help_text += f" [with --data: {default!r}; demo: {demo_default!r}]"
     if kind is bool:
-        if shown:
+        # --flag/--no-flag whenever either default is True, so both spellings work
+        # with and without --data.
+        if shown or default or (demo_default is not MISSING and demo_default):
             group.add_argument(
                 flag,
                 action=argparse.BooleanOptionalAction,
