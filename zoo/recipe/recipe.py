@@ -156,8 +156,11 @@ class Recipe:
         raise NotImplementedError
 
     def headline(self, metrics):
-        """`(description, value)` of the headline metric."""
-        return self.metric_description or self.metric, float(metrics[self.metric])
+        """`(description, value)` of the headline metric (value None when unmeasured)."""
+        value = metrics.get(self.metric)
+        return self.metric_description or self.metric, (
+            None if value is None else float(value)
+        )
 
     # --- Helpers -----------------------------------------------------------------------
 
