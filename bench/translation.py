@@ -1,8 +1,9 @@
 """Translation benchmark: BLEU (cased and lowercased), by source length, and speed.
 
-For each direction and attention variant: train `recipes.translation`'s model with
-length-bucketed batches, then decode the test set greedily and with beam search and
-report
+For each direction and attention variant: train with `recipes.translation` (run as
+its own process, `python -m recipes.translation`, with the flags below), reload its
+export (`VERSION.keras` and the preprocessor of `zoo.models.translation`), decode
+the test set greedily and with beam search and report
 
 - BLEU with sacrebleu on detokenized, cased output (13a), on lowercased output, and
   on lowercased Moses-tokenized output (`zoo.metrics.moses_bleu`, the scoring of the
@@ -11,7 +12,7 @@ report
   al.'s Figure 2,
 - training target tokens per second (real tokens, padding excluded) and decoding
   sentences per second (in-graph greedy and beam search, batches of 64 sources of
-  similar length, as `recipes.translation.translate_corpus` forms them).
+  similar length, as `zoo.models.translation.translate_corpus` forms them).
 
 Commands:
 
@@ -35,12 +36,14 @@ printed as a Markdown table and written to `reports/bench_translation.json`.
 """
 
 import argparse
-import dataclasses
 import json
 import os
 import pathlib
 import platform
+import shlex
 import shutil
+import subprocess
+import sys
 import time
 
 ATTENTIONS = {
@@ -85,7 +88,8 @@ def parse_args(argv=None):
         "--decode-only",
         action="store_true",
         help="no training: score the best checkpoint (best.keras) of an earlier run "
-        "in --run-dir (train tok/s then reads as n/a)",
+        "of this benchmark in --run-dir, with the architecture and preprocessing of "
+        "its export (train tok/s then reads as n/a)",
     )
     parser.add_argument(
         "--raw-weights",
@@ -148,15 +152,13 @@ def bucket_bleu(sources, hypotheses, references):
     return out
 
 
-def run_one(args, source, target, attention):
-    """Trains and scores one (direction, attention) setting; returns result rows."""
-    import recipes.translation as recipe
-    from zoo.training import set_seed, swap_weight_average
-
-    run_dir = os.path.join(args.run_dir, f"{source}-{target}-{attention}")
+def recipe_flags(args, source, target, attention, run_dir):
+    """The `recipes.translation` command line of one (direction, attention) run."""
     units = str(args.units)
-    argv = [
+    flags = [
         "--run-dir", run_dir,
+        "--report-dir", os.path.join(run_dir, "reports"),
+        "--export-dir", os.path.join(run_dir, "export"),
         "--epochs", str(args.epochs),
         "--batch-size", str(args.batch_size),
         "--embedding-dim", units,
@@ -165,56 +167,93 @@ def run_one(args, source, target, attention):
         "--vocab-size", str(args.vocab_size),
         "--beam-width", str(args.beam_width),
         "--patience", "0",
-        "--no-export",
         *ATTENTIONS[attention],
-        *args.extra.split(),
     ]  # fmt: skip
     if args.data:
-        argv += ["--data", args.data, "--source", source, "--target", target]
+        flags += ["--data", args.data, "--source", source, "--target", target]
     if args.limit:
-        argv += ["--limit", str(args.limit)]
-    config = recipe.parse_config(argv)
-    set_seed(config.training.seed)
-    splits = recipe.load_splits(config)
+        flags += ["--max-train-samples", str(args.limit)]
+    return flags + shlex.split(args.extra)
+
+
+def load_splits(args, source, target):
+    """The validation and test pairs the recipe evaluates on (its defaults)."""
+    from zoo.data.parallel import demo_corpus, load_parallel, split_corpus
+
+    if not args.data:
+        parts = split_corpus(demo_corpus(2400, seed=1234), (0.05, 0.05), seed=1234)
+        return dict(zip(("train", "val", "test"), parts, strict=True))
+    return load_parallel(args.data, source, target, max_words=80, seed=1234)
+
+
+def latest_export(run_dir):
+    from zoo.export import latest_version
+
+    model_dir = os.path.join(run_dir, "export", "translation")
+    if not os.path.isdir(model_dir):
+        raise SystemExit(f"no export of a trained model in {model_dir}")
+    return os.path.join(model_dir, str(latest_version(model_dir)))
+
+
+def load_trained(args, run_dir):
+    """`(model, preprocessor, decoding)` of the run's export; with `--decode-only`
+    the weights of its best epoch (`best.keras`)."""
+    import keras
+
+    import zoo.fastpath.fused_adam  # noqa: F401  (the checkpoint's optimizer)
+    from zoo.export import load_manifest
+    from zoo.models.translation import TranslationPreprocessor
+    from zoo.training import swap_weight_average
+
+    version_dir = latest_export(run_dir)
+    model = keras.saving.load_model(version_dir + ".keras", compile=False)
+    if args.decode_only:
+        checkpoint = os.path.join(run_dir, "best.keras")
+        if not os.path.isfile(checkpoint):
+            raise SystemExit(f"--decode-only: no trained model at {checkpoint}")
+        checkpointed = keras.saving.load_model(checkpoint)  # the training view
+        if args.raw_weights:
+            swap_weight_average(checkpointed)
+        model.set_weights(checkpointed.get_weights())
+    decoding = load_manifest(version_dir)["metadata"]["decoding"]["serving_default"]
+    return model, TranslationPreprocessor.from_export(version_dir), decoding
+
+
+def run_one(args, source, target, attention):
+    """Trains and scores one (direction, attention) setting; returns result rows."""
+    from zoo.models.translation import Translator, evaluate_translations
+
+    run_dir = os.path.join(args.run_dir, f"{source}-{target}-{attention}")
     # one vocabulary per direction, shared by the attention variants
     shared_vocab = os.path.join(args.run_dir, f"vocab-{source}-{target}")
     os.makedirs(run_dir, exist_ok=True)
     if os.path.isdir(shared_vocab):
         for name in os.listdir(shared_vocab):
             shutil.copy(os.path.join(shared_vocab, name), run_dir)
-    data = recipe.build_datasets(config, splits)
+    tokens_per_second = train_seconds = train_pairs = None
+    if not args.decode_only:
+        flags = recipe_flags(args, source, target, attention, run_dir)
+        subprocess.run(
+            [sys.executable, "-m", "recipes.translation", *flags], check=True
+        )
+        with open(os.path.join(run_dir, "reports", "metrics.json")) as f:
+            trained = json.load(f)
+        tokens_per_second = trained["train_tokens_per_second"]
+        train_seconds = round(trained["train_seconds"], 1)
+        train_pairs = trained["train_pairs"]
     if not os.path.isdir(shared_vocab):
         os.makedirs(shared_vocab)
         for name in os.listdir(run_dir):
             if name.startswith("vocab."):
                 shutil.copy(os.path.join(run_dir, name), shared_vocab)
-    if args.decode_only:
-        import keras
-
-        checkpoint = os.path.join(run_dir, "best.keras")
-        if not os.path.isfile(checkpoint):
-            raise SystemExit(f"--decode-only: no trained model at {checkpoint}")
-        checkpointed = keras.saving.load_model(checkpoint)
-        if args.raw_weights:
-            swap_weight_average(checkpointed)
-        # the checkpoint is the training view (logits only): its weights go into
-        # the translator the flags describe
-        model = recipe.build_model(
-            config,
-            data["preprocessor"].source_vocab_size,
-            data["preprocessor"].target_vocab_size,
-        )
-        model.set_weights(checkpointed.get_weights())
-        tokens_per_second = train_seconds = None
-    else:
-        model = recipe.build_model(
-            config,
-            data["preprocessor"].source_vocab_size,
-            data["preprocessor"].target_vocab_size,
-        )
-        start = time.time()
-        _, tokens_per_second = recipe.train(config, model, data)
-        train_seconds = round(time.time() - start, 1)
+    model, preprocessor, decoding = load_trained(args, run_dir)
+    search = {
+        "alpha": decoding["length_penalty_alpha"],
+        "beta": decoding["coverage_penalty_beta"],
+        "length_a": decoding["length_a"],
+        "length_b": decoding["length_b"],
+    }
+    splits = load_splits(args, source, target)
     test = splits["test"]
     if args.eval_limit:
         test = test.take(args.eval_limit)
@@ -230,49 +269,40 @@ def run_one(args, source, target, attention):
         ),
         "train_seconds": train_seconds,
         "test_pairs": len(test),
-        "train_pairs": len(splits["train"]),
+        "train_pairs": train_pairs,
         "epochs": args.epochs,
         "units": args.units,
-        "vocab": [
-            data["preprocessor"].source_vocab_size,
-            data["preprocessor"].target_vocab_size,
-        ],
+        "vocab": [preprocessor.source_vocab_size, preprocessor.target_vocab_size],
     }
-    module = recipe.make_serving_module(model, data["preprocessor"], config)
+
+    def translator(width, **settings):
+        return Translator(model, preprocessor, width, **{**search, **settings})
+
     searches = [
-        ("greedy", module.translate_greedy),
-        (f"beam{args.beam_width}", module.serve),
+        ("greedy", translator(1)),
+        (f"beam{args.beam_width}", translator(args.beam_width)),
     ]
     if args.tune_decoding:
-        width, alpha, beta = tune_decoding(
-            args, recipe, model, data, config, splits["val"]
-        )
-        tuned = recipe.make_serving_module(
-            model,
-            data["preprocessor"],
-            dataclasses.replace(config, beam_width=width, alpha=alpha, beta=beta),
-        )
+        width, alpha, beta = tune_decoding(args, translator, splits["val"])
         searches.append(
             (
                 f"beam{width}-alpha{alpha}-beta{beta}-tuned",
-                tuned.serve if width > 1 else tuned.translate_greedy,
+                translator(width, alpha=alpha, beta=beta),
             )
         )
     rows = []
-    for search, fn in searches:
-        recipe.translate_corpus(fn, test.sources[:2])  # trace outside the timing
-        start = time.time()
-        outputs = recipe.translate_corpus(fn, test.sources)
-        seconds = time.time() - start
-        hyps = [recipe.as_text(o["translation"]) for o in outputs]
-        scores = recipe.bleu_scores(hyps, test.targets, target if args.data else None)
-        hyp_file = os.path.join(run_dir, f"hypotheses.{search}.{target}.txt")
+    for name, translate in searches:
+        scores, _ = evaluate_translations(
+            translate, test.sources, test.targets, target if args.data else None
+        )
+        hyps = scores["hypotheses"]
+        hyp_file = os.path.join(run_dir, f"hypotheses.{name}.{target}.txt")
         with open(hyp_file, "w", encoding="utf-8") as f:
             f.writelines(h.replace("\n", " ") + "\n" for h in hyps)
         rows.append(
             {
                 **common,
-                "search": search,
+                "search": name,
                 "bleu": round(scores["bleu"], 2),
                 "bleu_signature": scores["bleu_signature"],
                 "bleu_lowercase": round(scores["bleu_lowercase"], 2),
@@ -287,7 +317,7 @@ def run_one(args, source, target, attention):
                 ),
                 "hypotheses_file": hyp_file,
                 "by_length": bucket_bleu(test.sources, hyps, test.targets),
-                "decode_sentences_per_second": round(len(test) / seconds, 1),
+                "decode_sentences_per_second": round(scores["sentences_per_second"], 1),
                 "example": {"source": test.sources[0], "hypothesis": hyps[0]},
             }
         )
@@ -295,17 +325,22 @@ def run_one(args, source, target, attention):
     return rows
 
 
-def tune_decoding(args, recipe, model, data, config, val):
+def tune_decoding(args, translator, val):
     """The `(beam width, alpha, beta)` of `args.tune_grid` with the best cased BLEU
-    on the validation split (ties: the earlier setting of the grid)."""
+    on the validation split (ties: the earlier setting of the grid).
+
+    `translator(width, alpha=, beta=)` makes the string-batch function of a setting.
+    """
+    from zoo.metrics import corpus_bleu
+    from zoo.models.translation import as_text, translate_corpus
+
     best = None
     for width, alpha, beta in args.tune_grid:
-        setting = dataclasses.replace(config, beam_width=width, alpha=alpha, beta=beta)
-        module = recipe.make_serving_module(model, data["preprocessor"], setting)
-        fn = module.serve if width > 1 else module.translate_greedy
-        outputs = recipe.translate_corpus(fn, val.sources)
-        hyps = [recipe.as_text(o["translation"]) for o in outputs]
-        bleu = recipe.bleu_scores(hyps, val.targets)["bleu"]
+        outputs = translate_corpus(
+            translator(width, alpha=alpha, beta=beta), val.sources
+        )
+        hyps = [as_text(o["translation"]) for o in outputs]
+        bleu, _ = corpus_bleu(hyps, val.targets)
         print(
             f"[tune] validation BLEU {bleu:.2f}: beam {width}, alpha {alpha}, "
             f"beta {beta}"

@@ -7,11 +7,11 @@ an embedding and bidirectional GRU encoder of 256 (directions summed), a GRU dec
 of 256, one-head cross-attention after the decoder RNN (`MultiHeadAttention`, residual
 and layer norm), a softmax layer, batches of 64, Adam. The zoo's side is
 `recipes.translation`'s Bahdanau model at the same width (length-bucketed batches,
-subword vocabularies).
+subword vocabularies), trained by the recipe in its own process.
 
-Both train for `--epochs` on the same training pairs, one after the other in this
-process, and both are timed by the recipe's meter (from the end of an epoch's first
-batch to the end of its last, validation excluded). The tokenizers differ, so
+Both train for `--epochs` on the same training pairs, one after the other (the zoo's
+in a child process), and both are timed by the same meter (`zoo.training.Throughput`:
+from the end of an epoch's first batch to the end of its last, validation excluded). The tokenizers differ, so
 "target tokens" are not the same unit (the peer's are words and punctuation, the
 zoo's subwords); the comparison that does not depend on the tokenizer is sentence
 pairs per second, printed beside tokens per second.
@@ -205,51 +205,39 @@ def run_peer(args, splits):
     return row
 
 
-def run_zoo(args, splits, name="zoo"):
+def run_zoo(args, name="zoo"):
+    """Trains `recipes.translation`'s model in its own process; its per-epoch rates
+    come back in the recipe's `metrics.json`."""
     import os
+    import subprocess
+    import sys
 
-    import recipes.translation as recipe
-    from zoo.training import set_seed
-
+    run_dir = os.path.join(args.run_dir, name)
     units = str(args.units)
-    config = recipe.parse_config(
-        [
-            "--data",
-            args.data,
-            "--source",
-            args.source,
-            "--target",
-            args.target,
-            "--run-dir",
-            os.path.join(args.run_dir, name),
-            "--epochs",
-            str(args.epochs),
-            "--embedding-dim",
-            units,
-            "--encoder-units",
-            units,
-            "--decoder-units",
-            units,
-            "--patience",
-            "0",
-            "--no-export",
-            "--training-logits-dtype",
-            "bfloat16" if name == "zoo-bf16" else "float32",
-        ]  # fmt: skip
-    )
-    set_seed(config.training.seed)
-    data = recipe.build_datasets(config, splits)
-    model = recipe.build_model(
-        config,
-        data["preprocessor"].source_vocab_size,
-        data["preprocessor"].target_vocab_size,
-    )
-    history, _ = recipe.train(config, model, data)
+    flags = [
+        "--data", args.data,
+        "--source", args.source,
+        "--target", args.target,
+        "--run-dir", run_dir,
+        "--report-dir", os.path.join(run_dir, "reports"),
+        "--epochs", str(args.epochs),
+        "--embedding-dim", units,
+        "--encoder-units", units,
+        "--decoder-units", units,
+        "--patience", "0",
+        "--no-export",
+        "--training-logits-dtype", "bfloat16" if name == "zoo-bf16" else "float32",
+    ]  # fmt: skip
+    if args.limit:
+        flags += ["--max-train-samples", str(args.limit)]
+    subprocess.run([sys.executable, "-m", "recipes.translation", *flags], check=True)
+    with open(os.path.join(run_dir, "reports", "metrics.json")) as f:
+        metrics = json.load(f)
     return _row(
         name,
-        history.tokens_per_second,
-        history.target_tokens,
-        len(splits["train"].sources),
+        metrics["train_tokens_per_second_by_epoch"],
+        metrics["train_target_tokens"],
+        metrics["train_pairs"],
         None,
     )
 
@@ -274,16 +262,22 @@ def main(argv=None):
     args = parse_args(argv)
     import os
 
+    import numpy as np
+
     from zoo.data.parallel import load_parallel
 
-    splits = load_parallel(args.data, args.source, args.target, limit=args.limit)
+    splits = load_parallel(args.data, args.source, args.target, max_words=80)
+    if args.limit and len(splits["train"]) > args.limit:
+        # the recipe's --max-train-samples: a sample seeded with its --seed
+        order = np.random.default_rng(1234).permutation(len(splits["train"]))
+        splits["train"] = splits["train"].subset(sorted(order[: args.limit].tolist()))
     rows = {}
     for name in args.order.split(","):
         start = time.strftime("%H:%M:%S")
         if name == "peer":
             rows[name] = run_peer(args, splits)
         else:
-            rows[name] = run_zoo(args, splits, name)
+            rows[name] = run_zoo(args, name)
         rows[name]["started"] = start
         print(json.dumps(rows[name]), flush=True)
     ratios = {

@@ -1,42 +1,127 @@
-"""Training-step time of the translation recipe's model, on fixed real batches.
+"""Training-step time of the translation model, on fixed real batches.
 
-Builds `recipes.translation`'s model and its length-bucketed training batches, takes
-the first `--batches` of them, runs one untimed pass over them (tracing, one function
-per batch shape), then times `--rounds` passes of the compiled training step over the
-same batches (weights keep training: each pass is real work). No validation, no
-callbacks, no input pipeline: this isolates the training step, the part the code of
-`zoo.layers` and `zoo.optimizers` decides. A/B comparisons of two versions of the code
-alternate runs of this script, since the machine's speed drifts between minutes.
+Builds the model `recipes.translation` trains with `--data` (the same defaults:
+256 units, dropout 0.2, label smoothing 0.1, the fused Adam at 2e-3 clipped at norm 5
+with the weight average of momentum 0.999, batches of 64 over the length buckets of
+`zoo.models.translation`), takes the first `--batches` training batches, runs one
+untimed pass over them (tracing, one function per batch shape), then times `--rounds`
+passes of the compiled training step over the same batches (weights keep training:
+each pass is real work). No validation, no callbacks, no input pipeline: this
+isolates the training step, the part the code of `zoo.layers` and `zoo.fastpath`
+decides. A/B comparisons of two versions of the code alternate runs of this script,
+since the machine's speed drifts between minutes.
 
     python -m bench.translation_step --data ../shared/data/multi30k
     python -m bench.translation_step --data ../shared/data/multi30k \\
-        --extra="--training-logits-dtype bfloat16"
+        --training-logits-dtype bfloat16
 
-Without `--data` it runs on the recipe's generated demo corpus (a smoke test).
+Without `--data` it runs on the generated demo corpus (a smoke test). `--extra` takes
+more of these flags as one string (`--extra="--training-logits-dtype bfloat16"`).
 """
 
 import argparse
 import json
+import os
 import shlex
+import sys
 import time
 
 
 def parse_args(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = argparse.ArgumentParser(prog="python -m bench.translation_step")
-    parser.add_argument("--data", default=None, help="Multi30k folder or Anki TSV")
-    parser.add_argument("--source", default="de")
-    parser.add_argument("--target", default="en")
-    parser.add_argument("--units", type=int, default=256)
-    parser.add_argument("--batches", type=int, default=40)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--data", default=None, help="parallel corpus (as the recipe)")
+    parser.add_argument("--source", default="de", help="source language code")
+    parser.add_argument("--target", default="en", help="target language code")
+    parser.add_argument("--units", type=int, default=256, help="every layer's size")
+    parser.add_argument("--batches", type=int, default=40, help="batches timed")
+    parser.add_argument("--rounds", type=int, default=3, help="timed passes")
+    parser.add_argument("--batch-size", type=int, default=64, help="pairs per batch")
+    parser.add_argument("--vocab-size", type=int, default=8000, help="subwords")
+    parser.add_argument("--max-length", type=int, default=64, help="subwords kept")
+    parser.add_argument("--max-words", type=int, default=80, help="words per pair")
     parser.add_argument(
-        "--extra", default="", help="more flags for recipes.translation, one string"
+        "--attention", default="bahdanau", choices=("bahdanau", "luong", "none")
     )
+    parser.add_argument("--rnn", default="gru", choices=("gru", "lstm"), help="cell")
+    parser.add_argument("--dropout", type=float, default=0.2, help="model dropout")
+    parser.add_argument("--embedding-dropout", type=float, default=None)
+    parser.add_argument("--context-dropout", type=float, default=0.0)
+    parser.add_argument(
+        "--training-logits-dtype", default="float32", choices=("float32", "bfloat16")
+    )
+    parser.add_argument("--tie-embeddings", action="store_true")
+    parser.add_argument("--label-smoothing", type=float, default=0.1)
+    parser.add_argument("--learning-rate", type=float, default=2e-3)
+    parser.add_argument("--ema", type=float, default=0.999, help="0: no average")
+    parser.add_argument("--seed", type=int, default=1234)
+    parser.add_argument(
+        "--run-dir",
+        default="runs/bench_translation_step",
+        help="where the vocabularies are learned once and kept",
+    )
+    parser.add_argument("--extra", default="", help="more of these flags, one string")
     args = parser.parse_args(argv)
-    for name in ("units", "batches", "rounds"):
+    if args.extra:
+        args = parser.parse_args([*argv, *shlex.split(args.extra)])
+    for name in ("units", "batches", "rounds", "batch_size", "vocab_size"):
         if getattr(args, name) < 1:
-            parser.error(f"--{name} must be >= 1. Received: {getattr(args, name)}")
+            flag = "--" + name.replace("_", "-")
+            parser.error(f"{flag} must be >= 1. Received: {getattr(args, name)}")
     return args
+
+
+def build(args):
+    """`(model, training dataset)` as the recipe builds them for these flags."""
+    from zoo.data.parallel import demo_corpus, load_parallel, split_corpus
+    from zoo.fastpath.fused_adam import FusedAdam
+    from zoo.models.translation import (
+        MaskedSparseCrossentropy,
+        Seq2SeqTranslator,
+        TranslationPreprocessor,
+        translation_dataset,
+        vocabulary_cache_key,
+    )
+    from zoo.training import TrainingConfig, averaging, set_seed
+
+    set_seed(args.seed)
+    if args.data is None:
+        languages = ("src", "tgt")
+        train = split_corpus(demo_corpus(2400, args.seed), (0.05, 0.05), args.seed)[0]
+    else:
+        languages = (args.source, args.target)
+        splits = load_parallel(args.data, *languages, args.max_words, seed=args.seed)
+        train = splits["train"]
+    tag = vocabulary_cache_key(
+        args.data, *languages, args.vocab_size, False, None, args.max_words, args.seed
+    )
+    preprocessor = TranslationPreprocessor.from_corpus(
+        train, args.run_dir, languages, args.vocab_size, False, args.max_length, tag
+    )
+    dataset = translation_dataset(
+        train, preprocessor, args.batch_size, shuffle=True, seed=args.seed
+    )
+    model = Seq2SeqTranslator(
+        preprocessor.source_vocab_size,
+        preprocessor.target_vocab_size,
+        embedding_dim=args.units,
+        encoder_units=args.units,
+        decoder_units=args.units,
+        rnn=args.rnn,
+        attention=args.attention,
+        dropout=args.dropout,
+        embedding_dropout=args.embedding_dropout,
+        context_dropout=args.context_dropout,
+        training_logits_dtype=args.training_logits_dtype,
+        tie_embeddings=args.tie_embeddings,
+        name="seq2seq_translator",
+    )
+    training = TrainingConfig(learning_rate=args.learning_rate, ema=args.ema)
+    model.training_model().compile(
+        optimizer=FusedAdam(args.learning_rate, clipnorm=5.0, **averaging(training)),
+        loss=MaskedSparseCrossentropy(args.label_smoothing),
+    )
+    return model, dataset
 
 
 def main(argv=None):
@@ -44,22 +129,9 @@ def main(argv=None):
     import numpy as np
     import tensorflow as tf
 
-    from recipes import translation
-
-    units = str(args.units)
-    flags = ["--embedding-dim", units, "--encoder-units", units]
-    flags += ["--decoder-units", units, "--epochs", "1"]
-    if args.data is not None:
-        flags += ["--data", args.data, "--source", args.source, "--target", args.target]
-    config = translation.parse_config(flags + shlex.split(args.extra))
-    translation.set_seed(config.training.seed)
-    data = translation.build_datasets(config)
-    model = translation.build_model(
-        config,
-        data["preprocessor"].source_vocab_size,
-        data["preprocessor"].target_vocab_size,
-    )
-    batches = list(data["train"].take(args.batches))
+    os.makedirs(args.run_dir, exist_ok=True)
+    model, dataset = build(args)
+    batches = list(dataset.take(args.batches))
     tokens = sum(
         int(tf.reduce_sum(tf.cast(labels > 0, tf.int32))) for _, labels in batches
     )

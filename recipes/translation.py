@@ -1,629 +1,300 @@
 """Attentional neural machine translation (Bahdanau / Luong), beam search, string export.
 
-Task: sentence translation from parallel text (Multi30k, Anki/Tatoeba TSV, or the
-generated demo pair). Papers: Bahdanau, Cho and Bengio 2015 ("Neural Machine
-Translation by Jointly Learning to Align and Translate"); Luong, Pham and Manning 2015
-("Effective Approaches to Attention-based Neural Machine Translation"); beam search
-with the GNMT length and coverage penalties of Wu et al. 2016.
-Model: `zoo.models.translation.Seq2SeqTranslator` (bidirectional GRU/LSTM
-encoder, `AttentionDecoder` with `--attention bahdanau|luong|none`), trained with
-teacher forcing on length-bucketed batches (no compute on padding beyond a bucket),
-masked cross-entropy with optional label smoothing. Subword (WordPiece) vocabularies
-are learned from the training data with tensorflow-text and applied in the graph.
-Metric: test BLEU with sacrebleu on detokenized, cased output (`13a`, with sacrebleu's
-signature string), plus BLEU on lowercased text (`lowercase=True`, 13a-tokenized) and,
-on real data, BLEU on lowercased, Moses-tokenized text (`zoo.metrics.moses_bleu`: the
-scoring of the published Multi30k numbers).
+Task: sentence translation from parallel text. Papers: Bahdanau, Cho and Bengio 2015
+("Neural Machine Translation by Jointly Learning to Align and Translate"); Luong,
+Pham and Manning 2015 ("Effective Approaches to Attention-based Neural Machine
+Translation"); GNMT length and coverage penalties (Wu et al. 2016) in beam search.
+Model: `zoo.models.translation.Seq2SeqTranslator` (bidirectional GRU/LSTM encoder,
+attention decoder), teacher forcing on length-bucketed batches, label-smoothed masked
+cross-entropy, WordPiece vocabularies learned from the training data and applied in
+the graph. Metric: test BLEU (sacrebleu, detokenized, cased), also lowercased and, on
+real data, lowercased Moses-tokenized (the scoring of published Multi30k numbers).
 
 Commands:
 
     python -m recipes.translation                                  # demo, < 1 min
     python -m recipes.translation --data ../shared/data/multi30k --source de --target en
-    python -m recipes.translation --data ../shared/data/multi30k --source en \\
-        --target de --attention luong --score general --window local-p
-    python -m recipes.translation --data ../shared/data/anki_spa_eng/spa-eng/spa.txt \\
-        --source es --target en
+    python -m recipes.translation --data ../shared/data/multi30k --attention luong \\
+        --score general --window local-p
 
-The best epoch (checkpoint `best.keras`, early stopping, and the weights evaluated and
-exported, which early stopping restores when `--patience` > 0) is chosen on validation
-BLEU of greedy translations with `--data` (`--select-on bleu`) and on the validation
-loss for the demo (`--select-on loss`). With `--data` the learning rate also halves
-after each epoch without a better validation score (`--decay-factor 0.5`
-`--decay-patience 1`; `--decay-factor 1` turns it off; the demo keeps a fixed rate), and
-the weights are averaged (`--ema 0.999`, `zoo.training`'s moving average over about
-the last thousand steps, a fifth of the run for runs under 5,000 steps; the average is
-what is validated, kept and exported; `--ema 0` turns it off; not in the demo, whose
-few hundred steps are too few for it). `--schedule cosine` replaces the decay on a
-plateau with cosine decay from `--learning-rate` to zero over the run; measured on
-Multi30k en->de it lost to the fixed rate with averaging (BENCHMARKS.md), so it is not
-the default.
-`--embedding-dropout` and `--context-dropout` drop the embeddings and the encoder
-outputs (the annotations the decoder attends to) at their own rates, apart from the
-readout's `--dropout` (as nmtpy's `emb_dropout`, `ctx_dropout`, `out_dropout`); on
-Multi30k en->de, 0.2 / 0.4 / 0.4 beat a single 0.4 (BENCHMARKS.md).
+`--data` is a folder of line-aligned files `{train,val|valid|dev,test}.{SRC,TGT}[.gz]`
+(Multi30k or its root) or a TSV file of pairs (Anki's: English first, e.g. `--data
+spa-eng/spa.txt --source es --target en`); missing splits are seeded 2% parts of the
+training data. Without it: a generated language pair.
+With `--data` the epoch kept (`best.keras`, evaluated and exported) has the best
+validation BLEU of greedy translations, the learning rate halves after an epoch
+without a better one, and the weights are a moving average (`--ema`).
 
-`--data` is a Multi30k folder (`{train,val,test_2016_flickr}.{src,tgt}.gz`, or the
-Multi30k root) or an Anki TSV file (`english<TAB>other`; a fixed, seeded 2% / 2%
-validation / test split).
-
-Outputs: `runs/translation/` (vocabularies `vocab.<side>.<lang>.<tag>.txt`, checkpoints, logs),
-`reports/translation/` (`metrics.json`, `attention_<i>.png`: rows = target subwords,
-columns = source subwords) and `saved_models/translation/VERSION/` with
-
-- `serving_default(text: string [None])`: beam search (`--beam-width`, `--alpha`,
-  `--beta`, recorded in the manifest) -> `translation` string [None], `score` float
-  [None] (GNMT score), `attention` float [None, T_target, T_source], `source_tokens`
-  string [None, T_source], `target_tokens` string [None, T_target] ("" = padding);
-- `translate_greedy(text)`: the same outputs from greedy decoding;
-- `preprocess(text)` -> `source_ids`, `target_ids` int32: the Keras model's inputs
-  (the decoder input is `[START]` plus the greedy translation);
-- `teacher_forced(text)` -> `logits` [None, T_target, V]: the Keras model on those
-  inputs, the output the verifier compares with the `.keras` file (beam search has no
-  Keras counterpart; `step()` against `call()` is covered by the unit tests).
-
-Limits: inputs are truncated to 2048 bytes and `--max-length` subwords; outputs stop at
-`ceil(a * |X| + b)` subwords (`--length-a`, `--length-b`) and at `--max-length`.
+Outputs: `runs/translation/` (vocabularies, checkpoints, logs), `reports/translation/`
+(`metrics.json`, `attention_<i>.png`: target x source subwords) and
+`saved_models/translation/VERSION/`, whose signatures (`TranslationServing`) take
+`text` (string [None]): `serving_default` (beam search) and `translate_greedy` ->
+`translation`, `score` (GNMT), `attention` [None, T_target, T_source],
+`source_tokens`, `target_tokens`; `preprocess` -> `source_ids`, `target_ids` (the
+Keras model's inputs); `teacher_forced` -> `logits` (the Keras model on them). Limits:
+256 texts per request, inputs cut to 2048 bytes and `--max-length` subwords, outputs
+stop at `ceil(a * |X| + b)` and `--max-length` subwords.
 """
 
 import argparse
 import dataclasses
-import json
+import inspect
 import os
+import pathlib
+import statistics
+import sys
 import time
+import types
 
-import numpy as np
+from zoo.recipe import Recipe, RecipeConfig, option
 
-from zoo.data.parallel import demo_corpus, load_parallel, split_corpus
-from zoo.fastpath.fused_adam import FusedAdam
-from zoo.metrics import bleu_scores
-from zoo.models.translation import (
-    MaskedSparseCrossentropy,
-    Seq2SeqTranslator,
-    TranslationPreprocessor,
-    TranslationServing,
-    Translator,
-    ValidationBleu,
-    as_text,
-    count_target_tokens,
-    translate_corpus,
-    translation_dataset,
-    vocabulary_cache_key,
-)
-from zoo.training import (
-    Throughput,
-    TrainingConfig,
-    add_output_args,
-    add_training_args,
-    averaging,
-    fit,
-    fit_average_to_run,
-    fit_schedule_to_run,
-    get_strategy,
-    scheduled_learning_rate,
-    set_seed,
-)
-
-EXPORT_NAME = "translation"
+POS, NONNEG, RATE = "positive", "non_negative", "open_fraction"
+ATTENTION = ("bahdanau", "luong", "none")
 
 
 @dataclasses.dataclass
-class Config:
-    """Recipe options (see `parse_config` for the flags)."""
-
-    data: str = None
-    source: str = "en"
-    target: str = "de"
-    attention: str = "bahdanau"
-    score: str = "general"
-    window: str = None
-    window_size: int = 10
-    rnn: str = "gru"
-    embedding_dim: int = 256
-    encoder_units: int = 256
-    encoder_layers: int = 1
-    decoder_units: int = 256
-    dropout: float = 0.2
-    embedding_dropout: float = None  # None: `dropout`
-    context_dropout: float = 0.0
-    training_logits_dtype: str = "float32"
-    tie_embeddings: bool = False
-    label_smoothing: float = 0.1
-    vocab_size: int = 8000
-    lowercase: bool = False
-    max_words: int = 80
-    max_length: int = 64
-    limit: int = None
-    eval_limit: int = None
-    beam_width: int = 5
-    alpha: float = 0.6
-    beta: float = 0.2
-    length_a: float = 1.5
-    length_b: int = 5
-    heatmaps: int = 3
-    select_on: str = "loss"
-    export_dir: str = "saved_models"
-    report_dir: str = "reports/translation"
-    no_export: bool = False
-    training: TrainingConfig = dataclasses.field(default_factory=TrainingConfig)
-
-    @property
-    def demo(self):
-        return self.data is None
-
-
-def parse_config(argv=None):
-    """Flags -> `Config`; the demo (no `--data`) gets a small model and few epochs."""
-    parser = argparse.ArgumentParser(
-        prog="python -m recipes.translation", description=__doc__.split("\n")[0]
+class Config(RecipeConfig):
+    source: str = option("en", "source language code", demo="src")
+    target: str = option("de", "target language code", demo="tgt")
+    attention: str = option(
+        "bahdanau", "decoder attention (none: a fixed mean context)", choices=ATTENTION
     )
-    parser.add_argument("--data", default=None, help="Multi30k folder or Anki TSV")
-    parser.add_argument("--source", default=None, help="source language code")
-    parser.add_argument("--target", default=None, help="target language code")
-    parser.add_argument(
-        "--attention", choices=["bahdanau", "luong", "none"], default="bahdanau"
+    score: str = option("general", "Luong score", choices=("dot", "general", "concat"))
+    window: str = option("global", "Luong window", choices=("global", "local-p"))
+    window_size: int = option(10, "half-width of the local-p window", check=POS)
+    rnn: str = option("gru", "encoder and decoder cell", choices=("gru", "lstm"))
+    embedding_dim: int = option(256, "embedding size", demo=32, check=POS)
+    encoder_units: int = option(256, "encoder units per direction", demo=32, check=POS)
+    encoder_layers: int = option(1, "bidirectional encoder layers", check=POS)
+    decoder_units: int = option(256, "decoder units", demo=64, check=POS)
+    dropout: float = option(
+        0.2,
+        "dropout of the readout, of deeper encoder layers' inputs and (unless "
+        "--embedding-dropout is given) of the embeddings",
+        demo=0.0,
+        check=RATE,
     )
-    parser.add_argument(
-        "--score", choices=["dot", "general", "concat"], default="general"
+    embedding_dropout: float = option(
+        None, "dropout of the embeddings (None: --dropout)", check=RATE
     )
-    parser.add_argument("--window", choices=["global", "local-p"], default="global")
-    parser.add_argument("--window-size", type=int, default=10)
-    parser.add_argument("--rnn", choices=["gru", "lstm"], default="gru")
-    parser.add_argument("--embedding-dim", type=int, default=None)
-    parser.add_argument("--encoder-units", type=int, default=None)
-    parser.add_argument("--encoder-layers", type=int, default=1)
-    parser.add_argument("--decoder-units", type=int, default=None)
-    parser.add_argument(
-        "--dropout",
-        type=float,
-        default=None,
-        help="dropout of the readout, of deeper encoder layers' inputs and, unless "
-        "--embedding-dropout is given, of the embeddings (0.2 with --data, 0 for the "
-        "demo)",
+    context_dropout: float = option(
+        0.0, "dropout of the encoder outputs the decoder attends to", check=RATE
     )
-    parser.add_argument(
-        "--embedding-dropout",
-        type=float,
-        default=None,
-        help="dropout of the source and target embeddings (default: --dropout)",
+    training_logits_dtype: str = option(
+        "float32",
+        "precision of the logits product in training steps (bfloat16: fast on CPUs "
+        "with AMX; validation, decoding and the export compute in float32)",
+        choices=("float32", "bfloat16"),
     )
-    parser.add_argument(
-        "--context-dropout",
-        type=float,
-        default=0.0,
-        help="dropout of the encoder outputs the decoder attends to",
+    tie_embeddings: bool = option(False, "output layer = target embeddings")
+    label_smoothing: float = option(0.1, "label smoothing", check=RATE)
+    vocab_size: int = option(8000, "subwords per language", demo=200, check=POS)
+    lowercase: bool = option(False, "uncased vocabularies")
+    max_words: int = option(80, "training pairs over N words are skipped", check=POS)
+    max_length: int = option(64, "subwords per source and output", demo=24, check=POS)
+    beam_width: int = option(5, "beam width of serving_default", check=POS)
+    alpha: float = option(0.6, "GNMT length penalty", check=NONNEG)
+    beta: float = option(0.2, "GNMT coverage penalty", check=NONNEG)
+    length_a: float = option(1.5, "outputs stop at ceil(a * |X| + b): a", check=POS)
+    length_b: int = option(5, "outputs stop at ceil(a * |X| + b): b", check=NONNEG)
+    select_on: str = option(
+        "bleu",
+        "what chooses the best epoch: validation BLEU of greedy translations or the "
+        "validation loss (sets --monitor and --mode)",
+        demo="loss",
+        choices=("bleu", "loss"),
     )
-    parser.add_argument(
-        "--training-logits-dtype",
-        choices=["float32", "bfloat16"],
-        default="float32",
-        help="precision of the logits product in training steps (bfloat16: mixed "
-        "precision, fast on CPUs with AMX; validation, decoding and the export "
-        "compute in float32)",
-    )
-    parser.add_argument(
-        "--tie-embeddings",
-        action="store_true",
-        help="the output layer reuses the target embeddings (Press & Wolf 2017)",
-    )
-    parser.add_argument("--label-smoothing", type=float, default=0.1)
-    parser.add_argument("--vocab-size", type=int, default=None)
-    parser.add_argument("--lowercase", action="store_true", help="uncased vocabulary")
-    parser.add_argument("--max-words", type=int, default=80)
-    parser.add_argument("--max-length", type=int, default=None)
-    parser.add_argument("--limit", type=int, default=None, help="training pairs used")
-    parser.add_argument("--eval-limit", type=int, default=None, help="test pairs used")
-    parser.add_argument("--beam-width", type=int, default=5)
-    parser.add_argument("--alpha", type=float, default=0.6, help="length penalty")
-    parser.add_argument("--beta", type=float, default=0.2, help="coverage penalty")
-    parser.add_argument("--length-a", type=float, default=1.5)
-    parser.add_argument("--length-b", type=int, default=5)
-    parser.add_argument("--heatmaps", type=int, default=3)
-    parser.add_argument(
-        "--select-on",
-        choices=["bleu", "loss"],
-        default=None,
-        help="what chooses the best epoch (checkpoint, early stopping): cased BLEU "
-        "of greedy translations of the validation split (the default with --data) "
-        "or the validation loss (the default for the demo)",
-    )
-    add_output_args(parser, "translation")
-    add_training_args(
-        parser,
-        epochs=None,
-        batch_size=64,
-        learning_rate=None,
-        run_dir="runs/translation",
-        decay_factor=None,  # 0.5 with --data, 1 (off) for the demo
-        ema=None,  # 0.999 with --data, 0 (off) for the demo
-        schedule="constant",
-    )
-    args = parser.parse_args(argv)
-    demo = args.data is None
-    if args.decay_factor is None:
-        args.decay_factor = 1.0 if demo or args.schedule != "constant" else 0.5
-    if args.ema is None:
-        # the demo's few hundred steps are too few for a thousand-step average
-        args.ema = 0.0 if demo else 0.999
-    args.epochs = args.epochs or (6 if demo else 12)
-    args.learning_rate = args.learning_rate or (5e-3 if demo else 2e-3)
-    select_on = args.select_on or ("loss" if demo else "bleu")
-    selection = {"monitor": "val_bleu", "mode": "max"} if select_on == "bleu" else {}
-    training = TrainingConfig.from_args(args, **selection)
-    size = 64 if demo else 256
-    return Config(
-        data=args.data,
-        source=args.source or ("src" if demo else "en"),
-        target=args.target or ("tgt" if demo else "de"),
-        attention=args.attention,
-        score=args.score,
-        window=None if args.window == "global" else args.window,
-        window_size=args.window_size,
-        rnn=args.rnn,
-        embedding_dim=args.embedding_dim or (32 if demo else size),
-        encoder_units=args.encoder_units or (size // 2 if demo else size),
-        encoder_layers=args.encoder_layers,
-        decoder_units=args.decoder_units or size,
-        dropout=args.dropout if args.dropout is not None else (0.0 if demo else 0.2),
-        embedding_dropout=args.embedding_dropout,
-        context_dropout=args.context_dropout,
-        training_logits_dtype=args.training_logits_dtype,
-        tie_embeddings=args.tie_embeddings,
-        label_smoothing=args.label_smoothing,
-        vocab_size=args.vocab_size or (200 if demo else 8000),
-        lowercase=args.lowercase,
-        max_words=args.max_words,
-        max_length=args.max_length or (24 if demo else 64),
-        limit=args.limit,
-        eval_limit=args.eval_limit,
-        beam_width=args.beam_width,
-        alpha=args.alpha,
-        beta=args.beta,
-        length_a=args.length_a,
-        length_b=args.length_b,
-        heatmaps=args.heatmaps,
-        select_on=select_on,
-        export_dir=args.export_dir,
-        report_dir=args.report_dir,
-        no_export=args.no_export,
-        training=training,
-    )
+    demo_size: int = option(2400, "pairs in the generated demo corpus", check=POS)
+    report_samples: int = option(3, "attention heat maps", check=NONNEG)
 
+    def validate(self):
+        from zoo.errors import ConfigError
 
-# --- data -------------------------------------------------------------------------
-
-
-def load_splits(config):
-    """`{"train", "val", "test"}` corpora (the demo: 2,400 generated pairs)."""
-    if config.demo:
-        corpus = demo_corpus(2400, seed=config.training.seed)
-        train, val, test = split_corpus(corpus, (0.05, 0.05), seed=config.training.seed)
-        return {"train": train, "val": val, "test": test}
-    splits = load_parallel(
-        config.data,
-        config.source,
-        config.target,
-        max_words=config.max_words,
-        limit=config.limit,
-        seed=config.training.seed,
-    )
-    for name, corpus in splits.items():
-        print(f"[{name}] {corpus.report}")
-    return splits
-
-
-def build_preprocessor(config, splits):
-    """Learns (or reuses, on a resumed run) one subword vocabulary per language."""
-    tag = vocabulary_cache_key(
-        config.data,
-        config.source,
-        config.target,
-        config.vocab_size,
-        config.lowercase,
-        config.limit,
-        config.max_words,
-        config.training.seed,
-    )
-    return TranslationPreprocessor.from_corpus(
-        splits["train"].sources,
-        splits["train"].targets,
-        config.training.run_dir,
-        languages=(config.source, config.target),
-        vocab_size=config.vocab_size,
-        lowercase=config.lowercase,
-        max_length=config.max_length,
-        tag=tag,
-    )
-
-
-def build_datasets(config, splits=None):
-    """Corpora, the preprocessor and tf.data datasets for training and validation."""
-    splits = splits or load_splits(config)
-    preprocessor = build_preprocessor(config, splits)
-    batch_size, seed = config.training.batch_size, config.training.seed
-    return {
-        "splits": splits,
-        "preprocessor": preprocessor,
-        "train": translation_dataset(
-            splits["train"], preprocessor, batch_size, shuffle=True, seed=seed
-        ),
-        "val": translation_dataset(splits["val"], preprocessor, batch_size),
-    }
-
-
-# --- model ------------------------------------------------------------------------
-
-
-def build_model(config, source_vocab_size, target_vocab_size):
-    """A `Seq2SeqTranslator` whose `training_model()` is compiled: Adam (fused
-    kernel, each weight's gradient clipped at norm 5) on the label-smoothed masked
-    cross-entropy."""
-    model = Seq2SeqTranslator(
-        source_vocab_size,
-        target_vocab_size,
-        embedding_dim=config.embedding_dim,
-        encoder_units=config.encoder_units,
-        encoder_layers=config.encoder_layers,
-        decoder_units=config.decoder_units,
-        rnn=config.rnn,
-        attention=config.attention,
-        score=config.score,
-        window=config.window,
-        window_size=config.window_size,
-        dropout=config.dropout,
-        embedding_dropout=config.embedding_dropout,
-        context_dropout=config.context_dropout,
-        training_logits_dtype=config.training_logits_dtype,
-        tie_embeddings=config.tie_embeddings,
-        name="seq2seq_translator",
-    )
-    model.training_model().compile(
-        optimizer=FusedAdam(
-            scheduled_learning_rate(config.training),
-            clipnorm=5.0,
-            **averaging(config.training),
-        ),
-        loss=MaskedSparseCrossentropy(config.label_smoothing),
-    )
-    return model
-
-
-def train(config, model, data):
-    """Fits with `zoo.training.fit`; returns `(history, train tokens/s)`.
-
-    The tokens/s is the median over epochs; `history.tokens_per_second` keeps the
-    per-epoch rates and `history.target_tokens` the real target tokens per epoch.
-    With `config.select_on == "bleu"` each epoch also scores greedy translations of
-    the validation split (`val_bleu`, the monitored quantity). With weight averaging
-    its window is fitted to the run's length first (`fit_average_to_run`), and so
-    is a cosine schedule (`fit_schedule_to_run`).
-    """
-    trainer = model.training_model()
-    tokens, batches = count_target_tokens(data["train"])
-    steps = batches * config.training.epochs
-    momentum = fit_average_to_run(trainer, steps)
-    fit_schedule_to_run(trainer, steps)
-    if momentum is not None:
-        print(f"weight averaging: momentum {momentum:g}")
-    meter = Throughput(tokens)
-    callbacks = [meter]
-    if config.select_on == "bleu":
-        translator = Translator(
-            model,
-            data["preprocessor"],
-            beam_width=1,
-            alpha=config.alpha,
-            beta=config.beta,
-            length_a=config.length_a,
-            length_b=config.length_b,
-        )
-        val = data["splits"]["val"]
-        callbacks.append(ValidationBleu(translator, val.sources, val.targets))
-    history = fit(
-        trainer, data["train"], data["val"], config.training, callbacks=callbacks
-    )
-    history.tokens_per_second, history.target_tokens = list(meter.rates), tokens
-    rate = float(np.median(meter.rates)) if meter.rates else 0.0
-    return history, rate
-
-
-# --- decoding and evaluation ------------------------------------------------------
-
-
-def evaluate(config, module, data):
-    """BLEU on the test split for greedy and beam search; heat maps; decoding speed.
-
-    Args:
-        config: the `Config`.
-        module: the serving module from `make_serving_module` (its traced functions
-            are reused by the export).
-        data: the output of `build_datasets`.
-    """
-    from zoo.viz import attention_heatmap
-
-    test = data["splits"]["test"]
-    if config.eval_limit:
-        test = test.take(config.eval_limit)
-    metrics = {"test_pairs": len(test)}
-    samples = None
-    searches = [("greedy", module.translate_greedy)]
-    if config.beam_width > 1:
-        searches.append((f"beam{config.beam_width}", module.serve))
-    for name, translate_fn in searches:
-        translate_corpus(translate_fn, test.sources[:2])  # trace outside the timing
-        start = time.time()
-        outputs = translate_corpus(translate_fn, test.sources)
-        seconds = time.time() - start
-        hypotheses = [as_text(o["translation"]) for o in outputs]
-        scores = bleu_scores(
-            hypotheses, test.targets, config.target if config.data else None
-        )
-        metrics[name] = {
-            **scores,
-            "sentences_per_second": len(test) / max(seconds, 1e-9),
-            "examples": [
-                {"source": s, "reference": r, "hypothesis": h}
-                for s, r, h in list(
-                    zip(test.sources, test.targets, hypotheses, strict=True)
-                )[:3]
-            ],
-        }
-        print(
-            f"{name}: BLEU {scores['bleu']:.2f} ({scores['bleu_signature']}), "
-            f"lowercased {scores['bleu_lowercase']:.2f}, "
-            + (
-                f"lowercased Moses-tokenized {scores['bleu_moses_lowercase']:.2f}, "
-                if "bleu_moses_lowercase" in scores
-                else ""
+        luong, units = self.attention == "luong", self.decoder_units
+        if luong and self.tie_embeddings and self.embedding_dim != units:
+            raise ConfigError(
+                "--tie-embeddings with luong: --embedding-dim must be --decoder-units"
             )
-            + f"{metrics[name]['sentences_per_second']:.1f} sentences/s"
-        )
-        samples = outputs
-    os.makedirs(config.report_dir, exist_ok=True)
-    paths = []
-    for i, out in enumerate((samples or [])[: config.heatmaps]):
-        rows = [as_text(t) for t in out["target_tokens"] if t]
-        cols = [as_text(t) for t in out["source_tokens"] if t]
-        if not rows or not cols:
-            continue
-        path = os.path.join(config.report_dir, f"attention_{i}.png")
-        attention_heatmap(
-            out["attention"][: len(rows), : len(cols)],
-            rows,
-            cols,
-            path,
-            title=as_text(out["translation"])[:80],
-        )
-        paths.append(path)
-    metrics["heatmaps"] = paths
-    with open(os.path.join(config.report_dir, "metrics.json"), "w") as f:
-        json.dump(metrics, f, indent=2, ensure_ascii=False)
-    return metrics
+        if luong and self.score == "dot" and units != 2 * self.encoder_units:
+            raise ConfigError("--score dot needs --decoder-units = 2 x --encoder-units")
+        if self.select_on == "bleu":
+            self.training.monitor, self.training.mode = "val_bleu", "max"
+
+    def search(self):  # the penalties and output limit of greedy and beam search
+        return {k: getattr(self, k) for k in ("alpha", "beta", "length_a", "length_b")}
 
 
-# --- export -----------------------------------------------------------------------
+class Translation(Recipe):
+    """Bahdanau / Luong translation: train, evaluate with beam search, export."""
 
-
-def make_serving_module(model, preprocessor, config):
-    """The `TranslationServing` module whose functions become the signatures."""
-    return TranslationServing(
-        model,
-        preprocessor,
-        beam_width=config.beam_width,
-        alpha=config.alpha,
-        beta=config.beta,
-        length_a=config.length_a,
-        length_b=config.length_b,
+    name = export_name = "translation"
+    metric = "bleu"
+    metric_description = "test BLEU (sacrebleu, detokenized, cased)"
+    config_class = Config
+    training_defaults = dict(
+        epochs=12, batch_size=64, learning_rate=2e-3, decay_factor=0.5, ema=0.999
     )
+    # The demo's few hundred steps: a fixed, higher rate and no averaging.
+    demo_training_defaults = dict(epochs=6, learning_rate=5e-3, decay_factor=1, ema=0)
 
+    @classmethod
+    def parse(cls, argv=None):
+        # cosine decay sets every step's rate: no decay on a plateau unless asked
+        argv = list(sys.argv[1:] if argv is None else argv)
+        pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+        pre.add_argument("--schedule")
+        pre.add_argument("--decay-factor")
+        known = pre.parse_known_args(argv)[0]
+        if known.schedule == "cosine" and known.decay_factor is None:
+            argv += ["--decay-factor", "1"]
+        return super().parse(argv)
 
-def export(config, module, data, metrics):
-    """Writes `saved_models/translation/VERSION/` (+ `.keras`); returns the path."""
-    from zoo.export import export_model
+    def load_data(self):
+        from zoo.data.parallel import demo_corpus, load_parallel, split_corpus
+        from zoo.models.translation import TranslationPreprocessor as Preprocessor
+        from zoo.models.translation import translation_dataset, vocabulary_cache_key
+        from zoo.training import fingerprint
 
-    model = module.model
-    examples = list(data["splits"]["test"].sources[:4])
-    return export_model(
-        module,
-        name=EXPORT_NAME,
-        signatures=module.signatures(),
-        base_dir=config.export_dir,
-        keras_model=model,
-        warmup={
-            "serving_default": {"text": examples},
-            "translate_greedy": {"text": examples},
-            "teacher_forced": {"text": examples},
-        },
-        keras_check={
-            "signature": "teacher_forced",
-            "outputs": {"logits": "logits"},
-            "atol": 1e-4,
-        },
-        metadata={
-            "recipe": "translation",
-            "data": config.data or "generated demo pair (zoo.data.parallel)",
-            "languages": {"source": config.source, "target": config.target},
-            "metrics": _headline_metrics(metrics),
-            "decoding": {
-                "serving_default": {
-                    "search": "beam",
-                    "beam_width": config.beam_width,
-                    "length_penalty_alpha": config.alpha,
-                    "coverage_penalty_beta": config.beta,
-                    "max_length": f"ceil({config.length_a} * |X| + {config.length_b})",
-                    "max_tokens": config.max_length,
-                },
-                "translate_greedy": {"search": "greedy"},
-            },
-            "keras_check_note": (
-                "beam search and greedy search have no Keras counterpart; the "
-                "verifier compares `teacher_forced` (the model on preprocess's "
-                "source ids and greedy decoder input) with the .keras model"
-            ),
-            "model": {
-                k: getattr(config, k)
-                for k in (
-                    "attention",
-                    "score",
-                    "window",
-                    "rnn",
-                    "embedding_dim",
-                    "encoder_units",
-                    "encoder_layers",
-                    "decoder_units",
-                )
-            },
-        },
-    )
-
-
-def _headline_metrics(metrics):
-    out = {}
-    for name, value in metrics.items():
-        if isinstance(value, dict) and "bleu" in value:
-            out[name] = {
-                k: value[k]
-                for k in (
-                    "bleu",
-                    "bleu_signature",
-                    "bleu_lowercase",
-                    "bleu_moses_lowercase",
-                    "sentences_per_second",
-                )
-                if k in value
-            }
-    return out
-
-
-def main(argv=None):
-    config = parse_config(argv)
-    set_seed(config.training.seed)
-    start = time.time()
-    data = build_datasets(config)
-    strategy = get_strategy(config.training.distribute)
-    with strategy.scope():
-        model = build_model(
-            config,
-            data["preprocessor"].source_vocab_size,
-            data["preprocessor"].target_vocab_size,
+        c, seed = self.config, self.config.training.seed
+        if self.demo:
+            parts = split_corpus(demo_corpus(c.demo_size, seed), (0.05, 0.05), seed)
+            splits = dict(zip(("train", "val", "test"), parts, strict=True))
+        else:
+            splits = load_parallel(c.data, c.source, c.target, c.max_words, seed=seed)
+        for split, corpus in splits.items():
+            limit = c.max_train_samples if split == "train" else c.max_eval_samples
+            indices = self.sample_indices(len(corpus), limit)
+            splits[split] = corpus if indices is None else corpus.subset(indices)
+            self.log(f"[{split}] {len(splits[split])} pairs; {corpus.report}")
+        train, languages = splits["train"], (c.source, c.target)
+        vocab = dict(vocab_size=c.vocab_size, lowercase=c.lowercase)
+        key = [c.data, *languages, *vocab.values(), c.max_train_samples, c.max_words]
+        pre = Preprocessor.from_corpus(
+            train,
+            c.run_dir,
+            languages,
+            max_length=c.max_length,
+            tag=vocabulary_cache_key(*key, seed),
+            log=self.log,
+            **vocab,
         )
-    _, tokens_per_second = train(config, model, data)
-    print(f"training: {tokens_per_second:.0f} target tokens/s")
-    module = make_serving_module(model, data["preprocessor"], config)
-    metrics = evaluate(config, module, data)
-    metrics["train_tokens_per_second"] = tokens_per_second
-    version_dir = None
-    if not config.no_export:
-        version_dir = export(config, module, data, metrics)
-        print(f"exported {version_dir}")
-    headline = metrics.get(f"beam{config.beam_width}", metrics.get("greedy"))
-    print(f"done in {time.time() - start:.1f} s")
-    return {
-        "model": EXPORT_NAME,
-        "metric": "test BLEU (sacrebleu, detokenized, cased)",
-        "value": float(headline["bleu"]),
-        "export": version_dir,
-    }
+        vocabularies = map(pathlib.Path, (pre.source_vocabulary, pre.target_vocabulary))
+        batch = c.training.batch_size
+        return types.SimpleNamespace(
+            description=c.data or "generated demo pair (zoo.data.parallel)",
+            splits=splits,
+            preprocessor=pre,
+            train=translation_dataset(train, pre, batch, shuffle=True, seed=seed),
+            validation=translation_dataset(splits["val"], pre, batch),
+            fingerprint=fingerprint(train.sources, train.targets, *vocabularies),
+        )
 
+    def build_model(self, data):
+        from zoo.fastpath.fused_adam import FusedAdam
+        from zoo.models.translation import MaskedSparseCrossentropy, Seq2SeqTranslator
+
+        c, pre = self.config, data.preprocessor
+        # the options named like the model's arguments are its arguments
+        kwargs = inspect.signature(Seq2SeqTranslator).parameters
+        kwargs = {k: getattr(c, k) for k in kwargs if hasattr(c, k)}
+        kwargs["window"] = None if c.window == "global" else c.window
+        sizes = (pre.source_vocab_size, pre.target_vocab_size)
+        model = Seq2SeqTranslator(*sizes, name="seq2seq_translator", **kwargs)
+        model.training_model().compile(
+            optimizer=self.optimizer(FusedAdam, clipnorm=5.0),  # each weight's norm
+            loss=MaskedSparseCrossentropy(c.label_smoothing),
+            jit_compile=True if c.xla else "auto",
+        )
+        return model
+
+    def train(self, model, data):
+        from zoo.models.translation import (
+            Translator,
+            ValidationBleu,
+            count_target_tokens,
+        )
+        from zoo.training import Throughput, fit_average_to_run, fit_schedule_to_run
+
+        trainer, c = model.training_model(), self.config
+        tokens, batches = count_target_tokens(data.train)
+        momentum = fit_average_to_run(trainer, batches * c.training.epochs)
+        fit_schedule_to_run(trainer, batches * c.training.epochs)
+        if momentum is not None:
+            self.log(f"weight averaging: momentum {momentum:g}")
+        callbacks = [Throughput(tokens)]
+        if c.select_on == "bleu":
+            greedy = Translator(model, data.preprocessor, 1, **c.search())
+            val = data.splits["val"]
+            callbacks.append(ValidationBleu(greedy, val.sources, val.targets, self.log))
+        start = time.perf_counter()
+        self.fit(trainer, data.train, data.validation, callbacks, data.fingerprint)
+        rates = callbacks[0].rates
+        rate = statistics.median(rates) if rates else 0.0
+        self.log(f"training: {rate:.0f} target tokens/s")
+        self.training_metrics = {
+            "train_tokens_per_second": rate,
+            "train_tokens_per_second_by_epoch": rates,
+            "train_target_tokens": tokens,
+            "train_seconds": time.perf_counter() - start,
+            "train_pairs": len(data.splits["train"]),
+        }
+
+    def evaluate(self, model, data):
+        from zoo.models.translation import TranslationServing, evaluate_translations
+
+        c, test = self.config, data.splits["test"]
+        module = TranslationServing(
+            model, data.preprocessor, c.beam_width, **c.search()
+        )
+        searches = {"greedy": module.translate_greedy}
+        if c.beam_width > 1:
+            searches[f"beam{c.beam_width}"] = module.serve
+        metrics = {"test_pairs": len(test), **getattr(self, "training_metrics", {})}
+        for search, translate in searches.items():
+            scores, self.outputs = evaluate_translations(
+                translate, test.sources, test.targets, None if self.demo else c.target
+            )
+            del scores["hypotheses"]
+            metrics[search] = scores
+            numbers = [f"{k} {v:.2f}" for k, v in scores.items() if type(v) is float]
+            self.log(f"{search}: {', '.join(numbers)} ({scores['bleu_signature']})")
+        self.module, metrics["search"] = module, search
+        metrics["bleu"] = metrics[search]["bleu"]
+        return metrics
+
+    def report(self, model, data, metrics):
+        from zoo.models.translation import as_text
+        from zoo.viz import attention_heatmap
+
+        for i, out in enumerate(self.outputs[: self.config.report_samples]):
+            rows = [as_text(t) for t in out["target_tokens"] if t]
+            cols = [as_text(t) for t in out["source_tokens"] if t]
+            if rows and cols:
+                path = os.path.join(self.config.report_dir, f"attention_{i}.png")
+                weights = out["attention"][: len(rows), : len(cols)]
+                title = as_text(out["translation"])[:80]
+                attention_heatmap(weights, rows, cols, path, title)
+                self.log(f"heat map: {path}")
+
+    def export(self, model, data, metrics):
+        from zoo.models.translation import export_translator
+
+        c = self.config
+        return export_translator(
+            self.module,
+            c.export_dir,
+            self.export_name,
+            warmup_texts=data.splits["test"].sources[:4],
+            metadata={
+                "recipe": self.name,
+                "data": data.description,
+                "languages": {"source": c.source, "target": c.target},
+                "metrics": metrics,
+            },
+        )
+
+
+main = Translation.main
 
 if __name__ == "__main__":
-    print(main())
+    main()

@@ -2,13 +2,12 @@
 
 import json
 import os
+import types
 
 import numpy as np
 import pytest
 
 from zoo.export.testing import check_bad_text_inputs, run_in_fresh_process
-
-pytestmark = pytest.mark.slow
 
 SENTENCES = ["the big dog sees a small cat .", "a red bird likes the old man ."]
 EXPECTED = [
@@ -28,7 +27,7 @@ def demo_run(tmp_path_factory):
             "5",
             "--beam-width",
             "3",
-            "--heatmaps",
+            "--report-samples",
             "1",
             "--select-on",
             "bleu",
@@ -65,6 +64,7 @@ def translate_in_fresh_process(version_dir, sentences):
     return out
 
 
+@pytest.mark.slow
 def test_demo_learns_and_reports(demo_run):
     root, result = demo_run
     assert result["model"] == "translation"
@@ -77,6 +77,7 @@ def test_demo_learns_and_reports(demo_run):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_validation_bleu_is_logged_every_epoch(demo_run):
     import csv
 
@@ -90,10 +91,25 @@ def test_validation_bleu_is_logged_every_epoch(demo_run):
     assert (root / "run" / "best.keras").is_file()
 
 
-def test_selection_defaults():
-    from recipes.translation import parse_config
+def parse(argv):
+    from recipes.translation import Translation
 
-    real = parse_config(["--data", "some/multi30k"])
+    return Translation.parse(argv)
+
+
+def build(config, source_vocab_size=50, target_vocab_size=60):
+    """The recipe's model for `config` on vocabularies of the given sizes."""
+    from recipes.translation import Translation
+
+    pre = types.SimpleNamespace(
+        source_vocab_size=source_vocab_size, target_vocab_size=target_vocab_size
+    )
+    return Translation(config).build_model(types.SimpleNamespace(preprocessor=pre))
+
+
+def test_selection_and_training_defaults(tmp_path):
+    data = ["--data", str(tmp_path)]
+    real = parse(data)
     assert (real.select_on, real.training.monitor, real.training.mode) == (
         "bleu",
         "val_bleu",
@@ -101,54 +117,108 @@ def test_selection_defaults():
     )
     assert (real.training.decay_factor, real.training.decay_patience) == (0.5, 1)
     assert real.training.ema == 0.999  # weight averaging with --data
-    demo = parse_config([])
+    assert (real.training.epochs, real.training.learning_rate) == (12, 2e-3)
+    assert (real.embedding_dim, real.vocab_size, real.max_length) == (256, 8000, 64)
+    assert (real.source, real.target, real.dropout) == ("en", "de", 0.2)
+    demo = parse([])
     assert (demo.select_on, demo.training.monitor) == ("loss", "val_loss")
     assert demo.training.decay_factor == 1.0  # no decay in the demo
     assert demo.training.ema == 0.0  # nor weight averaging
-    assert parse_config(["--data", "x", "--ema", "0"]).training.ema == 0.0
-    chosen = parse_config(["--data", "x", "--select-on", "loss", "--decay-factor", "1"])
+    assert (demo.training.epochs, demo.training.learning_rate) == (6, 5e-3)
+    assert (demo.encoder_units, demo.decoder_units, demo.demo_size) == (32, 64, 2400)
+    assert parse([*data, "--ema", "0"]).training.ema == 0.0
+    chosen = parse([*data, "--select-on", "loss", "--decay-factor", "1"])
     assert chosen.training.monitor == "val_loss"
     assert chosen.training.decay_factor == 1.0
-    with pytest.raises(SystemExit):
-        parse_config(["--select-on", "meteor"])
     # a cosine schedule replaces the decay on a plateau; asking for both is refused
     assert real.training.schedule == "constant"
-    cosine = parse_config(["--data", "x", "--schedule", "cosine"])
+    cosine = parse([*data, "--schedule", "cosine"])
     assert (cosine.training.schedule, cosine.training.decay_factor) == ("cosine", 1.0)
-    with pytest.raises(ValueError, match="decay_factor=0.5"):
-        parse_config(["--data", "x", "--schedule", "cosine", "--decay-factor", "0.5"])
 
 
-def test_tie_embeddings_flag_reaches_the_model():
-    from recipes.translation import build_model, parse_config
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--select-on", "meteor"], "--select-on: invalid choice: 'meteor'"),
+        (["--schedule", "cosine", "--decay-factor", "0.5"], "decay_factor=0.5"),
+        (["--beam-width", "0"], "--beam-width: must be > 0"),
+        (["--context-dropout", "1.5"], "--context-dropout: must be in [0, 1)"),
+        (["--alpha", "-1"], "--alpha: must be >= 0"),
+        (["--attention", "luong", "--tie-embeddings"], "--embedding-dim must be"),
+        (["--attention", "luong", "--score", "dot", "--decoder-units", "48"], "2 x"),
+        (["--data", "/no/such/corpus"], "no such file or folder"),
+    ],
+)
+def test_bad_values_are_argparse_errors(flags, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        parse(flags)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
 
-    assert parse_config(["--data", "x"]).tie_embeddings is False
-    config = parse_config(["--tie-embeddings"])
-    model = build_model(config, 50, 60)
+
+def test_flags_answer_without_tensorflow():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from recipes.translation import Translation; "
+        "Translation.parse(['--attention', 'luong']); "
+        "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_model_flags_reach_the_model():
+    model = build(parse(["--tie-embeddings", "--rnn", "lstm", "--window-size", "4"]))
     assert model.decoder.tie_embeddings and model.decoder.output_projection is None
-    assert not build_model(parse_config([]), 50, 60).decoder.tie_embeddings
+    assert (model.rnn, model.window_size, model.window) == ("lstm", 4, None)
+    assert (model.source_vocab_size, model.target_vocab_size) == (50, 60)
+    assert not build(parse([])).decoder.tie_embeddings
+    model = build(parse(["--attention", "luong", "--window", "local-p"]))
+    assert (model.attention, model.window) == ("luong", "local-p")
+    # the view that is fit is compiled: the fused Adam, clipped per weight
+    optimizer = model.training_model().optimizer
+    assert type(optimizer).__name__ == "FusedAdam" and optimizer.clipnorm == 5.0
+    assert model.training_model().loss.label_smoothing == 0.1
 
 
 def test_dropout_flags_reach_the_model():
-    from recipes.translation import build_model, parse_config
-
-    model = build_model(parse_config(["--dropout", "0.3"]), 50, 60)
+    model = build(parse(["--dropout", "0.3"]))
     assert (model.dropout, model.embedding_dropout, model.context_dropout) == (
         0.3,
         0.3,
         0.0,
     )
-    config = parse_config(
-        ["--dropout", "0.4", "--embedding-dropout", "0.2", "--context-dropout", "0.4"]
-    )
-    model = build_model(config, 50, 60)
+    flags = ["--dropout", "0.4", "--embedding-dropout", "0.2", "--context-dropout"]
+    model = build(parse([*flags, "0.4"]))
     assert model.decoder.embedding_dropout.rate == 0.2
     assert model.decoder.readout_dropout.rate == 0.4
     assert model.get_layer("context_dropout").rate == 0.4
-    with pytest.raises(ValueError, match="Received: context_dropout=1.5"):
-        build_model(parse_config(["--context-dropout", "1.5"]), 50, 60)
 
 
+def test_load_data_samples_and_learns_vocabularies(tmp_path):
+    from recipes.translation import Translation
+
+    flags = ["--demo-size", "400", "--max-train-samples", "100"]
+    flags += ["--max-eval-samples", "10", "--run-dir", str(tmp_path)]
+    data = Translation(parse(flags)).load_data()
+    sizes = {name: len(corpus) for name, corpus in data.splits.items()}
+    assert sizes == {"train": 100, "val": 10, "test": 10}
+    assert sorted(p.name for p in tmp_path.glob("vocab.*")) == [
+        "vocab.source.src.ddd78e22.txt",
+        "vocab.target.tgt.ddd78e22.txt",
+    ]
+    inputs, labels = next(iter(data.train))
+    assert inputs["source_ids"].shape[0] == labels.shape[0] <= 64
+    again = Translation(parse(flags)).load_data()  # same sample, same vocabularies
+    assert again.fingerprint == data.fingerprint
+    assert again.splits["train"].sources == data.splits["train"].sources
+
+
+@pytest.mark.slow
 def test_export_reloads_in_fresh_process(demo_run):
     root, result = demo_run
     version_dir = result["export"]
@@ -159,6 +229,10 @@ def test_export_reloads_in_fresh_process(demo_run):
     )
     text = json.dumps(manifest)
     assert '"beam_width": 3' in text and "coverage_penalty_beta" in text
+    from zoo.export.verify import verify_in_fresh_process
+
+    report = verify_in_fresh_process(version_dir, timeout=600)
+    assert report["ok"], report["errors"]
     out = run_in_fresh_process(translate_in_fresh_process, version_dir, SENTENCES)
     for name in ("serving_default", "translate_greedy"):
         got = out[name]
@@ -174,6 +248,7 @@ def test_export_reloads_in_fresh_process(demo_run):
         assert all(np.isfinite(got["score"])) and all(s < 0 for s in got["score"])
 
 
+@pytest.mark.slow
 def test_bad_inputs_against_reloaded_export(demo_run):
     _, result = demo_run
     for signature in ("serving_default", "translate_greedy"):

@@ -1,6 +1,6 @@
-"""bench.translation's choice of decoding settings on the validation split."""
+"""bench.translation: the recipe runs it starts, its choice of decoding settings."""
 
-import dataclasses
+import json
 import types
 
 import pytest
@@ -8,33 +8,22 @@ import pytest
 from bench import translation as bench
 
 
-@dataclasses.dataclass
-class _Config:
-    beam_width: int = 5
-    alpha: float = 0.6
-    beta: float = 0.2
+def _fake_translator(val_bleu, decoded):
+    """Translators whose validation BLEU depends on the setting only (`val_bleu`):
+    every hypothesis is the reference when the setting's score is 100, else empty."""
+    import tensorflow as tf
 
+    def translator(width, alpha, beta):
+        def translate(text):
+            decoded.append(
+                ((width, alpha, beta), tuple(t.decode() for t in text.numpy()))
+            )
+            good = val_bleu[(width, alpha, beta)] == 100.0
+            return {"translation": text if good else tf.fill(tf.shape(text), "")}
 
-def _fake_recipe(val_bleu, decoded):
-    """A recipe whose BLEU depends on the decoding setting only (`val_bleu`)."""
+        return translate
 
-    class Module:
-        def __init__(self, config):
-            self.config = config
-
-        def _fn(self, texts):
-            decoded.append((self.config, tuple(texts)))
-            key = (self.config.beam_width, self.config.alpha, self.config.beta)
-            return [{"translation": str(val_bleu[key])} for _ in texts]
-
-        serve = translate_greedy = _fn
-
-    return types.SimpleNamespace(
-        make_serving_module=lambda model, preprocessor, config: Module(config),
-        translate_corpus=lambda fn, texts: fn(texts),
-        as_text=lambda value: value,
-        bleu_scores=lambda hyps, refs: {"bleu": float(hyps[0])},
-    )
+    return translator
 
 
 def test_tune_decoding_takes_the_best_validation_setting():
@@ -47,31 +36,23 @@ def test_tune_decoding_takes_the_best_validation_setting():
         (5, 0.6, 0.0),
         (5, 1.0, 0.0),
     ]
-    val_bleu = {(1, 0.6, 0.0): 30.0, (1, 1.0, 0.0): 30.0, (5, 0.6, 0.0): 31.5}
-    val_bleu[(5, 1.0, 0.0)] = 32.25
+    val_bleu = {(1, 0.6, 0.0): 0.0, (1, 1.0, 0.0): 0.0, (5, 0.6, 0.0): 0.0}
+    val_bleu[(5, 1.0, 0.0)] = 100.0
     decoded = []
-    val = types.SimpleNamespace(sources=["ein satz", "noch einer"], targets=["a", "b"])
-    chosen = bench.tune_decoding(
-        args,
-        _fake_recipe(val_bleu, decoded),
-        None,
-        {"preprocessor": None},
-        _Config(),
-        val,
-    )
+    sources = ["a dog runs on the grass .", "two men sit on a bench ."]
+    val = types.SimpleNamespace(sources=sources, targets=sources)
+    chosen = bench.tune_decoding(args, _fake_translator(val_bleu, decoded), val)
     assert chosen == (5, 1.0, 0.0)
-    # every setting decoded the validation sources, nothing else
-    assert [(c.beam_width, c.alpha, c.beta) for c, _ in decoded] == args.tune_grid
-    assert {texts for _, texts in decoded} == {("ein satz", "noch einer")}
+    # every setting decoded the validation sources (batched by length), nothing else
+    assert [setting for setting, _ in decoded] == args.tune_grid
+    assert {texts for _, texts in decoded} == {tuple(sorted(sources, key=len))}
 
 
 def test_tune_ties_keep_the_earlier_setting():
     args = bench.parse_args(["--tune-beams", "5,10", "--tune-alphas", "0.6"])
-    val_bleu = {(w, 0.6, b): 30.0 for w in (5, 10) for b in (0.0, 0.2)}
-    val = types.SimpleNamespace(sources=["x"], targets=["y"])
-    chosen = bench.tune_decoding(
-        args, _fake_recipe(val_bleu, []), None, {"preprocessor": None}, _Config(), val
-    )
+    val_bleu = {(w, 0.6, b): 100.0 for w in (5, 10) for b in (0.0, 0.2)}
+    val = types.SimpleNamespace(sources=["x y z"], targets=["x y z"])
+    chosen = bench.tune_decoding(args, _fake_translator(val_bleu, []), val)
     assert chosen == (5, 0.6, 0.0)
 
 
@@ -93,3 +74,59 @@ def test_raw_weights_needs_decode_only(capsys):
     with pytest.raises(SystemExit):
         bench.main(["--raw-weights", "--directions", "de-en"])
     assert "--raw-weights scores a saved checkpoint" in capsys.readouterr().err
+
+
+def test_recipe_flags_are_the_recipes():
+    from recipes.translation import Translation
+
+    args = bench.parse_args(
+        ["--units", "128", "--limit", "500", "--extra=--dropout 0.4 --ema 0.99"]
+    )
+    args.data = "corpus"
+    flags = bench.recipe_flags(args, "de", "en", "luong-general-local-p", "RUN")
+    assert flags[flags.index("--data") :][:6] == [
+        "--data", "corpus", "--source", "de", "--target", "en"
+    ]  # fmt: skip
+    args.data = None  # the demo: no --data, --source or --target
+    demo_flags = bench.recipe_flags(args, "src", "tgt", "none", "RUN")
+    assert "--data" not in demo_flags
+    # the recipe accepts them and they mean what the benchmark says
+    config = Translation.parse(demo_flags)
+    assert (config.embedding_dim, config.decoder_units, config.attention) == (
+        128,
+        128,
+        "none",
+    )
+    assert (config.max_train_samples, config.dropout, config.training.ema) == (
+        500,
+        0.4,
+        0.99,
+    )
+    assert (config.training.patience, config.beam_width, config.run_dir) == (
+        0,
+        5,
+        "RUN",
+    )
+    assert flags[flags.index("--window") + 1] == "local-p"
+
+
+@pytest.mark.slow
+def test_trains_with_the_recipe_then_scores_its_export(tmp_path):
+    argv = ["--directions", "src-tgt", "--attentions", "bahdanau", "--epochs", "2"]
+    argv += ["--units", "16", "--vocab-size", "200", "--beam-width", "2"]
+    argv += ["--eval-limit", "30", "--run-dir", str(tmp_path / "runs")]
+    rows = bench.main([*argv, "--out", str(tmp_path / "out.json")])
+    assert [r["search"] for r in rows] == ["greedy", "beam2"]
+    greedy = rows[0]
+    assert greedy["test_pairs"] == 30 and greedy["train_pairs"] == 2160
+    assert greedy["train_tokens_per_second"] > 0 and greedy["train_seconds"] > 0
+    assert 0 <= greedy["bleu"] <= 100 and greedy["decode_sentences_per_second"] > 0
+    run_dir = tmp_path / "runs" / "src-tgt-bahdanau"
+    hypotheses = (run_dir / "hypotheses.greedy.tgt.txt").read_text().splitlines()
+    assert len(hypotheses) == 30 and hypotheses[0] == greedy["example"]["hypothesis"]
+    saved = json.loads((tmp_path / "out.json").read_text())
+    assert saved["rows"] == rows
+    # the best epoch's checkpoint in the architecture of the export
+    again = bench.main([*argv, "--decode-only", "--out", str(tmp_path / "again.json")])
+    assert again[0]["weights"] == "best validation epoch"
+    assert again[0]["train_tokens_per_second"] is None

@@ -1,3 +1,5 @@
+import types
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -58,20 +60,22 @@ def test_lowercase_and_bad_max_length(vocabularies):
 
 
 def test_from_corpus_learns_once_and_reuses(tmp_path):
-    sources = ["the dog sees a cat .", "a big dog sees the cat ."] * 20
-    targets = ["der hund sieht ein katze .", "ein hund sieht der katze ."] * 20
+    corpus = types.SimpleNamespace(
+        sources=["the dog sees a cat .", "a big dog sees the cat ."] * 20,
+        targets=["der hund sieht ein katze .", "ein hund sieht der katze ."] * 20,
+    )
     logged = []
     first = TranslationPreprocessor.from_corpus(
-        sources, targets, str(tmp_path), ("en", "de"), 100, tag="t1", log=logged.append
+        corpus, str(tmp_path), ("en", "de"), 100, tag="t1", log=logged.append
     )
     assert len(logged) == 2 and "en subwords" in logged[0]
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == ["vocab.source.en.t1.txt", "vocab.target.de.t1.txt"]
     assert first.source_vocabulary == str(tmp_path / "vocab.source.en.t1.txt")
     # the same tag reads the files back; another tag learns again
+    other = types.SimpleNamespace(sources=["other text"], targets=["anderer text"])
     again = TranslationPreprocessor.from_corpus(
-        ["other text"],
-        ["anderer text"],
+        other,
         str(tmp_path),
         ("en", "de"),
         tag="t1",
@@ -81,7 +85,7 @@ def test_from_corpus_learns_once_and_reuses(tmp_path):
     text = tf.constant(["the dog sees a big cat ."])
     np.testing.assert_array_equal(again.source_ids(text), first.source_ids(text))
     TranslationPreprocessor.from_corpus(
-        sources, targets, str(tmp_path), ("en", "de"), 100, tag="t2", log=None
+        corpus, str(tmp_path), ("en", "de"), 100, tag="t2", log=None
     )
     assert len(list(tmp_path.iterdir())) == 4
 

@@ -80,20 +80,26 @@ def test_requests_over_the_batch_limit_are_refused(translator_model, preprocesso
 
 @pytest.mark.slow
 def test_export_reloads_with_the_vocabularies_as_assets(module, tmp_path):
-    from zoo.export import export_model
+    from zoo.export import load_manifest
+    from zoo.models.translation import TranslationPreprocessor, export_translator
 
-    version_dir = export_model(
-        module,
-        name="translation",
-        signatures=module.signatures(),
-        base_dir=str(tmp_path),
-    )
+    version_dir = export_translator(module, str(tmp_path), warmup_texts=TEXTS)
+    assert version_dir == str(tmp_path / "translation" / "1")
     assets = sorted(
         p.name for p in (tmp_path / "translation" / "1" / "assets").iterdir()
     )
     assert assets == ["src.txt", "tgt.txt"]
-    loaded = tf.saved_model.load(version_dir)
+    metadata = load_manifest(version_dir)["metadata"]
+    assert metadata["decoding"]["serving_default"]["beam_width"] == 3
+    assert metadata["model"]["decoder_units"] == 16
+    # the preprocessor and the model come back from the export
+    pre = TranslationPreprocessor.from_export(version_dir)
+    assert (pre.max_length, pre.lowercase, pre.target_vocab_size) == (6, False, 11)
     text = tf.constant(TEXTS)
+    np.testing.assert_array_equal(
+        pre.source_ids(text), module.preprocessor.source_ids(text)
+    )
+    loaded = tf.saved_model.load(version_dir)
     for name, fn in (("serving_default", module.serve), ("teacher_forced", None)):
         got = loaded.signatures[name](text=text)
         expected = (fn or module.teacher_forced)(text)

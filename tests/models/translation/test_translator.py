@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from zoo.decoding.seq2seq import decode_translator
@@ -61,3 +62,30 @@ def test_as_text_and_bad_beam_width(translator_model, preprocessor):
             assert f"Received: beam_width={bad!r}" in str(error)
         else:
             raise AssertionError(f"beam_width={bad!r} was accepted")
+
+
+def test_evaluate_translations_scores_times_and_keeps_examples():
+    from zoo.models.translation import evaluate_translations
+
+    calls = []
+
+    def echo(text):  # a perfect "translation" of every other sentence
+        calls.append(len(text))
+        keep = tf.range(tf.shape(text)[0]) % 2 == 0
+        return {"translation": tf.where(keep, text, tf.fill(tf.shape(text), "x"))}
+
+    sources = [f"sentence number {i} is here ." for i in range(10)]
+    scores, outputs = evaluate_translations(
+        echo, sources, sources, target_lang="en", batch_size=4, examples=2
+    )
+    assert calls == [2, 4, 4, 2]  # two traced first, then 10 in batches of 4
+    assert len(outputs) == 10 and scores["hypotheses"][1] in ("x", sources[1])
+    assert 0 < scores["bleu"] < 100 and "bleu_moses_lowercase" in scores
+    assert scores["sentences_per_second"] > 0
+    assert scores["examples"] == [
+        {"source": s, "reference": s, "hypothesis": h}
+        for s, h in zip(sources[:2], scores["hypotheses"][:2], strict=True)
+    ]
+    perfect, _ = evaluate_translations(lambda t: {"translation": t}, sources, sources)
+    assert perfect["bleu"] == pytest.approx(100.0)
+    assert "bleu_moses_lowercase" not in perfect

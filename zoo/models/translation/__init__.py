@@ -5,9 +5,11 @@
   `model.training_model()` is the view to compile and fit.
 - `TranslationPreprocessor`: the source and target subword tokenizers, in the graph
   (`vocabulary_cache_key` names what a vocabulary was learned from).
-- `Translator`, `translate_corpus`: text to translations with greedy or beam search.
-- `TranslationServing`: the export's signatures (`serving_default` beam search,
-  `translate_greedy`, `preprocess`, `teacher_forced`).
+- `Translator`, `translate_corpus`: text to translations with greedy or beam search;
+  `evaluate_translations`: a test corpus translated, timed and scored (BLEU).
+- `TranslationServing`, `export_translator`: the export's signatures
+  (`serving_default` beam search, `translate_greedy`, `preprocess`,
+  `teacher_forced`) and the export with its manifest.
 - Training: `MaskedSparseCrossentropy` (the loss), `ValidationBleu` (the callback
   that adds `val_bleu`), `translation_dataset` (length-bucketed batches over
   `BUCKETS`), `count_target_tokens`.
@@ -26,8 +28,16 @@ from zoo.models.translation.translation_preprocessor import (
     TranslationPreprocessor,
     vocabulary_cache_key,
 )
-from zoo.models.translation.translation_serving import TranslationServing
-from zoo.models.translation.translator import Translator, as_text, translate_corpus
+from zoo.models.translation.translation_serving import (
+    TranslationServing,
+    export_translator,
+)
+from zoo.models.translation.translator import (
+    Translator,
+    as_text,
+    evaluate_translations,
+    translate_corpus,
+)
 from zoo.models.translation.validation_bleu import ValidationBleu
 
 __all__ = [
@@ -40,6 +50,8 @@ __all__ = [
     "ValidationBleu",
     "as_text",
     "count_target_tokens",
+    "evaluate_translations",
+    "export_translator",
     "translate_corpus",
     "translation_dataset",
     "vocabulary_cache_key",

@@ -69,8 +69,7 @@ class TranslationPreprocessor(tf.Module):
     @classmethod
     def from_corpus(
         cls,
-        sources,
-        targets,
+        corpus,
         directory,
         languages=("src", "tgt"),
         vocab_size=8000,
@@ -87,7 +86,8 @@ class TranslationPreprocessor(tf.Module):
         (`vocabulary_cache_key`).
 
         Args:
-            sources, targets: the training sentences of each language.
+            corpus: the training pairs (`sources` and `targets` lists of str, e.g.
+                a `zoo.data.parallel.ParallelCorpus`).
             directory: where the vocabulary files are kept.
             languages: `(source, target)` language codes (used in the file names).
             vocab_size: the largest vocabulary size, reserved tokens included.
@@ -98,8 +98,8 @@ class TranslationPreprocessor(tf.Module):
         os.makedirs(directory, exist_ok=True)
         paths = []
         for side, lang, texts in (
-            ("source", languages[0], sources),
-            ("target", languages[1], targets),
+            ("source", languages[0], corpus.sources),
+            ("target", languages[1], corpus.targets),
         ):
             path = os.path.join(directory, f"vocab.{side}.{lang}.{tag}.txt")
             if not os.path.exists(path):
@@ -115,6 +115,31 @@ class TranslationPreprocessor(tf.Module):
                     )
             paths.append(path)
         return cls(*paths, lowercase=lowercase, max_length=max_length)
+
+    @classmethod
+    def from_export(cls, version_dir):
+        """The preprocessor of a translation export (`export_translator`): its
+        vocabularies from `assets/`, its settings from the manifest."""
+        from zoo.export import load_manifest
+
+        settings = load_manifest(version_dir)["metadata"]["preprocessing"]
+        assets = os.path.join(os.fspath(version_dir), "assets")
+        return cls(
+            *(os.path.join(assets, name) for name in settings["vocabularies"]),
+            lowercase=settings["lowercase"],
+            max_length=settings["max_length"],
+        )
+
+    def config(self):
+        """The settings an export records (`from_export` reads them back)."""
+        return {
+            "vocabularies": [
+                os.path.basename(self.source_vocabulary),
+                os.path.basename(self.target_vocabulary),
+            ],
+            "lowercase": self.lowercase,
+            "max_length": self.max_length,
+        }
 
     @property
     def source_vocab_size(self):

@@ -90,3 +90,100 @@ class TranslationServing(ServingModule):
         text = self.check_batch(text)
         inputs = self.preprocess(text)
         return {"logits": self.model(inputs, training=False)["logits"]}
+
+
+# The scores of each search that an export's manifest keeps.
+MANIFEST_SCORES = (
+    "bleu",
+    "bleu_signature",
+    "bleu_lowercase",
+    "bleu_moses_lowercase",
+    "sentences_per_second",
+)
+
+
+def export_translator(
+    module,
+    base_dir="saved_models",
+    name="translation",
+    warmup_texts=None,
+    metadata=None,
+):
+    """Exports `base_dir/name/VERSION/` (and `VERSION.keras`); returns the folder.
+
+    The verifier's Keras check compares `teacher_forced` with the `.keras` model
+    (beam and greedy search have no Keras counterpart). The manifest records the
+    searches' settings, the preprocessing (`TranslationPreprocessor.from_export`
+    reads it back) and the model's architecture.
+
+    Args:
+        module: a `TranslationServing` (its traced functions become the signatures).
+        base_dir: the TF Serving base folder.
+        name: the model name (`saved_models/<name>/`).
+        warmup_texts: example sources for TF Serving's warm-up requests (and the
+            Keras check); a short example when empty.
+        metadata: manifest entries (`"recipe"`, `"data"`, ...). A `"metrics"` entry
+            of per-search score dicts keeps their `MANIFEST_SCORES`.
+    """
+    from zoo.export import export_model
+
+    metadata = dict(metadata or {})
+    if "metrics" in metadata:
+        metadata["metrics"] = {
+            search: {k: v for k, v in scores.items() if k in MANIFEST_SCORES}
+            for search, scores in metadata["metrics"].items()
+            if isinstance(scores, dict)
+        }
+    beam, config = module.beam, module.model.get_config()
+    warmup_texts = list(warmup_texts or []) or ["a short example sentence ."]
+    return export_model(
+        module,
+        name=name,
+        signatures=module.signatures(),
+        base_dir=base_dir,
+        keras_model=module.model,
+        warmup={
+            signature: {"text": warmup_texts}
+            for signature in ("serving_default", "translate_greedy", "teacher_forced")
+        },
+        keras_check={
+            "signature": "teacher_forced",
+            "outputs": {"logits": "logits"},
+            "atol": 1e-4,
+        },
+        metadata={
+            **metadata,
+            "decoding": {
+                "serving_default": {
+                    "search": "beam",
+                    "beam_width": beam.beam_width,
+                    "length_penalty_alpha": beam.alpha,
+                    "coverage_penalty_beta": beam.beta,
+                    "max_length": f"ceil({beam.length_a} * |X| + {beam.length_b})",
+                    "length_a": beam.length_a,
+                    "length_b": beam.length_b,
+                    "max_tokens": module.preprocessor.max_length,
+                },
+                "translate_greedy": {"search": "greedy"},
+            },
+            "preprocessing": module.preprocessor.config(),
+            "keras_check_note": (
+                "beam search and greedy search have no Keras counterpart; the "
+                "verifier compares `teacher_forced` (the model on preprocess's "
+                "source ids and greedy decoder input) with the .keras model"
+            ),
+            "model": {
+                k: config[k]
+                for k in (
+                    "attention",
+                    "score",
+                    "window",
+                    "rnn",
+                    "embedding_dim",
+                    "encoder_units",
+                    "encoder_layers",
+                    "decoder_units",
+                )
+            },
+        },
+    )

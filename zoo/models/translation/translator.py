@@ -1,8 +1,11 @@
 """Translator: text in, translations out, with greedy or beam search in the graph."""
 
+import time
+
 import tensorflow as tf
 
 from zoo.decoding.seq2seq import decode_translator
+from zoo.metrics import bleu_scores
 
 TEXT_SPEC = tf.TensorSpec([None], tf.string, name="text")
 
@@ -137,6 +140,47 @@ def translate_corpus(translate_fn, texts, batch_size=64, sort_by_length=True):
         for j, i in enumerate(batch):
             outputs[i] = {k: v[j] for k, v in out.items()}
     return outputs
+
+
+def evaluate_translations(
+    translate_fn, sources, references, target_lang=None, batch_size=64, examples=3
+):
+    """Translates a test corpus, times it and scores it with `zoo.metrics.bleu_scores`.
+
+    One untimed call on the first two sources traces the function first, so the
+    speed is that of the translation alone.
+
+    Args:
+        translate_fn: a string-batch function (a serving signature, a `Translator`).
+        sources, references: the test sentences (lists of str).
+        target_lang: the target language code for the Moses-tokenized BLEU, or
+            `None`.
+        batch_size: sources per call (batched by length, see `translate_corpus`).
+        examples: how many `(source, reference, hypothesis)` examples to keep.
+
+    Returns:
+        `(scores, outputs)`: `scores` holds `bleu_scores`'s entries,
+        `sentences_per_second`, `examples` and `hypotheses` (all translations, str);
+        `outputs` are `translate_corpus`'s per-sentence dicts.
+    """
+    translate_corpus(translate_fn, sources[:2], batch_size)  # tracing
+    start = time.perf_counter()
+    outputs = translate_corpus(translate_fn, sources, batch_size)
+    seconds = max(time.perf_counter() - start, 1e-9)
+    hypotheses = [as_text(o["translation"]) for o in outputs]
+    scores = bleu_scores(hypotheses, references, target_lang)
+    scores["sentences_per_second"] = len(sources) / seconds
+    scores["examples"] = [
+        {"source": s, "reference": r, "hypothesis": h}
+        for s, r, h in zip(
+            sources[:examples],
+            references[:examples],
+            hypotheses[:examples],
+            strict=True,
+        )
+    ]
+    scores["hypotheses"] = hypotheses
+    return scores, outputs
 
 
 def as_text(value):
