@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from zoo.metrics import (
+    bleu_scores,
     classification_report,
     corpus_bleu,
     format_report,
@@ -82,3 +83,21 @@ def test_moses_bleu_lowercases_and_splits_punctuation_like_moses():
     )
     with pytest.raises(ValueError, match="1 hypotheses and 2 references"):
         moses_bleu(hyp, ref * 2, "en")
+
+
+def test_bleu_scores_cased_lowercased_and_moses():
+    hyp, ref = ["The dog runs home."], ["the dog runs home ."]
+    scores = bleu_scores(hyp, ref)
+    assert sorted(scores) == [
+        "bleu",
+        "bleu_lowercase",
+        "bleu_lowercase_signature",
+        "bleu_signature",
+    ]
+    assert scores["bleu"] == pytest.approx(corpus_bleu(hyp, ref)[0])
+    assert scores["bleu"] < 100  # "The" is not "the" in cased BLEU
+    assert scores["bleu_lowercase"] == pytest.approx(100.0)
+    assert "case:lc" in scores["bleu_lowercase_signature"]
+    scores = bleu_scores(hyp, ref, target_lang="en")
+    assert scores["bleu_moses_lowercase"] == pytest.approx(100.0)
+    assert scores["bleu_moses_lowercase_signature"].startswith("moses:en|")
