@@ -298,6 +298,12 @@ def _add_field(group, field, annotation, default, demo_default, demo):
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawTextHelpFormatter):
     """Shows every default and keeps the description's line breaks."""
 
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text:  # the help line already says what the default is
+            return text
+        return super()._get_help_string(action)
+
 
 class Parser(argparse.ArgumentParser):
     """An `ArgumentParser` whose errors are one line: `PROG: error: MESSAGE`.
