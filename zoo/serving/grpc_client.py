@@ -1,17 +1,17 @@
 """`GrpcClient`: TF Serving's gRPC `PredictionService` (Predict, GetModelMetadata)."""
 
-from zoo.errors import ConfigError
 from zoo.serving.errors import ServingError
 from zoo.serving.saved_model_session import (
     DEFAULT_SIGNATURE,
     as_input_array,
     signature_spec,
 )
+from zoo.serving.server_client import ServerClient
 
 MAX_MESSAGE_BYTES = 256 << 20
 
 
-class GrpcClient:
+class GrpcClient(ServerClient):
     """A client of a model served by TF Serving over gRPC (default port 8500).
 
     Requests are `tensorflow.serving.PredictRequest`s with one `TensorProto` per
@@ -96,15 +96,6 @@ class GrpcClient:
             }
         return self._specs
 
-    def signature_spec(self, signature=DEFAULT_SIGNATURE):
-        specs = self.signature_specs()
-        if signature not in specs:
-            raise ConfigError(
-                f"model {self.model!r} at {self.address} has no signature "
-                f"{signature!r}; its signatures: {', '.join(sorted(specs))}"
-            )
-        return specs[signature]
-
     def predict(self, inputs, signature=DEFAULT_SIGNATURE):
         """One `Predict` call; returns `{output_name: np.ndarray}` (strings as bytes)."""
         import tensorflow as tf
@@ -122,9 +113,3 @@ class GrpcClient:
 
     def close(self):
         self._channel.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()

@@ -17,10 +17,8 @@ import urllib.request
 
 import numpy as np
 
-from zoo.errors import ConfigError
 from zoo.serving.errors import ServingError
-
-DEFAULT_SIGNATURE = "serving_default"
+from zoo.serving.server_client import DEFAULT_SIGNATURE, ServerClient
 
 # TensorFlow's DataType enum names -> numpy-style names.
 _DTYPES = {
@@ -89,7 +87,7 @@ def as_output_array(value, dtype):
     return np.asarray(value, dtype=dtype)
 
 
-class RestClient:
+class RestClient(ServerClient):
     """A client of a model served by TF Serving over REST (default port 8501).
 
     Args:
@@ -161,15 +159,6 @@ class RestClient:
             }
         return self._specs
 
-    def signature_spec(self, signature=DEFAULT_SIGNATURE):
-        specs = self.signature_specs()
-        if signature not in specs:
-            raise ConfigError(
-                f"model {self.model!r} at {self.address} has no signature "
-                f"{signature!r}; its signatures: {', '.join(sorted(specs))}"
-            )
-        return specs[signature]
-
     def predict(self, inputs, signature=DEFAULT_SIGNATURE):
         """One columnar predict call; returns `{output_name: np.ndarray}`."""
         spec = self.signature_spec(signature)
@@ -197,12 +186,3 @@ class RestClient:
             k: as_output_array(v, spec["outputs"].get(k, "float32"))
             for k, v in outputs.items()
         }
-
-    def close(self):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
