@@ -2,13 +2,20 @@
 # One entry point for a fresh machine:
 #   bash scripts/zoo.sh demo   install everything, train every recipe on its demo data,
 #                              export, verify the exports, write the deployment files
-#   bash scripts/zoo.sh test   install everything and run the test suite
-# The environment lives in .venv inside the checkout (git-ignored); pip's cache is reused.
+#   bash scripts/zoo.sh test   install everything and run the test suite, then the
+#                              layer tests under JAX without TensorFlow (.venv-jax)
+#   bash scripts/zoo.sh test-jax   only the JAX check
+# The environments live in .venv and .venv-jax inside the checkout (git-ignored);
+# pip's cache is reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 VENV="$ROOT/.venv"
+VENV_JAX="$ROOT/.venv-jax"
 PY="${PYTHON:-python3}"
+# jax and jaxlib for the JAX check (CPU wheels); keras, numpy and pytest there are
+# the versions installed in .venv, so both runs test the same Keras.
+JAX_VERSION="0.10.2"
 
 setup() {
     if [ ! -x "$VENV/bin/python" ]; then
@@ -30,6 +37,45 @@ setup() {
     }
 }
 
+setup_jax() {
+    local requirements want
+    requirements="jax[cpu]==$JAX_VERSION $("$VENV/bin/python" -c '
+from importlib.metadata import version
+print(" ".join(f"{name}=={version(name)}" for name in ("keras", "numpy", "pytest")))
+')" || return 1
+    # (called as `test_jax || ...`, where `set -e` does not apply: each step checks)
+    if [ ! -x "$VENV_JAX/bin/python" ]; then
+        echo "[zoo] creating the JAX check environment in .venv-jax"
+        "$PY" -m venv "$VENV_JAX" || return 1
+    fi
+    # Reinstall only when the requirement list or the project's metadata changed.
+    want="$( (echo "$requirements"; cat pyproject.toml) | sha256sum | cut -d' ' -f1)"
+    if [ ! -f "$VENV_JAX/.zoo-env-stamp" ] || [ "$(cat "$VENV_JAX/.zoo-env-stamp")" != "$want" ]; then
+        echo "[zoo] installing $requirements into .venv-jax"
+        local log="$VENV_JAX/install.log"
+        # shellcheck disable=SC2086  # the list is split into its requirements
+        if ! { "$VENV_JAX/bin/python" -m pip install --upgrade pip \
+            && "$VENV_JAX/bin/python" -m pip install $requirements \
+            && "$VENV_JAX/bin/python" -m pip install --no-deps -e .; } >"$log" 2>&1; then
+            cat "$log" >&2
+            echo "[zoo] installing into .venv-jax failed (log above, in .venv-jax/install.log)" >&2
+            return 1
+        fi
+        echo "$want" > "$VENV_JAX/.zoo-env-stamp"
+    fi
+    if "$VENV_JAX/bin/python" -c "import tensorflow" >/dev/null 2>&1; then
+        echo "[zoo] .venv-jax can import tensorflow; the JAX check needs an environment without it" >&2
+        return 1
+    fi
+}
+
+# The layers on JAX with no TensorFlow installed: they must use keras.ops only.
+test_jax() {
+    setup_jax || return 1
+    echo "[zoo] tests/layers with KERAS_BACKEND=jax (.venv-jax, no TensorFlow)"
+    KERAS_BACKEND=jax "$VENV_JAX/bin/python" -m pytest tests/layers -p no:cacheprovider -q
+}
+
 export KERAS_BACKEND=tensorflow
 export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
 
@@ -42,13 +88,27 @@ case "$cmd" in
         ;;
     test)
         setup
-        exec "$VENV/bin/python" -m pytest "$@"
+        status=0
+        "$VENV/bin/python" -m pytest "$@" || status=$?
+        jax_status=0
+        test_jax || jax_status=$?
+        if [ "$jax_status" -ne 0 ]; then
+            echo "[zoo] the JAX check failed (exit status $jax_status)" >&2
+        fi
+        if [ "$status" -ne 0 ]; then
+            exit "$status"
+        fi
+        exit "$jax_status"
+        ;;
+    test-jax)
+        setup
+        test_jax
         ;;
     setup)
         setup
         ;;
     *)
-        echo "usage: bash scripts/zoo.sh demo|test|setup [args...]" >&2
+        echo "usage: bash scripts/zoo.sh demo|test|test-jax|setup [args...]" >&2
         exit 2
         ;;
 esac
