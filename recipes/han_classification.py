@@ -26,14 +26,11 @@ split files or one folder per class (`zoo.data.documents.load_documents`).
 Outputs: `runs/han_classification/` (vocabulary, checkpoints, logs),
 `reports/han_classification/` (`metrics.json`, `metrics.txt`, `attention.html`: the
 highest-weighted sentences and words of sample test documents, as in the paper's
-Figure 5), and `saved_models/han/VERSION/` (`zoo.models.han.HANServing`):
-
-- `serving_default(text: string [None])` -> `probabilities` float [None, C], `label`
-  string [None], `sentence_attention` float [None, S], `word_attention` float
-  [None, S, W];
-- `explain(text)` -> the same plus `sentences` string [None, S] and `words` string
-  [None, S, W], the units the weights refer to ("" where padded);
-- `preprocess(text)` -> `token_ids` int32 [None, S, W], the Keras model's input.
+Figure 5), and `saved_models/han/VERSION/` with the signatures of
+`zoo.models.han.HANServing`: `serving_default(text)` -> `probabilities`, `label`,
+`sentence_attention` [None, S], `word_attention` [None, S, W]; `explain(text)` -> the
+same plus the `sentences` and `words` the weights refer to; `preprocess(text)` ->
+`token_ids`, the Keras model's input.
 
 Preprocessing runs in the graph (`HANPreprocessor`): documents are truncated to
 `--max-sentences` sentences of `--max-words` words (never rejected), inputs over 64 KiB

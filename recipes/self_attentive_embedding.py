@@ -33,20 +33,14 @@ Outputs: `runs/self_attentive_embedding/` (`vocab.txt`, checkpoints, logs, and
 `encoder.keras`, the trained encoder alone), `reports/self_attentive_embedding/`
 (`metrics.json`, `metrics.txt`, `attention_<i>.png`: per-hop attention over the words
 of sample test sentences, rows = hops, columns = words) and
-`saved_models/sentence_embedder/VERSION/` (`SentenceEmbedderServing`) with
-
-- `serving_default(text: string [None])` -> `probabilities` float [None, C], `label`
-  string [None];
-- `embed(text)` -> `embedding` float [None, r, 2u], `attention` float [None, r, T],
-  `tokens` string [None, T] (the words the attention columns refer to, "" where
-  padded);
-- `preprocess(text)` -> `token_ids` int32 [None, T], the Keras model's input;
-
-plus `VERSION.keras` (the classifier), `VERSION.encoder.keras` (the trained
-`SelfAttentiveEncoder` alone, token ids (B, T) -> {"embedding", "attention"}, which
-`keras.saving.load_model` reads after `import zoo.models`, no custom_objects) and
-`VERSION.encoder.vocab.txt`, its vocabulary for
-`zoo.models.sentence_embedder.SentencePreprocessor`.
+`saved_models/sentence_embedder/VERSION/` with the signatures of
+`zoo.models.sentence_embedder.SentenceEmbedderServing`: `serving_default(text)` ->
+`probabilities`, `label`; `embed(text)` -> `embedding` [None, r, 2u], `attention`
+[None, r, T] and the `tokens` the attention columns refer to; `preprocess(text)` ->
+`token_ids`, the Keras model's input. Beside it: `VERSION.keras` (the classifier),
+`VERSION.encoder.keras` (the `SelfAttentiveEncoder` alone, token ids -> {"embedding",
+"attention"}, loaded by `keras.saving.load_model` after `import zoo.models`) and
+`VERSION.encoder.vocab.txt` (its vocabulary, for `SentencePreprocessor`).
 
 Preprocessing runs in the graph: normalisation, word tokenisation, the first
 `--max-length` tokens kept (longer texts are truncated, never rejected; inputs over

@@ -12,6 +12,7 @@
   metrics;
 - `write_classification_report`, `report_examples`, `export_metadata`: the metrics
   table, the test examples drawn in attention reports, the export's manifest entries;
+- `TextClassifierServing`: the base of their serving modules (`preprocess`, labels);
 - `TextClassificationConfig`, `TextClassificationRecipe`
   (`zoo.classification.recipe`): the options and stages the text-classifier recipes
   share.
@@ -35,6 +36,8 @@ _EXPORTS = {
     "labelled_datasets": "zoo.classification.pipeline",
     "evaluate_texts": "zoo.classification.prediction",
     "predict_texts": "zoo.classification.prediction",
+    "TEXT_SPEC": "zoo.classification.serving",
+    "TextClassifierServing": "zoo.classification.serving",
     "TextClassificationConfig": "zoo.classification.recipe",
     "TextClassificationRecipe": "zoo.classification.recipe",
     "export_metadata": "zoo.classification.report",

@@ -18,13 +18,11 @@ more is refused with InvalidArgument before any work).
 
 import tensorflow as tf
 
-from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE, ServingModule
-from zoo.text.preprocessing import MAX_INPUT_BYTES
-
-TEXT_SPEC = tf.TensorSpec([None], tf.string, name="text")
+from zoo.classification.serving import TEXT_SPEC, TextClassifierServing
+from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
 
 
-class HANServing(ServingModule):
+class HANServing(TextClassifierServing):
     """The string-in signatures of a trained `HANClassifier`.
 
     Args:
@@ -41,27 +39,13 @@ class HANServing(ServingModule):
     ```
     """
 
-    def __init__(
-        self, model, preprocessor, label_names, max_batch_size=DEFAULT_MAX_BATCH_SIZE
-    ):
-        super().__init__(model, max_batch_size=max_batch_size)
-        self.preprocessor = preprocessor
-        self.label_names = tf.constant(list(label_names), tf.string)
-
-    @tf.function(input_signature=[TEXT_SPEC])
-    def preprocess(self, text):
-        text = self.check_batch(text)
-        return {"token_ids": self.preprocessor(text)["token_ids"]}
-
     @tf.function(input_signature=[TEXT_SPEC])
     def explain(self, text):
         text = self.check_batch(text)
         pre = self.preprocessor(text)
         out = self.model(pre["token_ids"], training=False)
-        probabilities = tf.cast(out["probabilities"], tf.float32)
         return {
-            "probabilities": probabilities,
-            "label": tf.gather(self.label_names, tf.argmax(probabilities, axis=-1)),
+            **self.classify(out),
             "sentence_attention": tf.cast(out["sentence_attention"], tf.float32),
             "word_attention": tf.cast(out["word_attention"], tf.float32),
             "sentences": pre["sentences"],
@@ -94,44 +78,19 @@ def export_han_classifier(
 ):
     """Exports `base_dir/name/VERSION/` (and `VERSION.keras`); returns the folder.
 
-    Args:
-        model: the trained `HANClassifier`.
-        preprocessor: its `HANPreprocessor`.
-        label_names: the class names, in class-id order.
-        base_dir: the TF Serving base folder.
-        name: the model name (`saved_models/<name>/`).
-        warmup_texts: example documents for TF Serving's warm-up requests (and the
-            verifier's Keras check); a short example when empty.
-        metadata: manifest entries (`"recipe"`, `"data"`, `"metrics"`, ...); the
-            labels and the preprocessing limits are added.
-        max_batch_size: the most texts one request may hold.
+    The model, preprocessor, class names and batch limit make the `HANServing`;
+    the rest is `TextClassifierServing.export`'s (warm-up documents: a short example
+    when none are given). The manifest records the labels and the limits.
     """
-    from zoo.export import export_model
-
     module = HANServing(model, preprocessor, label_names, max_batch_size)
-    warmup_texts = list(warmup_texts or []) or ["a short example document."]
-    return export_model(
-        module,
-        name=name,
-        signatures=module.serving_signatures(),
-        base_dir=base_dir,
-        keras_model=model,
-        warmup={"serving_default": {"text": warmup_texts}},
-        keras_check={
-            "signature": "serving_default",
-            "outputs": {
-                "probabilities": "probabilities",
-                "sentence_attention": "sentence_attention",
-                "word_attention": "word_attention",
-            },
-        },
-        metadata={
-            **(metadata or {}),
-            "labels": list(label_names),
-            "limits": {
-                "max_sentences": preprocessor.max_sentences,
-                "max_words": preprocessor.max_words,
-                "max_input_bytes": MAX_INPUT_BYTES,
-            },
+    return module.export(
+        base_dir,
+        name,
+        warmup_texts or ["a short example document."],
+        metadata,
+        keras_outputs=("probabilities", "sentence_attention", "word_attention"),
+        limits={
+            "max_sentences": preprocessor.max_sentences,
+            "max_words": preprocessor.max_words,
         },
     )

@@ -25,13 +25,11 @@ import shutil
 
 import tensorflow as tf
 
-from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE, ServingModule
-from zoo.text.preprocessing import MAX_INPUT_BYTES
-
-TEXT_SPEC = tf.TensorSpec([None], tf.string, name="text")
+from zoo.classification.serving import TEXT_SPEC, TextClassifierServing
+from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
 
 
-class SentenceEmbedderServing(ServingModule):
+class SentenceEmbedderServing(TextClassifierServing):
     """The string-in signatures of a trained `SelfAttentiveClassifier`.
 
     Args:
@@ -41,26 +39,11 @@ class SentenceEmbedderServing(ServingModule):
         max_batch_size: the most texts one request may hold.
     """
 
-    def __init__(
-        self, model, preprocessor, label_names, max_batch_size=DEFAULT_MAX_BATCH_SIZE
-    ):
-        super().__init__(model, max_batch_size=max_batch_size)
-        self.preprocessor = preprocessor
-        self.label_names = tf.constant(list(label_names), tf.string)
-
-    @tf.function(input_signature=[TEXT_SPEC])
-    def preprocess(self, text):
-        text = self.check_batch(text)
-        return {"token_ids": self.preprocessor(text)["token_ids"]}
-
     @tf.function(input_signature=[TEXT_SPEC])
     def serve(self, text):
         text = self.check_batch(text)
         ids = self.preprocessor(text)["token_ids"]
-        out = self.model(ids, training=False)
-        probabilities = tf.cast(out["probabilities"], tf.float32)
-        label = tf.gather(self.label_names, tf.argmax(probabilities, axis=-1))
-        return {"probabilities": probabilities, "label": label}
+        return self.classify(self.model(ids, training=False))
 
     @tf.function(input_signature=[TEXT_SPEC])
     def embed(self, text):
@@ -94,55 +77,31 @@ def export_sentence_embedder(
 ):
     """Exports `base_dir/name/VERSION/`, `VERSION.keras` and the standalone encoder.
 
-    Args:
-        model: the trained `SelfAttentiveClassifier`.
-        preprocessor: its `SentencePreprocessor`.
-        label_names: the class names, in class-id order.
-        base_dir: the TF Serving base folder.
-        name: the model name (`saved_models/<name>/`).
-        warmup_texts: example sentences for TF Serving's warm-up requests of
-            `serving_default` and `embed`; a short example when empty.
-        metadata: manifest entries (`"recipe"`, `"data"`, `"metrics"`, ...); the
-            labels, the encoder's files and sizes and the limits are added.
-        max_batch_size: the most texts one request may hold.
-
-    Returns:
-        The version folder (str).
+    The model (a `SelfAttentiveClassifier`), preprocessor, class names and batch
+    limit make the `SentenceEmbedderServing`; the rest is
+    `TextClassifierServing.export`'s (warm-up sentences, for `serving_default` and
+    `embed`: a short example when none are given). The manifest records the labels,
+    the limits and the encoder's files and sizes.
     """
-    from zoo.export import export_model
-
     module = SentenceEmbedderServing(model, preprocessor, label_names, max_batch_size)
-    warmup_texts = list(warmup_texts or []) or ["a short example sentence ."]
-    return export_model(
-        module,
-        name=name,
-        signatures=module.serving_signatures(),
-        base_dir=base_dir,
-        keras_model=model,
-        warmup={
-            "serving_default": {"text": warmup_texts},
-            "embed": {"text": warmup_texts},
-        },
-        keras_check={
-            "signature": "serving_default",
-            "outputs": {"probabilities": "probabilities"},
-        },
-        metadata={
+    encoder = model.encoder
+    return module.export(
+        base_dir,
+        name,
+        warmup_texts or ["a short example sentence ."],
+        {
             **(metadata or {}),
-            "labels": list(label_names),
             "encoder": {
                 "file": "../<VERSION>.encoder.keras (beside this version folder)",
                 "vocabulary": "../<VERSION>.encoder.vocab.txt",
-                "num_hops": model.encoder.num_hops,
-                "embedding_width": model.encoder.output_dim,
-            },
-            "limits": {
-                "max_length": preprocessor.max_length,
-                "max_input_bytes": MAX_INPUT_BYTES,
+                "num_hops": encoder.num_hops,
+                "embedding_width": encoder.output_dim,
             },
         },
+        warmup_signatures=("serving_default", "embed"),
+        limits={"max_length": preprocessor.max_length},
         extra_files={
-            ".encoder.keras": model.encoder.save,
+            ".encoder.keras": encoder.save,
             ".encoder.vocab.txt": lambda path: shutil.copyfile(
                 preprocessor.vocab_file, path
             ),
