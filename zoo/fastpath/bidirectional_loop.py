@@ -6,8 +6,7 @@ backend, no GPU, where cuDNN is not available): the input products `x W + b` of
 all time steps are one matrix product per direction before its loop, which then
 multiplies only the state by the recurrent kernel (Keras' cell forms `x_t W` inside
 the loop, one small product per step and direction). The two directions keep
-separate, independent loops, which TensorFlow may run concurrently (one joined loop
-with a batched `[h_f; h_b]` product measured no better; see BENCHMARKS.md). In
+separate, independent loops, which TensorFlow may run concurrently. In
 training steps a GRU direction runs `gru_loops.masked_gru_recurrence`, whose
 gradient is written out.
 

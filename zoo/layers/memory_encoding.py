@@ -35,10 +35,9 @@ class PositionEncoding(keras.layers.Layer):
     Why the default: with `J` per sentence, a word's weights change with the
     length of its sentence, so "Gertrude" in "what is gertrude afraid of" (5 words)
     and in "gertrude is a mouse" (4 words) are weighted differently, and the
-    weights (mean about 0.5) shrink the sentence vectors. On bAbI 1k task 15
-    trained alone (3 hops, PE LS RN, 100 epochs) the `"words"`/`scale=1` form
-    left 21-43% test error over 3 seeds (training error 11-35%), the default
-    0.9-31% over 4 seeds (3 of 4 runs under 7%, training error 0.0-0.4%).
+    weights (mean about 0.5) shrink the sentence vectors; a fixed `J` keeps a
+    word's weights the same in every sentence (docs/experiments.md compares the
+    two on bAbI task 15).
 
     Without a mask every position is a word. A sentence without words encodes to
     zeros. The layer has no weights. It accepts any number of leading dimensions,

@@ -183,8 +183,7 @@ class MemoryNetwork(keras.layers.Layer):
 
         # Every table gets a draw of its own (`fresh_initializer`): one initializer
         # instance would start A, C and the temporal tables of all hops equal, a
-        # symmetry that, on bAbI task 16, left 53-57% test error (0-2% with
-        # separate draws; see BENCHMARKS.md).
+        # symmetry that training does not break.
         draws = itertools.count()
 
         def embedding(name):

@@ -6,8 +6,8 @@ from zoo.training import bucket_by_length
 
 # Bucket boundaries, in subwords, of the key `max(source length, target length)`:
 # 4 tokens wide up to 24, wider above. One-token-wide buckets would waste less
-# compute on padding, but every batch would then hold one length, which slowed
-# learning (the ablation table of BENCHMARKS.md).
+# compute on padding, but every batch would then hold sentences of one length
+# only: batches of mixed lengths give less correlated gradients.
 BUCKETS = [8, 12, 16, 20, 24, 32, 48]
 SHUFFLE_BUFFER = 20_000
 
