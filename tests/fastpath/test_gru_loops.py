@@ -53,10 +53,16 @@ def _spy(monkeypatch, module, name):
     return calls
 
 
-@pytest.mark.parametrize("normalize", [False, True])
-def test_decoder_loop_matches_the_generic_loop(normalize, monkeypatch):
+@pytest.mark.parametrize(
+    "normalize, readout", [(False, "tanh"), (True, "tanh"), (False, "layer_norm")]
+)
+def test_decoder_loop_matches_the_generic_loop(normalize, readout, monkeypatch):
+    # the readout (tanh or layer norm) is formed after the loop, from its outputs:
+    # the written-out loop serves both
     keras.utils.set_random_seed(0)
-    decoder = AttentionDecoder(vocab_size=30, units=U, attention_units=10)
+    decoder = AttentionDecoder(
+        vocab_size=30, units=U, attention_units=10, readout=readout
+    )
     decoder.attention_layer.normalize = normalize
     inputs = _decoder_inputs()
     decoder(list(inputs))

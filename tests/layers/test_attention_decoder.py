@@ -13,6 +13,9 @@ VARIANTS = [
     {"attention": "luong", "score": "dot"},
     {"attention": "luong", "score": "concat", "window": "local-p", "window_size": 2},
     {"attention": "none", "cell": "lstm"},
+    {"attention": "bahdanau", "readout": "layer_norm"},
+    {"attention": "luong", "score": "general", "readout": "layer_norm"},
+    {"attention": "none", "readout": "layer_norm"},
 ]
 
 
@@ -80,9 +83,11 @@ def test_config_roundtrip():
             "attention_units": 5,
             "cell": "lstm",
             "dropout": 0.1,
+            "readout": "layer_norm",
         },
     )
     assert restored.num_rnn_states == 2
+    assert restored.readout_type == "layer_norm"
 
 
 @pytest.mark.parametrize(
@@ -94,6 +99,7 @@ def test_config_roundtrip():
         ({"cell": "rnn"}, "Received: cell='rnn'"),
         ({"dropout": 1.0}, "Received: dropout=1.0"),
         ({"embedding_dropout": -0.5}, "Received: embedding_dropout=-0.5"),
+        ({"readout": "relu"}, "Received: readout='relu'"),
     ],
 )
 def test_bad_arguments(kwargs, match):
@@ -167,3 +173,98 @@ def test_bahdanau_step_equals_attention_then_keras_cell(cell):
     context = np.einsum("bs,bsd->bd", np.asarray(expected_attention), memory)
     rnn_input = ops.concatenate([embedded, context], axis=-1)
     _assert_keras_cell(decoder, cell, rnn_input, states, output, new_state)
+
+
+# --- the readout: "tanh" (the papers') and "layer_norm" ---------------------------
+
+# vocab_size == units: with the output layer set to the identity the logits are the
+# readout o_t itself
+RU = 8
+
+
+def _identity_output_pair(attention):
+    """Two built decoders, "tanh" and "layer_norm" readouts, with the same weights
+    and an identity output layer (logits = the readout), and their inputs."""
+    rng = np.random.default_rng(4)
+    target = rng.integers(1, RU, (B, TT)).astype("int32")
+    memory = rng.normal(size=(B, TS, DEPTH)).astype("float32")
+    mask = np.ones((B, TS), bool)
+    mask[1, 4:] = False
+    states = [rng.normal(size=(B, RU)).astype("float32")]
+    inputs = [target, memory, mask, *states]
+    decoders = {}
+    for readout in ("tanh", "layer_norm"):
+        decoder = AttentionDecoder(
+            RU, RU, attention=attention, readout=readout, name="decoder"
+        )
+        decoder(inputs)
+        decoders[readout] = decoder
+    values = {w.path: w for w in decoders["layer_norm"].weights}
+    for weight in decoders["tanh"].weights:
+        if weight.path.endswith("logits/kernel"):
+            weight.assign(np.eye(RU, dtype="float32"))
+        values[weight.path].assign(weight)
+    return decoders["tanh"], decoders["layer_norm"], inputs
+
+
+def _layer_norm(x, epsilon=1e-3):  # keras.layers.LayerNormalization's default
+    x = np.asarray(x, "float64")
+    mean = x.mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(x.var(-1, keepdims=True) + epsilon)
+
+
+@pytest.mark.parametrize("attention", ["bahdanau", "none"])
+def test_layer_norm_readout_is_the_normalized_tanh_pre_activation(attention):
+    tanh, norm, inputs = _identity_output_pair(attention)
+    o_tanh = ops.convert_to_numpy(tanh(inputs))  # tanh(W_o [h; c; e] + b_o)
+    o_norm = ops.convert_to_numpy(norm(inputs))  # LayerNorm(W_o [h; c; e] + b_o)
+    np.testing.assert_allclose(
+        o_norm, _layer_norm(np.arctanh(o_tanh.astype("float64"))), atol=2e-4
+    )
+    # every position's readout has mean 0 and (nearly) unit variance: the output
+    # layer reads features of unit scale whatever the size of the pre-activation
+    np.testing.assert_allclose(o_norm.mean(-1), 0.0, atol=1e-5)
+    variance = np.arctanh(o_tanh.astype("float64")).var(-1)
+    np.testing.assert_allclose(o_norm.var(-1), variance / (variance + 1e-3), rtol=1e-4)
+    assert np.all(o_norm.std(-1) > 0.9)
+    # ... where tanh passes on the pre-activation's own (here smaller) scale
+    assert np.all(o_tanh.std(-1) < 0.9 * o_norm.std(-1))
+
+
+def test_luong_layer_norm_readout_keeps_the_fed_back_attentional_state():
+    tanh, norm, inputs = _identity_output_pair("luong")
+    target, memory, mask, states = inputs[0], inputs[1], inputs[2], inputs[3:]
+    o_tanh = ops.convert_to_numpy(tanh(inputs))  # h~_t = tanh(W_c [c_t; h_t])
+    o_norm = ops.convert_to_numpy(norm(inputs))
+    assert o_norm.shape == (B, TT, RU) and np.all(np.isfinite(o_norm))
+    # the output layer reads LayerNorm(h~_t) ...
+    np.testing.assert_allclose(o_norm, _layer_norm(o_tanh), atol=2e-5)
+    # ... and the recurrence (input feeding) is the paper's: same states
+    bundles = [d.prepare_memory(memory, mask) for d in (tanh, norm)]
+    state_tanh, state_norm = tanh.initial_state(states), norm.initial_state(states)
+    for t in range(TT):
+        _, _, state_tanh = tanh.step(target[:, t], state_tanh, bundles[0], t)
+        _, _, state_norm = norm.step(target[:, t], state_norm, bundles[1], t)
+        for a, b in zip(state_tanh, state_norm, strict=True):
+            np.testing.assert_allclose(a, b, atol=1e-6)
+    np.testing.assert_allclose(state_tanh[-1], o_tanh[:, -1], atol=1e-6)
+
+
+def test_readout_defaults_to_tanh_and_configs_without_it_load():
+    decoder = AttentionDecoder(VOCAB, UNITS)
+    assert decoder.readout_type == "tanh" and decoder.readout_norm is None
+    target, memory, mask, states = _inputs()
+    decoder([target, memory, mask, *states])
+    # a config written before the option: the "tanh" decoder, the same weights
+    config = decoder.get_config()
+    assert config["readout"] == "tanh"
+    del config["readout"]
+    old = AttentionDecoder.from_config(config)
+    assert old.readout_type == "tanh"
+    old([target, memory, mask, *states])
+    assert [w.path for w in old.weights] == [w.path for w in decoder.weights]
+    assert not any("readout_norm" in w.path for w in old.weights)
+    norm = AttentionDecoder(VOCAB, UNITS, readout="layer_norm")
+    norm([target, memory, mask, *states])
+    names = {w.path.split("/", 1)[1] for w in norm.weights}
+    assert {"readout_norm/gamma", "readout_norm/beta"} <= names

@@ -14,6 +14,7 @@ CELLS = ("gru", "lstm")
 LUONG_SCORES = ("dot", "general", "concat")
 LUONG_WINDOWS = (None, "local-p")
 LOGITS_DTYPES = ("float32", "bfloat16")
+READOUTS = ("tanh", "layer_norm")
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -52,6 +53,20 @@ class AttentionDecoder(keras.layers.Layer):
       et al. 2014; the readout is as for `"bahdanau"`. Its reported attention
       weights are the uniform ones.
 
+    Readout (`readout`): `"tanh"` is the papers' (above). With `"layer_norm"` the
+    `tanh` is replaced by layer normalization (Ba et al. 2016), for `"bahdanau"` and
+    `"none"` `o_t = LayerNorm(W_o [h_t; c_t; e_t] + b_o)`: the output layer reads
+    features of unit scale from the first step on, whereas `tanh` passes on the
+    small pre-activations of a freshly initialised model (Keras' embeddings are
+    uniform in +-0.05), and training then spends its first hundreds of steps
+    growing the weights before the logits depend on the input. For `"luong"`,
+    whose `h~_t` is both the readout and the next step's input (input feeding), the
+    recurrence keeps the paper's bounded `h~_t = tanh(W_c [c_t; h_t])` and the
+    output layer reads `o_t = LayerNorm(h~_t)` (`tanh` is nearly linear for the
+    small values of the start, so this rescales what the output layer reads as for
+    the other variants, without changing what is fed back). Either way the layer
+    normalization acts after the recurrence, on all steps at once in `call()`.
+
     Logits are `W_s dropout(o_t) + b`. Dropout applies to the target embeddings
     (`embedding_dropout`, by default `dropout`) and to the readout (`dropout`) only,
     outside the recurrence, so `step()` and `call()` compute the
@@ -88,6 +103,8 @@ class AttentionDecoder(keras.layers.Layer):
             logits product in training steps (see above).
         tie_embeddings: bool, the output layer reuses the target embeddings (see
             above).
+        readout: `"tanh"` (the papers', the default) or `"layer_norm"` (see
+            above).
         **kwargs: base `keras.layers.Layer` arguments.
 
     Call arguments:
@@ -118,7 +135,7 @@ class AttentionDecoder(keras.layers.Layer):
 
     Departures from the papers: Bahdanau et al. use a maxout readout and initialise
     the decoder from the backward encoder state; here the readout is a `tanh` layer
-    and the initial state is whatever the model passes (`Seq2SeqTranslator` uses a
+    (or its layer-normalized form) and the initial state is whatever the model passes (`Seq2SeqTranslator` uses a
     `tanh` bridge over both directions' final states). Luong et al.'s stacked LSTMs
     are one recurrent layer here.
     """
@@ -138,6 +155,7 @@ class AttentionDecoder(keras.layers.Layer):
         training_logits_dtype="float32",
         tie_embeddings=False,
         embedding_dropout=None,
+        readout="tanh",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -164,6 +182,10 @@ class AttentionDecoder(keras.layers.Layer):
             raise ValueError(
                 f"`training_logits_dtype` must be one of {LOGITS_DTYPES}. Received: "
                 f"training_logits_dtype={training_logits_dtype!r}"
+            )
+        if readout not in READOUTS:
+            raise ValueError(
+                f"`readout` must be one of {READOUTS}. Received: readout={readout!r}"
             )
         if not isinstance(tie_embeddings, bool):
             raise ValueError(
@@ -193,6 +215,7 @@ class AttentionDecoder(keras.layers.Layer):
         self.dropout = float(dropout)
         self.embedding_dropout_rate = float(embedding_dropout)
         self.training_logits_dtype = training_logits_dtype
+        self.readout_type = readout
         # Masks arrive through `source_mask`; Keras masks of the inputs are not used.
         self.supports_masking = True
 
@@ -226,8 +249,16 @@ class AttentionDecoder(keras.layers.Layer):
         else:
             self.attentional = None
             self.readout = keras.layers.Dense(
-                self.readout_dim, activation="tanh", name="readout"
+                self.readout_dim,
+                activation="tanh" if readout == "tanh" else None,
+                name="readout",
             )
+        # created only when used, so that "tanh" decoders keep their weights
+        self.readout_norm = (
+            keras.layers.LayerNormalization(name="readout_norm")
+            if readout == "layer_norm"
+            else None
+        )
         self.embedding_dropout = keras.layers.Dropout(self.embedding_dropout_rate)
         self.readout_dropout = keras.layers.Dropout(self.dropout)
         if tie_embeddings:
@@ -263,6 +294,8 @@ class AttentionDecoder(keras.layers.Layer):
             self.attentional.build((None, memory_dim + self.units))
         else:
             self.readout.build((None, self.units + memory_dim + self.embedding_dim))
+        if self.readout_norm is not None:
+            self.readout_norm.build((None, self.readout_dim))
         if self.tie_embeddings:
             self.output_bias = self.add_weight(
                 shape=(self.vocab_size,), initializer="zeros", name="output_bias"
@@ -447,6 +480,8 @@ class AttentionDecoder(keras.layers.Layer):
     def _logits(self, features, embedded, training=None):
         if self.readout is not None:
             features = self.readout(ops.concatenate([features, embedded], axis=-1))
+        if self.readout_norm is not None:
+            features = self.readout_norm(features)  # (B, [Tt,] readout_dim)
         features = self.readout_dropout(features, training=training)
         if self.tie_embeddings:
             kernel, bias = ops.transpose(self.embedding.embeddings), self.output_bias
@@ -577,6 +612,7 @@ class AttentionDecoder(keras.layers.Layer):
                 "training_logits_dtype": self.training_logits_dtype,
                 "tie_embeddings": self.tie_embeddings,
                 "embedding_dropout": self.embedding_dropout_rate,
+                "readout": self.readout_type,
             }
         )
         return config

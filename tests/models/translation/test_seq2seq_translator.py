@@ -101,6 +101,30 @@ def test_loads_a_model_saved_before_the_dict_outputs():
     expected = np.load(DATA / "seq2seq_translator_v0.2.0.logits.npy")
     np.testing.assert_allclose(_logits(model, inputs), expected, atol=1e-6)
     assert model(inputs)["attention"].shape == (2, 4, 5)
+    # its config has no `readout`: the papers' tanh readout, no normalization weights
+    assert model.readout == "tanh" and model.decoder.readout_type == "tanh"
+    assert not any("readout_norm" in w.path for w in model.weights)
+
+
+def test_layer_norm_readout_is_passed_to_the_decoder_and_saved(tmp_path):
+    model = _model(readout="layer_norm")
+    assert model.get_config()["readout"] == "layer_norm"
+    assert model.decoder.readout_type == "layer_norm"
+    norm = [w for w in model.weights if "readout_norm" in w.path]
+    assert sorted(w.path.rsplit("/", 1)[1] for w in norm) == ["beta", "gamma"]
+    inputs, _ = _batch()
+    # trained gamma/beta, so the round trip compares values that are not the init
+    for weight in norm:
+        weight.assign(np.linspace(0.5, 1.5, weight.shape[0], dtype="float32"))
+    path = str(tmp_path / "norm.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.readout == "layer_norm"
+    np.testing.assert_allclose(
+        _logits(loaded, inputs), _logits(model, inputs), atol=1e-6
+    )
+    # and the default is the papers' tanh readout
+    assert _model().get_config()["readout"] == "tanh"
 
 
 def test_encode_matches_functional_graph():
