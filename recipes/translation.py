@@ -23,7 +23,8 @@ spa-eng/spa.txt --source es --target en`); missing splits are seeded 2% parts of
 training data. Without it: a generated language pair.
 With `--data` the epoch kept (`best.keras`, evaluated and exported) has the best
 validation BLEU of greedy translations, the learning rate halves after an epoch
-without a better one, and the weights are a moving average (`--ema`).
+without a better one, and the weights are a moving average (`--ema`, warmed up). The
+decoder's readout is `LayerNorm(W [h; c; e])`, not the papers' `tanh` (`--readout`).
 
 Outputs: `runs/translation/` (vocabularies, checkpoints, logs), `reports/translation/`
 (`metrics.json`, `attention_<i>.png`: target x source subwords) and
@@ -49,7 +50,7 @@ import types
 from zoo.recipe import Recipe, RecipeConfig, option
 
 POS, NONNEG, RATE = "positive", "non_negative", "open_fraction"
-ATTENTION = ("bahdanau", "luong", "none")
+ATTENTION, READOUTS = ("bahdanau", "luong", "none"), ("layer_norm", "tanh")
 
 
 @dataclasses.dataclass
@@ -87,6 +88,9 @@ class Config(RecipeConfig):
         choices=("float32", "bfloat16"),
     )
     tie_embeddings: bool = option(False, "output layer = target embeddings")
+    readout: str = option(
+        "layer_norm", "decoder readout (tanh: the papers')", choices=READOUTS
+    )
     label_smoothing: float = option(0.1, "label smoothing", check=RATE)
     vocab_size: int = option(8000, "subwords per language", demo=200, check=POS)
     lowercase: bool = option(False, "uncased vocabularies")
@@ -213,14 +217,13 @@ class Translation(Recipe):
             ValidationBleu,
             count_target_tokens,
         )
-        from zoo.training import Throughput, fit_average_to_run, fit_schedule_to_run
+        from zoo.training import Throughput, fit_schedule_to_run
 
         trainer, c = model.training_model(), self.config
         tokens, batches = count_target_tokens(data.train)
-        momentum = fit_average_to_run(trainer, batches * c.training.epochs)
         fit_schedule_to_run(trainer, batches * c.training.epochs)
-        if momentum is not None:
-            self.log(f"weight averaging: momentum {momentum:g}")
+        if c.training.ema:
+            self.log(f"weight averaging: momentum min({c.training.ema}, (1+t)/(10+t))")
         callbacks = [Throughput(tokens)]
         if c.select_on == "bleu":
             greedy = Translator(model, data.preprocessor, 1, **c.search())

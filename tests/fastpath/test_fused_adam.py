@@ -10,6 +10,7 @@ tf = pytest.importorskip("tensorflow")
 
 from zoo import fastpath  # noqa: E402
 from zoo.fastpath import FusedAdam  # noqa: E402
+from zoo.training import warm_up_average  # noqa: E402
 
 # ids with repeats, so the embedding's gradient has duplicate slices
 IDS = np.array([[1, 1, 2, 3], [4, 1, 0, 2]], dtype="int32")
@@ -27,11 +28,22 @@ def _model(optimizer, jit_compile=False):
     return model
 
 
-def _train(optimizer, steps=6, jit_compile=False, scale=1.0):
+def _train(optimizer, steps=6, jit_compile=False, scale=1.0, record=None):
     model = _model(optimizer, jit_compile)
+    # Keras' optimizers get the zoo's weight-average warm-up, as zoo.training.fit
+    # gives them; FusedAdam has it built in
+    warm_up_average(optimizer)
     for _ in range(steps):
         model.train_on_batch(IDS, TARGETS * scale)
+        if record is not None:
+            record.append(_numpy(model.weights, optimizer))
     return [keras.ops.convert_to_numpy(w) for w in model.weights], model
+
+
+def _numpy(weights, optimizer):
+    """The weights and (with use_ema) their averages, as NumPy arrays."""
+    averages = getattr(optimizer, "_model_variables_moving_average", None) or []
+    return [keras.ops.convert_to_numpy(w) for w in [*weights, *averages]]
 
 
 def _count_fused_calls(monkeypatch):
@@ -72,6 +84,9 @@ def test_switched_off_is_keras_adam(monkeypatch):
     calls = _count_fused_calls(monkeypatch)
     xla_calls = _count_xla_updates(monkeypatch)
     kwargs = {"learning_rate": 0.05, "clipnorm": 0.1, "use_ema": True}
+    assert FusedAdam.average_warm_up and "average_warm_up" not in vars(
+        keras.optimizers.Adam
+    )
     with fastpath.scope(False):
         fused, _ = _train(FusedAdam(**kwargs), scale=100.0)
     assert calls == [] and xla_calls == []
@@ -158,9 +173,14 @@ def _count_xla_updates(monkeypatch):
 
 
 @pytest.mark.parametrize("jit_compile", [False, True])
-def test_same_weight_average_and_embedding_update_as_keras(jit_compile, monkeypatch):
+@pytest.mark.parametrize("ema", [0.9, 0.3])
+def test_same_weight_average_and_embedding_update_as_keras(
+    jit_compile, ema, monkeypatch
+):
+    # 0.9: the warm-up (1 + t) / (10 + t) < 0.9 holds the momentum in all six steps;
+    # 0.3: the warm-up reaches 0.3 at t = 3, then the momentum is 0.3
     calls = _count_xla_updates(monkeypatch)
-    kwargs = {"learning_rate": 0.05, "use_ema": True, "ema_momentum": 0.9}
+    kwargs = {"learning_rate": 0.05, "use_ema": True, "ema_momentum": ema}
     fused, fused_model = _train(FusedAdam(**kwargs), jit_compile=jit_compile)
     # the embedding (6 x 5) through the XLA update; the average of every weight
     assert ("adam", (6, 5)) in calls
@@ -189,3 +209,22 @@ def test_same_weight_average_and_embedding_update_as_keras(jit_compile, monkeypa
     assert any(
         np.abs(a - w).max() > 1e-3 for a, w in zip(averages[0], fused, strict=True)
     )
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_weight_average_warms_up(fused):
+    # the average after steps 1, 2, 3 against the formula written out by hand:
+    # a_1 = w_1, a_2 = 2/11 a_1 + 9/11 w_2, a_3 = 3/12 a_2 + 9/12 w_3 (ema 0.999),
+    # in the XLA pass and in the fallback (fast paths off)
+    steps = []
+    optimizer = FusedAdam(learning_rate=0.05, use_ema=True, ema_momentum=0.999)
+    with fastpath.scope(fused):
+        _train(optimizer, steps=3, record=steps)
+    n = len(optimizer._model_variables_moving_average)
+    for i in range(n):
+        (w1, a1), (w2, a2), (w3, a3) = ((s[i], s[n + i]) for s in steps)
+        np.testing.assert_allclose(a1, w1, rtol=1e-6)
+        np.testing.assert_allclose(a2, 2 / 11 * w1 + 9 / 11 * w2, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(a3, 3 / 12 * a2 + 9 / 12 * w3, rtol=1e-5, atol=1e-7)
+        # the weights moved: Keras' fixed 0.999 would leave a_3 near w_1
+        assert np.abs(a3 - w1).max() > 0.5 * np.abs(w3 - w1).max() > 0

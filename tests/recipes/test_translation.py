@@ -120,6 +120,8 @@ def test_selection_and_training_defaults(tmp_path):
     assert (real.training.epochs, real.training.learning_rate) == (12, 2e-3)
     assert (real.embedding_dim, real.vocab_size, real.max_length) == (256, 8000, 64)
     assert (real.source, real.target, real.dropout) == ("en", "de", 0.2)
+    # the layer-normalized readout for real data and the demo alike
+    assert real.readout == parse([]).readout == "layer_norm"
     demo = parse([])
     assert (demo.select_on, demo.training.monitor) == ("loss", "val_loss")
     assert demo.training.decay_factor == 1.0  # no decay in the demo
@@ -144,6 +146,7 @@ def test_selection_and_training_defaults(tmp_path):
         (["--beam-width", "0"], "--beam-width: must be > 0"),
         (["--context-dropout", "1.5"], "--context-dropout: must be in [0, 1)"),
         (["--alpha", "-1"], "--alpha: must be >= 0"),
+        (["--readout", "relu"], "--readout: invalid choice: 'relu'"),
         (["--attention", "luong", "--tie-embeddings"], "--embedding-dim must be"),
         (["--attention", "luong", "--score", "dot", "--decoder-units", "48"], "2 x"),
         (["--data", "/no/such/corpus"], "no such file or folder"),
@@ -177,6 +180,8 @@ def test_model_flags_reach_the_model():
     assert (model.rnn, model.window_size, model.window) == ("lstm", 4, None)
     assert (model.source_vocab_size, model.target_vocab_size) == (50, 60)
     assert not build(parse([])).decoder.tie_embeddings
+    assert build(parse([])).decoder.readout_type == "layer_norm"
+    assert build(parse(["--readout", "tanh"])).decoder.readout_type == "tanh"
     model = build(parse(["--attention", "luong", "--window", "local-p"]))
     assert (model.attention, model.window) == ("luong", "local-p")
     # the view that is fit is compiled: the fused Adam, clipped per weight

@@ -2,6 +2,7 @@
 use are where they expect them in the installed Keras."""
 
 import keras
+import numpy as np
 import pytest
 from keras.src.backend.tensorflow import trainer as tf_trainer
 
@@ -25,6 +26,8 @@ def test_a_keras_outside_the_range_fails_loudly(monkeypatch, version):
     assert "keras>=3.15,<3.16" in message and f"keras is {version}" in message
     with pytest.raises(UnsupportedKerasError, match="keras-team/keras#18949"):
         keras_workarounds.moving_average_pairs(optimizer)
+    with pytest.raises(UnsupportedKerasError, match="replace_average_momentum"):
+        keras_workarounds.replace_average_momentum(optimizer, lambda *a: 0.5)
 
 
 def test_a_missing_internal_fails_loudly():
@@ -61,3 +64,47 @@ def test_the_multi_worker_internals_exist():
     ):
         assert callable(getattr(tf_trainer, name))
     assert callable(tf_trainer.tree.map_structure)
+
+
+def _half(iterations, ema_momentum, dtype):
+    return keras.ops.cast(0.5, dtype)
+
+
+def test_replace_average_momentum_replaces_keras_update_on_one_optimizer():
+    # Keras' method exists where the replacement expects it, with the signature it
+    # replaces, and is called by every backend's apply
+    name = "_update_model_variables_moving_average"
+    assert callable(getattr(keras.optimizers.Optimizer, name))
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    optimizer = keras.optimizers.SGD(0.1, use_ema=True, ema_momentum=0.9)
+    other = keras.optimizers.SGD(0.1, use_ema=True, ema_momentum=0.9)
+    model.compile(optimizer, "mse")
+    keras_workarounds.replace_average_momentum(optimizer, _half)
+    assert name in vars(optimizer) and name not in vars(other)
+    x, y = np.ones((2, 3), "float32"), np.zeros((2, 1), "float32")
+    model.train_on_batch(x, y)
+    w1 = model.get_weights()
+    model.train_on_batch(x, y)
+    w2 = model.get_weights()
+    pairs = keras_workarounds.moving_average_pairs(optimizer)
+    for (_, average), a, b in zip(pairs, w1, w2, strict=True):
+        # the average's slots start at zero: 0.5 * (0.5 * 0 + 0.5 w1) + 0.5 w2
+        np.testing.assert_allclose(average, 0.25 * a + 0.5 * b, rtol=1e-6)
+
+
+def test_replace_average_momentum_respects_and_refuses_overrides():
+    class WarmsUpItself(keras.optimizers.SGD):
+        average_warm_up = True
+
+        def _update_model_variables_moving_average(self, trainable_variables):
+            pass
+
+    class Overrides(keras.optimizers.SGD):
+        def _update_model_variables_moving_average(self, trainable_variables):
+            pass
+
+    own = WarmsUpItself(0.1, use_ema=True)
+    keras_workarounds.replace_average_momentum(own, _half)
+    assert "_update_model_variables_moving_average" not in vars(own)
+    with pytest.raises(ValueError, match="Overrides overrides Keras'"):
+        keras_workarounds.replace_average_momentum(Overrides(0.1, use_ema=True), _half)

@@ -7,12 +7,10 @@ import tensorflow as tf
 
 from tests.training.training_test_utils import Interrupt, RawWeights
 from zoo import training
-from zoo.training import TrainingConfig, add_training_args
+from zoo.training import TrainingConfig, add_training_args, keras_workarounds
 
 
-def _average_run(
-    run_dir, epochs=4, interrupt_at=None, patience=0, ema=0.8, fit_to_steps=None
-):
+def _average_run(run_dir, epochs=4, interrupt_at=None, patience=0, ema=0.8):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(32, 3)).astype("float32")
     y = x @ np.array([[1.0], [-2.0], [0.5]], "float32")
@@ -23,8 +21,6 @@ def _average_run(
         epochs=epochs, run_dir=str(run_dir), verbose=0, patience=patience, ema=ema
     )
     model.compile(keras.optimizers.SGD(0.05, **training.averaging(cfg)), "mse")
-    if fit_to_steps:
-        training.fit_average_to_run(model, fit_to_steps)
     recorder = RawWeights(interrupt_at)
     history = training.fit(model, ds, ds, cfg, callbacks=[recorder])
     return model, history, recorder.steps, (x, y)
@@ -35,24 +31,28 @@ def _mse(weights, x, y):
     return float(np.mean((x @ kernel + bias - y) ** 2))
 
 
-@pytest.mark.parametrize("fit_to_steps, ema", [(None, 0.8), (16, 1 - 5 / 16)])
-def test_weight_average_is_validated_checkpointed_and_kept(tmp_path, fit_to_steps, ema):
-    # with fit_to_steps=16 the configured 0.8 is capped at 1 - 5/16 = 0.6875
-    model, history, steps, (x, y) = _average_run(
-        tmp_path / "run", ema=0.8, fit_to_steps=fit_to_steps
-    )
-    assert len(steps) == 16  # 4 epochs of 4 steps
-    # The expected average: the first step's weights, then a <- ema a + (1 - ema) w.
+def _expected_averages(steps, ema):
+    """The average after each step: the first step's weights, then
+    a <- m_t a + (1 - m_t) w with the warmed-up m_t = min(ema, (1 + t) / (10 + t))."""
     averages, average = [], None
-    for weights in steps:
+    for t, weights in enumerate(steps):
+        m = min(ema, (1 + t) / (10 + t))
         average = (
             weights
             if average is None
-            else [
-                ema * a + (1 - ema) * w for a, w in zip(average, weights, strict=True)
-            ]
+            else [m * a + (1 - m) * w for a, w in zip(average, weights, strict=True)]
         )
         averages.append(average)
+    return averages
+
+
+@pytest.mark.parametrize("ema", [0.8, 0.3])
+def test_weight_average_is_validated_checkpointed_and_kept(tmp_path, ema):
+    # 0.8: the warm-up (1 + t) / (10 + t) < 0.8 holds the momentum for all 16 steps;
+    # 0.3: the warm-up reaches 0.3 at t = 3 and the momentum stays 0.3 from then on
+    model, history, steps, (x, y) = _average_run(tmp_path / "run", ema=ema)
+    assert len(steps) == 16  # 4 epochs of 4 steps
+    averages = _expected_averages(steps, ema)
     epoch_ends = averages[3::4]
     # validation scores the average, not the raw weights of the epoch's last step
     np.testing.assert_allclose(
@@ -125,16 +125,80 @@ def test_swap_weight_average_gives_the_best_epochs_raw_weights(tmp_path):
         training.swap_weight_average(plain)
 
 
-def test_fit_average_to_run_caps_the_window_at_a_fifth_of_the_run():
-    def momentum(ema, steps):
-        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
-        model.compile(keras.optimizers.SGD(0.1, use_ema=True, ema_momentum=ema), "mse")
-        return training.fit_average_to_run(model, steps)
+def test_average_momentum_warms_up_to_ema():
+    def momentum(t, ema=0.999):
+        return float(training.average_momentum(t, ema))
 
-    assert momentum(0.999, 9160) == 0.999  # long runs keep their momentum
-    assert momentum(0.999, 5000) == pytest.approx(0.999)
-    assert momentum(0.999, 31) == pytest.approx(1 - 5 / 31)
-    assert momentum(0.999, 3) == 0.0  # under 5 steps: the last weights
-    plain = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
-    plain.compile(keras.optimizers.SGD(0.1), "mse")
-    assert training.fit_average_to_run(plain, 100) is None
+    assert momentum(0) == 0.0  # the first step copies the weights
+    assert momentum(1) == pytest.approx(2 / 11)
+    assert momentum(2) == pytest.approx(3 / 12)
+    assert momentum(458) == pytest.approx(459 / 468)  # after one translation epoch
+    assert momentum(8989) == pytest.approx(8990 / 8999)  # just under 0.999
+    assert momentum(8990) == pytest.approx(0.999)
+    assert momentum(10**6) == pytest.approx(0.999)
+    assert momentum(5, ema=0.3) == pytest.approx(0.3)
+    momentum64 = training.average_momentum(3, 0.9, "float64")
+    assert keras.backend.standardize_dtype(momentum64.dtype) == "float64"
+
+
+class _Averages(keras.callbacks.Callback):
+    """Records the kernel and its average after every training step."""
+
+    def __init__(self):
+        super().__init__()
+        self.steps = []
+
+    def on_train_batch_end(self, batch, logs=None):
+        pairs = keras_workarounds.moving_average_pairs(self.model.optimizer)
+        kernel, average = (keras.ops.convert_to_numpy(v) for v in pairs[0])
+        self.steps.append((kernel, average))
+
+
+def test_warmed_up_average_after_the_first_steps(tmp_path):
+    # `fit` with a plain Keras optimizer: the average after steps 1, 2, 3 against
+    # the formula written out by hand
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(32, 3)).astype("float32")
+    ds = tf.data.Dataset.from_tensor_slices((x, x @ np.ones((3, 1), "float32")))
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    cfg = TrainingConfig(epochs=1, run_dir=str(tmp_path), verbose=0, ema=0.999)
+    model.compile(keras.optimizers.SGD(0.05, **training.averaging(cfg)), "mse")
+    recorder = _Averages()
+    training.fit(model, ds.batch(8), None, cfg, callbacks=[recorder])
+    (w1, a1), (w2, a2), (w3, a3) = recorder.steps[:3]
+    np.testing.assert_allclose(a1, w1, rtol=1e-6)  # m_0 = 0: a copy
+    np.testing.assert_allclose(a2, 2 / 11 * w1 + 9 / 11 * w2, rtol=1e-6)
+    np.testing.assert_allclose(
+        a3, 3 / 12 * (2 / 11 * w1 + 9 / 11 * w2) + 9 / 12 * w3, rtol=1e-6
+    )
+    w4, a4 = recorder.steps[3]
+    np.testing.assert_allclose(a4, 4 / 13 * a3 + 9 / 13 * w4, rtol=1e-6)
+    # Keras' own average (0.999 from the second step on) would still be ~ w1
+    keras_a3 = 0.999 * (0.999 * w1 + 0.001 * w2) + 0.001 * w3
+    assert np.abs(a3 - keras_a3).max() > 0.5 * np.abs(w3 - w1).max()
+
+
+@pytest.mark.parametrize("ema", [0.999, 0.5])
+def test_warm_up_average_on_a_plain_keras_optimizer(ema):
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    optimizer = keras.optimizers.Adam(0.1, use_ema=True, ema_momentum=ema)
+    model.compile(optimizer, "mse")
+    assert training.warm_up_average(model.optimizer) is optimizer
+    training.warm_up_average(optimizer)  # idempotent
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(8, 3)), rng.normal(size=(8, 2))
+    steps = []
+    for _ in range(5):
+        model.train_on_batch(x, y)
+        steps.append([w.copy() for w in model.get_weights()])
+    expected = _expected_averages(steps, ema)[-1]
+    got = [
+        keras.ops.convert_to_numpy(a) for a in optimizer._model_variables_moving_average
+    ]
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-7)
+    # without averaging: nothing to do
+    plain = keras.optimizers.SGD(0.1)
+    assert training.warm_up_average(plain) is plain
+    assert "_update_model_variables_moving_average" not in vars(plain)

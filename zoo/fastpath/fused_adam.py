@@ -11,6 +11,8 @@ import keras
 from keras import ops
 
 from zoo.fastpath.switch import enabled
+from zoo.training import keras_workarounds
+from zoo.training.weight_averaging import average_momentum
 
 
 def _handle(variable):
@@ -36,8 +38,12 @@ class FusedAdam(keras.optimizers.Adam):
     Keras' own clipping and Keras' own update arithmetic, its elementwise part
     compiled by XLA into one pass over the table (Keras' makes about ten), so the
     optimizer computes what `keras.optimizers.Adam` computes for every weight. With
-    `use_ema=True` the weight average `a <- m a + (1 - m) w` is one XLA-compiled
-    pass per weight too (Keras' makes four). Keras (3.15) squares the
+    `use_ema=True` the weight average `a <- m_t a + (1 - m_t) w` is one XLA-compiled
+    pass per weight too (Keras' makes four), with the zoo's warmed-up momentum
+    `m_t = min(ema_momentum, (1 + t) / (10 + t))` (0 in the first step;
+    `zoo.training.weight_averaging.average_momentum`), the average that
+    `zoo.training.fit` gives every Keras optimizer (`warm_up_average`), where
+    Keras' own uses `ema_momentum` from the second step on. Keras (3.15) squares the
     slices before summing them: a row looked up `n` times in a batch adds the sum of
     its `n` squared slices to `v`, not the square of their sum as textbook Adam
     would, which makes frequent rows' steps up to `sqrt(n)` times larger. That is
@@ -53,6 +59,9 @@ class FusedAdam(keras.optimizers.Adam):
     Args:
         the arguments of `keras.optimizers.Adam`.
     """
+
+    # the weight average's warm-up is computed here (zoo.training.warm_up_average)
+    average_warm_up = True
 
     def _clip_by_norm(self, values, axes=None):
         if _is_sparse(values) or axes is not None or not enabled():
@@ -131,19 +140,21 @@ class FusedAdam(keras.optimizers.Adam):
         )
 
     def _update_model_variables_moving_average(self, trainable_variables):
-        """Keras' weight average, `a <- m a + (1 - m) w`, in one XLA-compiled pass
-        per weight (Keras' own makes four)."""
+        """The weight average, `a <- m_t a + (1 - m_t) w` with the warmed-up
+        `m_t = average_momentum(t)`, in one XLA-compiled pass per weight (Keras' own
+        makes four); when not fusable, Keras' update with that momentum."""
         if not self.use_ema or not all(self._fusable(v) for v in trainable_variables):
-            return super()._update_model_variables_moving_average(trainable_variables)
+            return keras_workarounds.moving_average_update(
+                self, trainable_variables, average_momentum
+            )
         update = self._xla_updates()["average"]
-        not_first_step = ops.not_equal(self.iterations, 0)
         for variable, average in zip(
             trainable_variables, self._model_variables_moving_average, strict=True
         ):
             if average is None:
                 continue
-            momentum = ops.multiply(
-                ops.cast(not_first_step, variable.dtype), self.ema_momentum
+            momentum = average_momentum(
+                self.iterations, self.ema_momentum, variable.dtype
             )
             update(_tf_variable(average), _tf_variable(variable), momentum)
 

@@ -40,7 +40,8 @@ callback: training tokens per second per epoch, tracing and validation excluded.
 - a NaN guard, learning-rate decay on a plateau (`decay_factor` < 1), the learning
   rate in the logs (`zoo.training.callbacks`).
 - with `ema` > 0, weight averaging: validation, `best.keras` and early stopping see the
-  moving average of the weights, training continues from the raw ones
+  moving average of the weights, training continues from the raw ones; the momentum
+  warms up, `min(ema, (1 + t) / (10 + t))` at step `t`, for any Keras optimizer
   (`zoo.training.weight_averaging`).
 - with `schedule="cosine"`, cosine decay of the learning rate to zero over the run
   (`zoo.training.schedules`).
@@ -83,8 +84,9 @@ _EXPORTS = {
     "NonFiniteLossError": "zoo.training.callbacks",
     "Throughput": "zoo.training.callbacks",
     "averaging": "zoo.training.weight_averaging",
-    "fit_average_to_run": "zoo.training.weight_averaging",
+    "average_momentum": "zoo.training.weight_averaging",
     "swap_weight_average": "zoo.training.weight_averaging",
+    "warm_up_average": "zoo.training.weight_averaging",
     "CosineToZero": "zoo.training.schedules",
     "fit_schedule_to_run": "zoo.training.schedules",
     "scheduled_learning_rate": "zoo.training.schedules",

@@ -48,8 +48,11 @@ class TrainingConfig:
         tensorboard: whether to write TensorBoard logs.
         ema: momentum of the moving average of the weights that is validated,
             checkpointed and kept (0 disables it; 0.999 averages over about the
-            last thousand steps). The model's optimizer must be built with
-            `**averaging(cfg)`.
+            last thousand steps), warmed up: the momentum at step `t` is
+            `min(ema, (1 + t) / (10 + t))`, so the average of the first epochs
+            is of recent weights, not of the initial ones
+            (`zoo.training.weight_averaging`). The model's optimizer must be
+            built with `**averaging(cfg)`.
         schedule: "constant" (`learning_rate` throughout, unless decayed on a
             plateau) or "cosine" (from `learning_rate` to zero over the run; the
             optimizer must be built with
@@ -129,7 +132,8 @@ class TrainingConfig:
     ema: float = _option(
         0.0,
         "validate, checkpoint and keep a moving average of the weights with this "
-        "momentum, e.g. 0.999 (0 disables it)",
+        "momentum, e.g. 0.999, warmed up: min(MOMENTUM, (1+t)/(10+t)) at step t "
+        "(0 disables it)",
         check="open_fraction",
         metavar="MOMENTUM",
     )

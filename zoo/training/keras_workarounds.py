@@ -128,6 +128,81 @@ def moving_average_pairs(optimizer):
     ]
 
 
+def replace_average_momentum(optimizer, momentum):
+    """Makes a `use_ema` optimizer's weight average use `momentum(iterations,
+    ema_momentum, dtype)` instead of Keras' momentum.
+
+    Works around a missing public API: Keras' `BaseOptimizer.
+    _update_model_variables_moving_average` (keras/src/optimizers/base_optimizer.py,
+    called after every update by `_backend_apply_gradients` of every backend) fixes
+    the momentum at `ema_momentum * (iterations != 0)`, with no option of a warm-up.
+    This sets, on this optimizer only, a replacement of that private method: the
+    same update, `a <- m a + (1 - m) w` for each trainable weight with an average,
+    with `m = momentum(optimizer.iterations, optimizer.ema_momentum, w.dtype)`
+    (`moving_average_update`). Idempotent. An optimizer whose class declares
+    `average_warm_up = True` computes its own warm-up and is left alone; one whose
+    class overrides the method otherwise is refused (the replacement would drop
+    what it does).
+
+    Raises:
+        UnsupportedKerasError: outside `KERAS_VERSIONS`, or when the method is
+            gone.
+        ValueError: the optimizer's class overrides the method.
+    """
+    require(
+        "replace_average_momentum",
+        "the fixed momentum of use_ema (BaseOptimizer."
+        "_update_model_variables_moving_average)",
+        (optimizer, "_update_model_variables_moving_average"),
+        (optimizer, "iterations"),
+    )
+    if getattr(type(optimizer), "average_warm_up", False):
+        return
+    name = "_update_model_variables_moving_average"
+    if getattr(optimizer, "_zoo_average_momentum", None) is momentum:
+        return
+    if getattr(type(optimizer), name) is not getattr(keras.optimizers.Optimizer, name):
+        raise ValueError(
+            f"{type(optimizer).__name__} overrides Keras' {name}: the weight "
+            "average's momentum cannot be replaced. Declare `average_warm_up = True` "
+            "on the class if it computes the warm-up itself."
+        )
+
+    def update(trainable_variables):
+        moving_average_update(optimizer, trainable_variables, momentum)
+
+    # an instance attribute: this optimizer only, and never saved with it
+    object.__setattr__(optimizer, name, update)
+    object.__setattr__(optimizer, "_zoo_average_momentum", momentum)
+
+
+def moving_average_update(optimizer, trainable_variables, momentum):
+    """Keras' weight-average update with the momentum `momentum(iterations,
+    ema_momentum, dtype)`: the body of `BaseOptimizer.
+    _update_model_variables_moving_average` (keras/src/optimizers/base_optimizer.py)
+    with its momentum replaced (see `replace_average_momentum`)."""
+    require(
+        "moving_average_update",
+        "the fixed momentum of use_ema (BaseOptimizer."
+        "_update_model_variables_moving_average)",
+        (optimizer, "_model_variables_moving_average"),
+    )
+    if not optimizer.use_ema:
+        return
+    ops = keras.ops
+    for variable, average in zip(
+        trainable_variables, optimizer._model_variables_moving_average, strict=True
+    ):
+        if average is None:
+            continue
+        m = momentum(optimizer.iterations, optimizer.ema_momentum, variable.dtype)
+        average.assign(
+            ops.add(
+                ops.multiply(m, average), ops.multiply(ops.subtract(1, m), variable)
+            )
+        )
+
+
 # --- MultiWorkerMirroredStrategy ---------------------------------------------------
 
 

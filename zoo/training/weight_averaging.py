@@ -1,15 +1,24 @@
 """Weight averaging (Polyak averaging, as Marian's `--exponential-smoothing`).
 
 With `cfg.ema` > 0 the optimizer, built with `**averaging(cfg)` (`use_ema=True`), keeps
-after every step `a <- ema * a + (1 - ema) * w` of each trainable weight. `fit` puts
+after every step `a <- m_t * a + (1 - m_t) * w` of each trainable weight, with the
+warmed-up momentum `m_t = min(ema, (1 + t) / (10 + t))` at step `t` (the optimizer's
+iterations before the update; `m_0 = 0`: the first step copies the weights), the
+`num_updates` form of `tf.train.ExponentialMovingAverage` (`average_momentum`). Keras'
+own average uses `ema` from the second step on, so with 0.999 the initial weights keep
+a share of `0.999^(n-1)` after `n` steps (63% after 458), and the average of a short
+run, or of a long one's first epochs, is mostly the untrained model. With the warm-up
+the average covers about the last ninth of the steps so far (`1 - m_t ~ 9 / t`) until
+`m_t` reaches `ema` (after 8,990 steps for 0.999): a short run gets a short window and
+a long one `ema`'s. `fit` makes any Keras optimizer average this way
+(`warm_up_average`); `zoo.fastpath.FusedAdam` does it itself. `fit` puts
 the average in the model for validation (the loss and any metric an extra callback
 adds), the best checkpoint and early stopping, and the raw weights back before the
 backup and the next epoch: training continues from the raw weights, and the backup
 holds both, so a resumed run continues exactly. When training ends the model holds the
 average (or, with early stopping, the average of the best epoch). `best.keras` holds
 the averaged weights and, in its optimizer state, the raw weights of the same epoch
-(`swap_weight_average` exchanges them). `fit_average_to_run` shortens the window of a
-short run to a fifth of it.
+(`swap_weight_average` exchanges them).
 """
 
 import keras
@@ -22,29 +31,44 @@ def averaging(cfg):
 
     `{"use_ema": True, "ema_momentum": cfg.ema}`, or `{}` when `cfg.ema` is 0: pass
     them to any Keras optimizer, e.g. `keras.optimizers.Adam(1e-3, **averaging(cfg))`.
+    `fit` adds the warm-up (`warm_up_average`); call that yourself to train such an
+    optimizer with `keras.Model.fit`.
     """
     return {"use_ema": True, "ema_momentum": cfg.ema} if cfg.ema > 0 else {}
 
 
-def fit_average_to_run(model, steps):
-    """Caps the weight average's window at a fifth of a run of `steps` steps.
+def average_momentum(iterations, ema_momentum, dtype="float32"):
+    """The weight average's momentum at step `iterations` (a scalar tensor).
 
-    The optimizer's momentum becomes `min(momentum, 1 - 5 / steps)`, so the first
-    steps' weights keep a share of at most about e^-5 (0.7%) of the average at the end:
-    a momentum of 0.999 (a thousand-step window) is kept for runs of 5,000 steps or
-    more, and a short run (a pipeline check, a small sample) gets a shorter window
-    instead of an average that is still mostly its first weights. Call it before `fit`
-    (the momentum is read when the training step is traced). No-op without averaging.
+    `min(ema_momentum, (1 + t) / (10 + t))` for `t = iterations` > 0, 0 for `t = 0`
+    (the average's slots start at zero, so the first step copies the weights, as in
+    Keras). `t` is the optimizer's iteration count before the update: 0 in the
+    first step.
+    """
+    t = keras.ops.cast(iterations, dtype)
+    warm = keras.ops.minimum(
+        keras.ops.cast(ema_momentum, dtype), (1.0 + t) / (10.0 + t)
+    )
+    return keras.ops.where(keras.ops.equal(t, 0.0), keras.ops.zeros_like(t), warm)
+
+
+def warm_up_average(optimizer):
+    """Makes an optimizer built with `use_ema=True` average with `average_momentum`.
+
+    Keras' optimizers use `ema_momentum` from the second step on; after this call
+    the optimizer (the inner one of a loss-scale wrapper) uses the warmed-up
+    momentum instead (`keras_workarounds.replace_average_momentum`). `fit` calls it;
+    it does nothing without averaging, when already done, and for an optimizer whose
+    class warms up itself (`average_warm_up = True`, as `zoo.fastpath.FusedAdam`).
+    Call it before the train function is traced (before `fit`).
 
     Returns:
-        The momentum in use.
+        The optimizer.
     """
-    optimizer = averaging_optimizer(model.optimizer)
-    if not getattr(optimizer, "use_ema", False):
-        return None
-    if steps > 0:
-        optimizer.ema_momentum = min(optimizer.ema_momentum, max(0.0, 1 - 5 / steps))
-    return optimizer.ema_momentum
+    optimizer = averaging_optimizer(optimizer)
+    if getattr(optimizer, "use_ema", False):
+        keras_workarounds.replace_average_momentum(optimizer, average_momentum)
+    return optimizer
 
 
 def swap_weight_average(model):
@@ -89,11 +113,12 @@ class WeightAverage:
 
     `put_average()` puts the average in the model (and the raw weights in the
     average's slots), `put_raw()` swaps them back; each does nothing when its side is
-    already in place.
+    already in place. Creating one makes the optimizer's average warm up
+    (`warm_up_average`).
     """
 
     def __init__(self, model):
-        self.optimizer = averaging_optimizer(model.optimizer)
+        self.optimizer = warm_up_average(model.optimizer)
         self.average_in_model = False
 
     def swap(self):
