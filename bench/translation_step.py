@@ -51,6 +51,12 @@ def parse_args(argv=None):
         "--training-logits-dtype", default="float32", choices=("float32", "bfloat16")
     )
     parser.add_argument("--tie-embeddings", action="store_true")
+    parser.add_argument(
+        "--readout",
+        default="layer_norm",
+        choices=("layer_norm", "tanh"),
+        help="the decoder's readout",
+    )
     parser.add_argument("--label-smoothing", type=float, default=0.1)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument("--ema", type=float, default=0.999, help="0: no average")
@@ -114,6 +120,7 @@ def build(args):
         context_dropout=args.context_dropout,
         training_logits_dtype=args.training_logits_dtype,
         tie_embeddings=args.tie_embeddings,
+        readout=args.readout,
         name="seq2seq_translator",
     )
     training = TrainingConfig(learning_rate=args.learning_rate, ema=args.ema)
