@@ -18,23 +18,21 @@ Commands:
         --score general --window local-p
 
 `--data` is a folder of line-aligned files `{train,val|valid|dev,test}.{SRC,TGT}[.gz]`
-(Multi30k or its root) or a TSV file of pairs (Anki's: English first, e.g. `--data
-spa-eng/spa.txt --source es --target en`); missing splits are seeded 2% parts of the
-training data. Without it: a generated language pair.
-With `--data` the epoch kept (`best.keras`, evaluated and exported) has the best
-validation BLEU of greedy translations, the learning rate halves after an epoch
-without a better one, and the weights are a moving average (`--ema`, warmed up). The
-decoder's readout is `LayerNorm(W [h; c; e])`, not the papers' `tanh` (`--readout`).
+(Multi30k or its root), a TSV file of pairs (`--source-column`; Anki's: English first)
+or `SRC_FILE,TGT_FILE`; `--valid-data`, `--test-data` name other splits the same way;
+missing splits are seeded 2% parts of the training data. `--max-words` filters
+training pairs only (every test pair is scored); `--max-length` defaults to the
+longest training text. With `--data` the epoch kept has the best validation BLEU of
+greedy translations, the learning rate halves after an epoch without a better one,
+and the weights are averaged (`--ema`, warmed up). The readout is
+`LayerNorm(W [h; c; e])`, not the papers' `tanh` (`--readout`).
 
-Outputs: `runs/translation/` (vocabularies, checkpoints, logs), `reports/translation/`
-(`metrics.json`, `attention_<i>.png`: target x source subwords) and
-`saved_models/translation/VERSION/`, whose signatures (`TranslationServing`) take
-`text` (string [None]): `serving_default` (beam search) and `translate_greedy` ->
-`translation`, `score` (GNMT), `attention` [None, T_target, T_source],
-`source_tokens`, `target_tokens`; `preprocess` -> `source_ids`, `target_ids` (the
-Keras model's inputs); `teacher_forced` -> `logits` (the Keras model on them). Limits:
-256 texts per request, inputs cut to 2048 bytes and `--max-length` subwords, outputs
-stop at `ceil(a * |X| + b)` and `--max-length` subwords.
+Outputs: `runs/translation/`, `reports/translation/` (`metrics.json`,
+`attention_<i>.png`) and `saved_models/translation/VERSION/` (`TranslationServing`):
+`serving_default` (beam) and `translate_greedy` map `text` to `translation`, `score`,
+`attention`, `source_tokens`, `target_tokens`; `preprocess` and `teacher_forced` give
+the Keras model's inputs and logits. At most 256 texts a request; inputs cut to 2048
+bytes and `--max-length` subwords.
 """
 
 import argparse
@@ -94,8 +92,22 @@ class Config(RecipeConfig):
     label_smoothing: float = option(0.1, "label smoothing", check=RATE)
     vocab_size: int = option(8000, "subwords per language", demo=200, check=POS)
     lowercase: bool = option(False, "uncased vocabularies")
+    valid_data: str = option(
+        None, "validation pairs: TSV or SRC,TGT files", metavar="PATH"
+    )
+    test_data: str = option(None, "test pairs: TSV or SRC,TGT files", metavar="PATH")
+    source_column: int = option(
+        None,
+        "TSV column of the source (default: Anki's, English first)",
+        choices=(0, 1),
+    )
     max_words: int = option(80, "training pairs over N words are skipped", check=POS)
-    max_length: int = option(64, "subwords per source and output", demo=24, check=POS)
+    max_length: int = option(
+        None,
+        "subwords per source and output (default: the longest in training)",
+        demo=24,
+        check=POS,
+    )
     beam_width: int = option(5, "beam width of serving_default", check=POS)
     alpha: float = option(0.6, "GNMT length penalty", check=NONNEG)
     beta: float = option(0.2, "GNMT coverage penalty", check=NONNEG)
@@ -123,6 +135,11 @@ class Config(RecipeConfig):
             raise ConfigError("--score dot needs --decoder-units = 2 x --encoder-units")
         if self.select_on == "bleu":
             self.training.monitor, self.training.mode = "val_bleu", "max"
+
+    def data_paths(self):  # --data may be SRC,TGT: check each file
+        specs = ("--data", self.data), ("--valid-data", self.valid_data)
+        specs += (("--test-data", self.test_data),)
+        return [(flag, p) for flag, v in specs if v for p in v.split(",")]
 
     def search(self):  # the penalties and output limit of greedy and beam search
         return {k: getattr(self, k) for k in ("alpha", "beta", "length_a", "length_b")}
@@ -154,25 +171,30 @@ class Translation(Recipe):
         return super().parse(argv)
 
     def load_data(self):
-        from zoo.data.parallel import demo_corpus, load_parallel, split_corpus
+        from zoo.data import parallel
         from zoo.models.translation import TranslationPreprocessor as Preprocessor
         from zoo.models.translation import translation_dataset, vocabulary_cache_key
         from zoo.training import fingerprint
 
         c, seed = self.config, self.config.training.seed
+        languages = (c.source, c.target)
         if self.demo:
-            parts = split_corpus(demo_corpus(c.demo_size, seed), (0.05, 0.05), seed)
+            corpus = parallel.demo_corpus(c.demo_size, seed)
+            parts = parallel.split_corpus(corpus, (0.05, 0.05), seed)
             splits = dict(zip(("train", "val", "test"), parts, strict=True))
         else:
-            splits = load_parallel(c.data, c.source, c.target, c.max_words, seed=seed)
+            path, files = parallel.file_specs(c.data, c.valid_data, c.test_data)
+            kw = dict(seed=seed, files=files, source_column=c.source_column)
+            splits = parallel.load_parallel(path, *languages, c.max_words, **kw)
         for split, corpus in splits.items():
             limit = c.max_train_samples if split == "train" else c.max_eval_samples
             indices = self.sample_indices(len(corpus), limit)
             splits[split] = corpus if indices is None else corpus.subset(indices)
             self.log(f"[{split}] {len(splits[split])} pairs; {corpus.report}")
-        train, languages = splits["train"], (c.source, c.target)
+        train = splits["train"]
         vocab = dict(vocab_size=c.vocab_size, lowercase=c.lowercase)
-        key = [c.data, *languages, *vocab.values(), c.max_train_samples, c.max_words]
+        data = c.data if c.source_column is None else f"{c.data}#{c.source_column}"
+        key = [data, *languages, *vocab.values(), c.max_train_samples, c.max_words]
         pre = Preprocessor.from_corpus(
             train,
             c.run_dir,

@@ -249,3 +249,18 @@ def test_real_length_filter_keeps_every_test_pair(shared_data):
     assert splits["train"].report.lengths["source"].count == 29000
     assert len(splits["train"]) == 29000 - splits["train"].report.too_long
     assert max(len(s.split()) for s in splits["test"].sources) > 10
+
+
+def test_file_specs_turn_flags_into_load_parallel_arguments():
+    from zoo.data.parallel import file_specs
+
+    assert file_specs("corpus/") == ("corpus/", None)
+    assert file_specs("pairs.tsv") == ("pairs.tsv", None)
+    assert file_specs("train.en,train.vi") == (
+        None,
+        {"train": ("train.en", "train.vi")},
+    )
+    assert file_specs("a.tsv", test="t.en,t.vi") == (
+        None,
+        {"train": "a.tsv", "test": ("t.en", "t.vi")},
+    )

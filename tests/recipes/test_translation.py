@@ -118,7 +118,7 @@ def test_selection_and_training_defaults(tmp_path):
     assert (real.training.decay_factor, real.training.decay_patience) == (0.5, 1)
     assert real.training.ema == 0.999  # weight averaging with --data
     assert (real.training.epochs, real.training.learning_rate) == (12, 2e-3)
-    assert (real.embedding_dim, real.vocab_size, real.max_length) == (256, 8000, 64)
+    assert (real.embedding_dim, real.vocab_size, real.max_length) == (256, 8000, None)
     assert (real.source, real.target, real.dropout) == ("en", "de", 0.2)
     # the layer-normalized readout for real data and the demo alike
     assert real.readout == parse([]).readout == "layer_norm"
@@ -263,3 +263,20 @@ def test_bad_inputs_against_reloaded_export(demo_run):
         # an empty source still decodes to a short, well-defined output
         assert results["empty"]["translation"].shape == (1,)
         assert results["one_megabyte"]["source_tokens"].shape[1] <= 24
+
+
+def test_explicit_split_files_are_checked_one_by_one(tmp_path, capsys):
+    for name in ("train.en", "train.vi", "test.tsv"):
+        (tmp_path / name).write_text("hello\n")
+    pair = f"{tmp_path / 'train.en'},{tmp_path / 'train.vi'}"
+    config = parse(["--data", pair, "--test-data", str(tmp_path / "test.tsv")])
+    assert config.data == pair and config.source_column is None
+    missing = str(tmp_path / "valid.vi")
+    with pytest.raises(SystemExit) as exit_info:
+        parse(["--data", pair, "--valid-data", f"{tmp_path / 'train.en'},{missing}"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--valid-data: no such file or folder: {missing}" in err
+    assert len(err.strip().splitlines()) == 1
+    with pytest.raises(SystemExit):
+        parse(["--data", pair, "--source-column", "2"])

@@ -485,6 +485,27 @@ def _tsv_column(source, target, source_column, path):
     )
 
 
+def file_specs(train, val=None, test=None):
+    """`(path, files)` for `load_parallel` from command-line style specs.
+
+    Each spec is a TSV file, a folder (train only) or `SOURCE_FILE,TARGET_FILE` (two
+    line-aligned files). With only a train spec that names one path, that path is
+    `load_parallel`'s `path`; otherwise the specs become its `files`.
+
+    >>> file_specs("train.en,train.vi", test="test.en,test.vi")
+    (None, {'train': ('train.en', 'train.vi'), 'test': ('test.en', 'test.vi')})
+    """
+
+    def spec(text):
+        parts = str(text).split(",")
+        return parts[0] if len(parts) == 1 else tuple(parts)
+
+    if val is None and test is None and "," not in str(train):
+        return train, None
+    specs = {"train": train, "val": val, "test": test}
+    return None, {k: spec(v) for k, v in specs.items() if v is not None}
+
+
 def _normalize_files(files):
     if not isinstance(files, dict) or not files:
         raise ConfigError(

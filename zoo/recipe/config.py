@@ -154,12 +154,12 @@ class RecipeConfig:
     )
     run_dir: str = option(
         None,
-        "checkpoints, backup (resumption) and logs (default: runs/<recipe>)",
+        "checkpoints, backup (resumption) and logs",
         metavar="DIR",
     )
     report_dir: str = option(
         None,
-        "metrics, attention maps and reports (default: reports/<recipe>)",
+        "metrics, attention maps and reports",
         metavar="DIR",
     )
     export_dir: str = option(
@@ -198,6 +198,10 @@ class RecipeConfig:
 
     def validate(self):
         """Checks that span several options; raises `zoo.errors.ConfigError`."""
+
+    def data_paths(self):
+        """`(flag, path)` of every input path the options name (checked to exist)."""
+        return [] if self.data is None else [("--data", self.data)]
 
     def identity(self):
         """What this configuration trains (its own fields), as a JSON-able dict.
@@ -430,6 +434,7 @@ def parse_config(
         config.validate()
     except (ValueError, ConfigError) as e:
         parser.error(str(e))
-    if config.data is not None and not os.path.exists(config.data):
-        parser.error(f"--data: no such file or folder: {config.data}")
+    for flag, path in config.data_paths():
+        if not os.path.exists(path):
+            parser.error(f"{flag}: no such file or folder: {path}")
     return config

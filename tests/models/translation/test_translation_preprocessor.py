@@ -106,3 +106,28 @@ def test_vocabulary_cache_key_is_stable_and_names_every_field():
     ]
     keys = {vocabulary_cache_key(*a) for a in changed}
     assert len(keys) == len(changed) and "0fbf2d8d" not in keys
+
+
+def test_max_length_none_is_the_longest_training_text(tmp_path):
+    long_target = "ein sehr grosser hund sieht der kleine katze heute ."
+    corpus = types.SimpleNamespace(
+        sources=["the dog sees a cat .", "a dog ."] * 20,
+        targets=["der hund sieht ein katze .", long_target] * 20,
+    )
+    pre = TranslationPreprocessor.from_corpus(
+        corpus, str(tmp_path), ("en", "de"), 100, max_length=None, log=None
+    )
+    target_lengths = [
+        int(n)
+        for n in pre.target_tokenizer.tokenize(tf.constant(corpus.targets))
+        .row_lengths()
+        .numpy()
+    ]
+    source_lengths = [
+        int(n)
+        for n in pre.source_tokenizer.tokenize(tf.constant(corpus.sources))
+        .row_lengths()
+        .numpy()
+    ]
+    assert pre.max_length == max(target_lengths + source_lengths)
+    assert pre.max_length == max(target_lengths)  # the long German sentence

@@ -91,7 +91,8 @@ class TranslationPreprocessor(tf.Module):
             directory: where the vocabulary files are kept.
             languages: `(source, target)` language codes (used in the file names).
             vocab_size: the largest vocabulary size, reserved tokens included.
-            lowercase, max_length: as for the constructor.
+            lowercase, max_length: as for the constructor; `max_length=None`
+                takes the longest training source or target, in subwords.
             tag: the cache key in the file names.
             log: where a line per learned vocabulary goes (`None`: nowhere).
         """
@@ -114,6 +115,10 @@ class TranslationPreprocessor(tf.Module):
                         f"{time.time() - start:.1f} s -> {path}"
                     )
             paths.append(path)
+        if max_length is None:
+            max_length = longest_subwords(corpus, paths, lowercase)
+            if log is not None:
+                log(f"max length: {max_length} subwords (the longest training text)")
         return cls(*paths, lowercase=lowercase, max_length=max_length)
 
     @classmethod
@@ -224,3 +229,20 @@ def vocabulary_cache_key(
         ]
     )
     return hashlib.sha1(key.encode()).hexdigest()[:8]
+
+
+def longest_subwords(corpus, vocabularies, lowercase=False, chunk=4096):
+    """The most subwords of any source or target of `corpus` (at least 1).
+
+    Args:
+        corpus: pairs with `sources` and `targets` lists of str.
+        vocabularies: `(source vocabulary file, target vocabulary file)`.
+        lowercase: as for `TranslationPreprocessor`.
+    """
+    longest = 1
+    for texts, path in zip((corpus.sources, corpus.targets), vocabularies, strict=True):
+        tokenizer = SubwordTokenizer(path, lowercase=lowercase)
+        for start in range(0, len(texts), chunk):
+            ids = tokenizer.tokenize(tf.constant(texts[start : start + chunk]))
+            longest = max(longest, int(tf.reduce_max(ids.row_lengths())))
+    return longest
