@@ -1,3 +1,5 @@
+import time
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -11,6 +13,14 @@ STORY = "Mary moved to the kitchen.\nJohn went to the garden.\nMary went to the 
 
 def _texts(tensor):
     return [[s.decode() for s in row] for row in tensor.numpy()]
+
+
+def _bounded(text, lines, budget):
+    """What the preprocessor reads of a valid UTF-8 story or question: its last
+    `lines` lines, each cut to its first `budget` bytes (whole characters)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    kept = text.split("\n")[-lines:]
+    return "\n".join(x.encode()[:budget].decode("utf-8", "ignore") for x in kept)
 
 
 def test_ids_most_recent_sentence_first(demo_vocab_file):
@@ -33,10 +43,11 @@ def test_ids_most_recent_sentence_first(demo_vocab_file):
 
 
 def test_lines_without_words_are_skipped_and_the_last_ones_kept(demo_vocab_file):
+    # Five word-less lines: with the sentences they fit in the 4 * 3 lines read.
     pre = MemN2NPreprocessor(demo_vocab_file, memory_size=3, sentence_length=4)
     story = "\n".join(
         ["Mary went to the office."] + [f"John went to room{i}." for i in range(5)]
-        + ["...", "  ", "!?", "\u200b", "\t"] * 10
+        + ["...", "  ", "!?", "\u200b", "\t"]
     )  # fmt: skip
     memory = _texts(pre([story], [""], return_sentences=True)["memory"])
     assert memory == [
@@ -71,9 +82,60 @@ def test_same_ids_as_the_reader_encoding(demo_vocab_file):
     pre = MemN2NPreprocessor(demo_vocab_file, memory_size=5, sentence_length=4)
     new = pre(stories, questions, return_sentences=True)
     lookup = VocabularyLookup(demo_vocab_file)
-    old = babi.encode_inputs(stories, questions, lookup, 5, 4, return_sentences=True)
-    for key, expected in zip(("story", "question", "memory"), old, strict=True):
+    # On what the preprocessor reads of them: the last 4 * 5 lines, the first
+    # 64 * 4 bytes of each: `many` and the "a" lines before 90 empty ones lose
+    # their first lines, the 600-byte line its end.
+    bounded = [_bounded(s, 20, 256) for s in stories]
+    ref = babi.encode_inputs(bounded, questions, lookup, 5, 4, return_sentences=True)
+    for key, expected in zip(("story", "question", "memory"), ref, strict=True):
         np.testing.assert_array_equal(new[key].numpy(), expected.numpy())
+    whole = babi.encode_inputs(stories, questions, lookup, 5, 4, True)
+    for i, (a, b) in enumerate(zip(whole[0].numpy(), ref[0].numpy(), strict=True)):
+        assert (a == b).all() == (i not in (2, 6)), i  # the words the model reads
+    for i, (a, b) in enumerate(zip(whole[2].numpy(), ref[2].numpy(), strict=True)):
+        assert (a == b).all() == (i not in (2, 3, 6)), i
+    assert _texts(new["memory"])[2] == ["john", "", "", "", ""]
+    assert new["memory"].numpy()[3][2].decode() == " ".join(["x"] * 128)
+
+
+def test_only_the_last_lines_and_first_bytes_are_read(demo_vocab_file):
+    # Word-less lines before the last 4 * memory_size lines are never normalized:
+    # a long story of them, long lines and a 64 KiB question take little time and
+    # give the outputs of their bounded equivalent.
+    pre = MemN2NPreprocessor(demo_vocab_file, memory_size=3, sentence_length=4)
+    assert (pre.max_lines, pre.max_sentence_bytes) == (12, 256)
+    long_line = "Mary went to the garden. " + "x" * 40000
+    story = "\n".join(
+        ["John went to the office."] + ["."] * 60000
+        + [long_line, "!?", "Sandra moved to the kitchen.", long_line]
+    )  # fmt: skip
+    question = "Where is Mary? " * 4400  # 66000 bytes
+    stories = [story, "\n".join(["Daniel went to the hallway."] + ["."] * 12), "a"]
+    questions = [question, "Where is Daniel?", question[:300]]
+    pre([STORY], ["q"])  # the first call builds the lookup tables
+    start = time.perf_counter()
+    got = pre(stories, questions, return_sentences=True)
+    seconds = time.perf_counter() - start
+    expected = pre(
+        [_bounded(s, 12, 256) for s in stories],
+        [_bounded(q, 1, 256) for q in questions],
+        return_sentences=True,
+    )
+    for key in ("story", "question", "memory"):
+        np.testing.assert_array_equal(got[key].numpy(), expected[key].numpy())
+    cut = "mary went to the garden " + "x" * (256 - 25)
+    assert _texts(got["memory"]) == [
+        [cut, "sandra moved to the kitchen", cut],
+        ["", "", ""],
+        ["a", "", ""],
+    ]
+    vocab = Vocabulary.load(demo_vocab_file)
+    np.testing.assert_array_equal(
+        got["question"].numpy()[0], vocab.encode(["where", "is", "mary", "where"])
+    )
+    # Normalizing every line and the whole question took seconds (generous bound:
+    # shared CPUs).
+    assert seconds < 3.0, seconds
 
 
 def test_a_story_over_the_byte_limit_keeps_its_last_whole_lines(demo_vocab_file):

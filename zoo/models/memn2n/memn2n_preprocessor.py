@@ -11,6 +11,12 @@ from zoo.text.vocabulary import VocabularyLookup
 # these are exactly the lines that give no words.
 _NO_WORD_LINE = r"[\s\p{Z}\p{P}\p{S}]*"
 
+# The bounds on what is read of a request: the last `LINES_PER_SLOT * memory_size`
+# lines of a story, and the first `BYTES_PER_WORD * sentence_length` bytes of each
+# of those lines and of the question.
+LINES_PER_SLOT = 4
+BYTES_PER_WORD = 64
+
 
 class MemN2NPreprocessor(tf.Module):
     """In-graph preprocessing of MemN2N's serving signatures (TensorFlow ops only).
@@ -23,10 +29,13 @@ class MemN2NPreprocessor(tf.Module):
     words map to `[UNK]`.
 
     The work per request is bounded by the model's limits, not by the input: a
-    story longer than `max_story_bytes` keeps its last bytes (whole lines), and
-    only the sentences that fit in the memory are normalized, tokenized and made
-    dense (the lines before them are only split off). An empty story gives an
-    all-empty memory and an empty question a zero query, both well defined.
+    story longer than `max_story_bytes` keeps its last bytes (whole lines); only
+    its last `4 * memory_size` lines are read (the lines before them are split off
+    but never looked at, so a story whose last `4 * memory_size` lines hold no
+    words gives an empty memory), and each line read and the question are cut to
+    their first `64 * sentence_length` bytes (whole characters) before they are
+    normalized and tokenized. An empty story gives an all-empty memory and an
+    empty question a zero query, both well defined.
 
     Args:
         vocab_file: the vocabulary file (`zoo.text.vocabulary.Vocabulary.save`),
@@ -45,7 +54,8 @@ class MemN2NPreprocessor(tf.Module):
         A dict: `story` int32 `(B, memory_size, sentence_length)` and `question`
         int32 `(B, sentence_length)`, the `MemN2N` inputs; with `return_sentences`
         also `memory` string `(B, memory_size)`: the words of each slot joined by
-        spaces (all of them, not only the first `sentence_length`), "" when empty.
+        spaces (all those of the bytes read, not only the first
+        `sentence_length`), "" when empty.
 
     Raises:
         tf.errors.InvalidArgumentError: when story and question batches differ in
@@ -74,6 +84,8 @@ class MemN2NPreprocessor(tf.Module):
         self.memory_size = memory_size
         self.sentence_length = sentence_length
         self.max_story_bytes = max_story_bytes
+        self.max_lines = LINES_PER_SLOT * memory_size
+        self.max_sentence_bytes = BYTES_PER_WORD * sentence_length
 
     def __call__(self, story, question, return_sentences=False):
         story = tf.convert_to_tensor(story, tf.string)
@@ -93,7 +105,7 @@ class MemN2NPreprocessor(tf.Module):
             tf.cast(self.lookup(dense), tf.int32),
             [batch, self.memory_size, self.sentence_length],
         )
-        question_words = tokenize(normalize(question))
+        question_words = tokenize(self.normalize(question))
         question_dense = question_words.to_tensor(
             default_value="", shape=[None, self.sentence_length]
         )
@@ -106,13 +118,33 @@ class MemN2NPreprocessor(tf.Module):
             outputs["memory"] = tf.reshape(joined, [batch, self.memory_size])
         return outputs
 
+    def normalize(self, text):
+        """`normalize` of the first `max_sentence_bytes` bytes of each string.
+
+        The cut to whole characters comes first and reads only the start of each
+        string, so the work does not grow with the length of the input.
+
+        Args:
+            text: string tensor (any shape) or ragged tensor of strings.
+
+        Returns:
+            The normalized strings, same shape.
+        """
+        budget = self.max_sentence_bytes
+        # At most `budget` characters: at least `budget` bytes when the string is
+        # longer; `normalize` then cuts to `budget` bytes on a character boundary.
+        head = tf.ragged.map_flat_values(
+            lambda t: tf.strings.substr(t, 0, budget, unit="UTF8_CHAR"), text
+        )
+        return normalize(head, max_bytes=budget)
+
     def recent_lines(self, story):
         """The last `memory_size` sentences with words, most recent first.
 
-        Only the end of a story is normalized: its last `memory_size` lines, or
-        twice as many, and so on, until they hold `memory_size` sentences with
-        words (or the story ends). Normalizing lines one by one gives the words of
-        normalizing the whole story, whose line breaks are "\n", "\r\n" and "\r".
+        Only the last `max_lines` lines of a story are read, each cut to its first
+        `max_sentence_bytes` bytes before it is normalized. Normalizing lines one
+        by one gives the words of normalizing the whole story, whose line breaks
+        are "\n", "\r\n" and "\r".
 
         Args:
             story: string tensor `[B]`.
@@ -131,28 +163,14 @@ class MemN2NPreprocessor(tf.Module):
         story = tf.where(length > limit, tail, story)
         story = tf.strings.regex_replace(story, "\r\n?", "\n")
         lines = tf.strings.split(story, "\n")  # (B, S), raw
+        take = tf.minimum(lines.row_lengths(), self.max_lines)
+        index = tf.ragged.range(lines.row_limits() - take, lines.row_limits())
+        text = self.normalize(tf.gather(lines.flat_values, index))
+        has_words = tf.logical_not(
+            tf.strings.regex_full_match(text.flat_values, _NO_WORD_LINE)
+        )
+        sentences = tf.ragged.boolean_mask(text, text.with_flat_values(has_words))
         slots = self.memory_size
-
-        def last_lines(count):
-            """The last `count` lines of each story, normalized, and which have words."""
-            take = tf.minimum(lines.row_lengths(), count)
-            index = tf.ragged.range(lines.row_limits() - take, lines.row_limits())
-            text = normalize(tf.gather(lines.flat_values, index), max_bytes=None)
-            has_words = tf.logical_not(
-                tf.strings.regex_full_match(text.flat_values, _NO_WORD_LINE)
-            )
-            return text, text.with_flat_values(has_words)
-
-        def too_few(count):
-            _, has_words = last_lines(count)
-            found = tf.reduce_sum(tf.cast(has_words, tf.int64), axis=1)
-            return tf.reduce_any((found < slots) & (lines.row_lengths() > count))
-
-        count = tf.while_loop(
-            too_few, lambda count: [count * 2], [tf.constant(slots, tf.int64)]
-        )[0]
-        text, has_words = last_lines(count)
-        sentences = tf.ragged.boolean_mask(text, has_words)
         recent = sentences[:, -slots:]  # (B, <= M), oldest first
         dense = recent.to_tensor(default_value="", shape=[None, slots])
         return tf.reverse_sequence(
