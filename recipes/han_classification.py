@@ -124,7 +124,9 @@ class HANClassification(TextClassificationRecipe):
             documents = demo_splits(c.demo_size, seed=c.training.seed)
         else:
             documents = load_documents(
-                c.data, text_column=c.text_column or "text", label_column=c.label_column
+                c.data,
+                text_column="text" if c.text_column is None else c.text_column,
+                label_column=c.label_column,
             )
         return ClassificationData.from_documents(documents)
 

@@ -126,7 +126,7 @@ class SelfAttentiveEmbedding(TextClassificationRecipe):
 
     def read_texts(self):
         from zoo.classification import ClassificationData
-        from zoo.data.sentences import demo_corpus, load_sentences
+        from zoo.data.sentences import demo_corpus, is_tree_file, load_sentences
 
         c = self.config
         if self.demo:
@@ -143,8 +143,11 @@ class SelfAttentiveEmbedding(TextClassificationRecipe):
             format=None if sst else c.task,
             seed=0,
         )
-        level = ", phrase-level training" if sst and c.phrases else ""
-        return ClassificationData.from_sentences(splits, f"{c.data} ({c.task}{level})")
+        train_file = os.path.join(c.data, "train.txt")
+        trees = sst and os.path.isfile(train_file) and is_tree_file(train_file)
+        level = ", phrase-level training" if c.phrases else ""
+        described = f"{c.data} ({c.task}{level})" if trees else c.data
+        return ClassificationData.from_sentences(splits, described)
 
     def tokenize(self, text):
         from zoo.models.sentence_embedder import tokenize_sentences

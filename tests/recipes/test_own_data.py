@@ -239,18 +239,9 @@ def _check_sizes(sizes, corpus):
         assert sizes[part] == n, (part, sizes)
 
 
-HAN_TEXT_COLUMN_0 = pytest.mark.xfail(
-    strict=True,
-    reason="recipes/han_classification.py read_texts passes `c.text_column or "
-    "'text'`: position 0 is falsy and becomes the name 'text' (error: Columns are "
-    "all names ... or all 0-based positions)",
-)
-
-
 def _reading_cases():
     for fmt in FORMATS:
-        marks = HAN_TEXT_COLUMN_0 if fmt == "csv_positions_text_first" else ()
-        yield pytest.param(HAN, fmt, marks=marks, id=f"{HAN}-{fmt}")
+        yield pytest.param(HAN, fmt, id=f"{HAN}-{fmt}")
     for fmt in SENTENCE_FORMATS:
         yield pytest.param(SAE, fmt, id=f"{SAE}-{fmt}")
 
@@ -278,12 +269,6 @@ def test_classifiers_read_every_layout(recipe, fmt, tmp_path):
         assert expected.format(**sizes) in data.description, data.description
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="recipes/self_attentive_embedding.py read_texts describes any --data as "
-    "f'{c.data} ({c.task}, phrase-level training)' with the default --task sst5, "
-    "also for CSV/TSV/JSON lines and folders, which are neither SST nor phrases",
-)
 def test_sentence_description_names_no_sst_for_tables(tmp_path):
     corpus = _csv_named(tmp_path, True)
     cls = _recipe(SAE)
@@ -343,8 +328,6 @@ def _training_cases():
     for recipe, formats in ((HAN, FORMATS), (SAE, SENTENCE_FORMATS)):
         for fmt in formats:
             marks = [] if (recipe, fmt) in TRAINED else [pytest.mark.slow]
-            if recipe == HAN and fmt == "csv_positions_text_first":
-                marks.append(HAN_TEXT_COLUMN_0)
             yield pytest.param(recipe, fmt, marks=marks, id=f"{recipe}-{fmt}")
 
 

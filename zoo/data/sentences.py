@@ -477,7 +477,8 @@ def split_data(data, validation=0.1, test=0.1, seed=0):
     }
 
 
-def _is_tree_file(path):
+def is_tree_file(path):
+    """True when the first non-empty line of `path` is a PTB tree (SST's format)."""
     for _, line in files.iter_lines(path):
         if line.strip():
             return line.lstrip().startswith("(")
@@ -574,7 +575,7 @@ def load_sentences(
         data = _read_table_file(path, text_column, label_column, label_names, format)
         return _complete({"train": data}, validation, test, seed)
     sst = {s: os.path.join(path, n) for s, n in SST_FILES.items()}
-    if os.path.isfile(sst["train"]) and _is_tree_file(sst["train"]):
+    if os.path.isfile(sst["train"]) and is_tree_file(sst["train"]):
         return load_sst(path, task, phrases=phrases)
     split_files = files.find_split_files(path, _SPLIT_SUFFIXES)
     if split_files:
