@@ -8,31 +8,17 @@ if keras.backend.backend() != "tensorflow":
     pytest.skip("the fast paths are TensorFlow code", allow_module_level=True)
 tf = pytest.importorskip("tensorflow")
 
+from tests.layers.test_bidirectional_rnn import (  # noqa: E402
+    B,
+    U,
+    _inputs,
+    _pair,
+)
 from zoo import fastpath  # noqa: E402
 from zoo.fastpath import bidirectional_loop  # noqa: E402
 from zoo.layers.bidirectional_rnn import BidirectionalRNN  # noqa: E402
 
-B, T, E, U = 5, 7, 6, 4
-LENGTHS = np.array([7, 3, 1, 5, 6])
-
-
-def _inputs():
-    x = np.random.default_rng(0).normal(size=(B, T, E)).astype("float32")
-    mask = np.arange(T)[None, :] < LENGTHS[:, None]  # right padding
-    return x, mask
-
-
-def _pair(rnn, **kwargs):
-    """A Keras Bidirectional and a BidirectionalRNN with the same weights."""
-    x, mask = _inputs()
-    reference = keras.layers.Bidirectional(
-        rnn(U, return_sequences=True, return_state=True, **kwargs)
-    )
-    fused = BidirectionalRNN(rnn(U, return_sequences=True, return_state=True, **kwargs))
-    reference(x, mask=mask)
-    fused(x, mask=mask)
-    fused.set_weights(reference.get_weights())
-    return reference, fused
+# The same inputs and weight-sharing pair as the backend-neutral layer tests.
 
 
 def _spy(monkeypatch):
