@@ -292,3 +292,17 @@ def test_real_layouts_through_load_sentences(shared_data):
     assert sum(len(s) for s in yelp.values()) == 1000
     assert yelp["train"].label_names == ("0", "1")
     assert yelp["train"].texts[0] != "0" and len(yelp["train"]) == 800
+
+
+def test_read_tsv_reads_a_named_header_in_either_order(tmp_path):
+    from zoo.data.sentences import read_tsv
+
+    for header, rows in (
+        ("text\tlabel", ["a fine film\tpos", "dull\tneg"]),
+        ("Label\tSentence", ["pos\ta fine film", "neg\tdull"]),
+    ):
+        path = tmp_path / "s.tsv"
+        path.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+        data = read_tsv(str(path))
+        assert list(data.texts) == ["a fine film", "dull"], header
+        assert [data.label_names[i] for i in data.labels] == ["pos", "neg"], header

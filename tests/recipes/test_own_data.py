@@ -278,12 +278,6 @@ def test_sentence_description_names_no_sst_for_tables(tmp_path):
     assert "sst5" not in description and "phrase" not in description, description
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="zoo/data/sentences.py read_tsv (used by the sentence recipe for a TSV "
-    "without column flags) takes a `text<TAB>label` header row as data: one class "
-    "per distinct sentence plus a class 'text', no error",
-)
 def test_sentence_tsv_with_text_label_header_is_not_misread(tmp_path):
     rows = _texts(True, seed=14)
     path = od.write_table(tmp_path / "corpus.tsv", rows, "tsv")  # text<TAB>label

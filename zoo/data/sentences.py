@@ -379,6 +379,9 @@ def read_tsv(path, label_names=None, *, text_column=None, label_column=None):
             path, text_column, label_column, label_names, format="tsv"
         )
     path = files.check_exists(path, "file")
+    header = _named_header(path)
+    if header is not None:  # e.g. `text<TAB>label`: read the columns by name
+        return read_table_sentences(path, *header, label_names, format="tsv")
     raw = []
     try:
         for line_number, line in files.iter_lines(path):
@@ -475,6 +478,25 @@ def split_data(data, validation=0.1, test=0.1, seed=0):
         "validation": data.subset(np.sort(order[n_test : n_test + n_val])),
         "train": data.subset(np.sort(order[n_test + n_val :])),
     }
+
+
+_TEXT_NAMES = ("text", "sentence", "sentences")
+_LABEL_NAMES = ("label", "labels", "class")
+
+
+def _named_header(path):
+    """`(text column, label column)` names when the first line of a TSV is a header
+    naming both (`text<TAB>label`, `sentence<TAB>label`, ...), else None."""
+    try:
+        for _, line in files.iter_lines(path):
+            if line.strip():
+                fields = [f.strip() for f in line.split("\t")]
+                text = [f for f in fields if f.lower() in _TEXT_NAMES]
+                label = [f for f in fields if f.lower() in _LABEL_NAMES]
+                return (text[0], label[0]) if text and label else None
+    except DataError:
+        return None  # read_tsv reports it with its line
+    return None
 
 
 def is_tree_file(path):
