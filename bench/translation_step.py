@@ -38,7 +38,9 @@ def parse_args(argv=None):
     parser.add_argument("--rounds", type=int, default=3, help="timed passes")
     parser.add_argument("--batch-size", type=int, default=64, help="pairs per batch")
     parser.add_argument("--vocab-size", type=int, default=8000, help="subwords")
-    parser.add_argument("--max-length", type=int, default=64, help="subwords kept")
+    parser.add_argument(
+        "--max-length", type=int, default=None, help="subwords kept (default: longest)"
+    )
     parser.add_argument("--max-words", type=int, default=80, help="words per pair")
     parser.add_argument(
         "--attention", default="bahdanau", choices=("bahdanau", "luong", "none")
