@@ -39,7 +39,7 @@ in `--help`. See `zoo.recipe.config` and `zoo.recipe.recipe`.
 """
 
 from zoo.recipe.config import RecipeConfig, build_parser, option, parse_config
-from zoo.recipe.recipe import Recipe, write_text_atomic
+from zoo.recipe.recipe import Recipe
 
 __all__ = [
     "Recipe",
@@ -47,5 +47,4 @@ __all__ = [
     "build_parser",
     "option",
     "parse_config",
-    "write_text_atomic",
 ]

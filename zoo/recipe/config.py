@@ -238,7 +238,7 @@ def _verbosity(text):
     return int(text) if text.lstrip("-").isdigit() else text
 
 
-def _converter(flag, parse, check, choices):
+def _converter(parse, check):
     """An argparse `type` that parses, then checks, naming the flag and the value."""
 
     def convert(text):
@@ -291,7 +291,7 @@ def _add_field(group, field, annotation, default, demo_default, demo):
     choices = meta.get("choices")
     group.add_argument(
         flag,
-        type=_converter(flag, kind, meta.get("check"), choices),
+        type=_converter(kind, meta.get("check")),
         default=shown,
         choices=choices,
         metavar=meta.get("metavar"),

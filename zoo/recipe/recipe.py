@@ -22,7 +22,6 @@ is printed as one line and exits with status 2; `--debug` shows its traceback.
 Module-level imports are stdlib-only: the recipe's `--help` needs no TensorFlow.
 """
 
-import dataclasses
 import json
 import os
 import sys
@@ -230,12 +229,12 @@ class Recipe:
             "data": getattr(data, "description", None),
             **metrics,
         }
-        write_text_atomic(path, json.dumps(payload, indent=2, default=_jsonable) + "\n")
-        return path
+        from zoo.io import atomic_write
 
-    def config_dict(self):
-        """The configuration as a JSON-able dict (for manifests and reports)."""
-        return dataclasses.asdict(self.config)
+        os.makedirs(self.config.report_dir, exist_ok=True)
+        with atomic_write(path) as f:
+            f.write(json.dumps(payload, indent=2, default=_jsonable) + "\n")
+        return path
 
 
 def _jsonable(value):
@@ -244,12 +243,3 @@ def _jsonable(value):
     if hasattr(value, "item"):
         return value.item()
     return str(value)
-
-
-def write_text_atomic(path, text):
-    """Writes `text` to `path` whole or not at all (`zoo.io.atomic_write`)."""
-    from zoo.io import atomic_write
-
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with atomic_write(path) as f:
-        f.write(text)
