@@ -75,14 +75,22 @@ def parse_args(argv=None):
     return args
 
 
-def standardize(text):
-    """The tutorial's `tf_lower_and_split_punct`."""
+def standardize(text, letters="ascii"):
+    """The tutorial's `tf_lower_and_split_punct`.
+
+    `letters="unicode"` keeps every letter and digit (NFKC, lowercased) instead of
+    the tutorial's ASCII `a-z` after NFKD, which drops accents and umlauts: the
+    peer a user would write for a language other than English or Spanish."""
     import tensorflow as tf
     import tensorflow_text as tf_text
 
-    text = tf_text.normalize_utf8(text, "NFKD")
-    text = tf.strings.lower(text)
-    text = tf.strings.regex_replace(text, "[^ a-z.?!,¿]", "")
+    if letters == "unicode":
+        text = tf.strings.lower(tf_text.normalize_utf8(text, "NFKC"), encoding="utf-8")
+        text = tf.strings.regex_replace(text, r"[^ \pL\pN.?!,¿]", "")
+    else:
+        text = tf_text.normalize_utf8(text, "NFKD")
+        text = tf.strings.lower(text)
+        text = tf.strings.regex_replace(text, "[^ a-z.?!,¿]", "")
     text = tf.strings.regex_replace(text, "[.?!,¿]", r" \0 ")
     text = tf.strings.strip(text)
     return tf.strings.join(["[START]", text, "[END]"], separator=" ")
@@ -154,19 +162,25 @@ def peer_loss(y_true, y_pred):
     return ops.sum(loss * mask) / ops.maximum(ops.sum(mask), 1.0)
 
 
-def run_peer(args, splits):
+def prepare_peer(train, units, letters="ascii", seed=0):
+    """The peer for the training pairs `train`: its vectorizers adapted to them, its
+    shuffled training batches and its model.
+
+    Returns:
+        A namespace: `vectorizers` (source, target `TextVectorization`), `dataset`,
+        `tokens` (real target tokens per epoch), `model`, `layers` (`build_peer`).
+    """
+    import functools
+    import types
+
     import keras
-    import numpy as np
     import tensorflow as tf
 
-    from zoo.training import Throughput
-
-    train = splits["train"]
     vectorizers = []
     for texts in (train.sources, train.targets):
         layer = keras.layers.TextVectorization(
             max_tokens=PEER_VOCABULARY,
-            standardize=standardize,
+            standardize=functools.partial(standardize, letters=letters),
             output_sequence_length=PEER_LENGTH,
         )
         layer.adapt(tf.data.Dataset.from_tensor_slices(texts).batch(512))
@@ -177,15 +191,54 @@ def run_peer(args, splits):
         tf.data.Dataset.from_tensor_slices(
             ((source_ids, target_ids[:, :-1]), target_ids[:, 1:])
         )
-        .shuffle(len(train.sources), seed=0)
+        .shuffle(len(train.sources), seed=seed)
         .batch(64)
         .prefetch(tf.data.AUTOTUNE)
     )
     tokens = int(tf.reduce_sum(tf.cast(target_ids[:, 1:] > 0, tf.int64)))
     model, layers = build_peer(
-        vectorizers[0].vocabulary_size(), vectorizers[1].vocabulary_size(), args.units
+        vectorizers[0].vocabulary_size(), vectorizers[1].vocabulary_size(), units
     )
     model.compile(optimizer="adam", loss=peer_loss)
+    return types.SimpleNamespace(
+        vectorizers=vectorizers, dataset=ds, tokens=tokens, model=model, layers=layers
+    )
+
+
+def peer_translate(peer, texts, batch_size=64):
+    """The peer's greedy translations of `texts` as words joined by spaces."""
+    import numpy as np
+    import tensorflow as tf
+
+    vocabulary = peer.vectorizers[1].get_vocabulary()
+    start_id, end_id = vocabulary.index("[START]"), vocabulary.index("[END]")
+    ids = peer.vectorizers[0](tf.constant(texts))
+    out = []
+    for i in range(0, len(texts), batch_size):
+        tokens = np.asarray(
+            peer_greedy(peer.layers, ids[i : i + batch_size], start_id, end_id)
+        )
+        for row in tokens:
+            words = []
+            for t in row:
+                if t == end_id:
+                    break
+                if t > 0:
+                    words.append(vocabulary[t])
+            out.append(" ".join(words))
+    return out
+
+
+def run_peer(args, splits):
+    import numpy as np
+    import tensorflow as tf
+
+    from zoo.training import Throughput
+
+    train = splits["train"]
+    peer = prepare_peer(train, args.units)
+    vectorizers, ds, tokens = peer.vectorizers, peer.dataset, peer.tokens
+    model, layers = peer.model, peer.layers
     meter = Throughput(tokens)
     model.fit(ds, epochs=args.epochs, callbacks=[meter], verbose=2)
     row = _row("peer", meter.rates, tokens, len(train.sources), PEER_LENGTH)

@@ -50,7 +50,10 @@ def parse_args(argv=None):
     parser.add_argument("--embedding-dropout", type=float, default=None)
     parser.add_argument("--context-dropout", type=float, default=0.0)
     parser.add_argument(
-        "--training-logits-dtype", default="float32", choices=("float32", "bfloat16")
+        "--training-logits-dtype",
+        default="auto",
+        choices=("auto", "float32", "bfloat16"),
+        help="auto: bfloat16 where the machine computes it fast (as the recipe)",
     )
     parser.add_argument("--tie-embeddings", action="store_true")
     parser.add_argument(
@@ -83,6 +86,7 @@ def build(args):
     """`(model, training dataset)` as the recipe builds them for these flags."""
     from zoo.data.parallel import demo_corpus, load_parallel, split_corpus
     from zoo.fastpath.fused_adam import FusedAdam
+    from zoo.fastpath.precision import resolve_dtype
     from zoo.models.translation import (
         MaskedSparseCrossentropy,
         Seq2SeqTranslator,
@@ -120,7 +124,7 @@ def build(args):
         dropout=args.dropout,
         embedding_dropout=args.embedding_dropout,
         context_dropout=args.context_dropout,
-        training_logits_dtype=args.training_logits_dtype,
+        training_logits_dtype=resolve_dtype(args.training_logits_dtype)[0],
         tie_embeddings=args.tie_embeddings,
         readout=args.readout,
         name="seq2seq_translator",

@@ -111,9 +111,24 @@ class HANClassification(TextClassificationRecipe):
     name = "han_classification"
     export_name = "han"
     config_class = Config
-    training_defaults = dict(epochs=10, batch_size=32, learning_rate=2e-3)
+    # Two passes validated twice each, the best of the four validations kept: the
+    # validation accuracy peaks within the second pass on IMDB-sized data.
+    training_defaults = dict(
+        epochs=2,
+        batch_size=32,
+        learning_rate=2e-3,
+        validations_per_epoch=2,
+        monitor="val_accuracy",
+        patience=4,
+    )
     # Short generated documents: small fixed limits (above), no early stopping.
-    demo_training_defaults = dict(epochs=3, patience=0, tensorboard=False)
+    demo_training_defaults = dict(
+        epochs=3,
+        patience=0,
+        tensorboard=False,
+        validations_per_epoch=1,
+        monitor="val_loss",
+    )
 
     def read_texts(self):
         from zoo.classification import ClassificationData

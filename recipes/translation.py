@@ -80,10 +80,12 @@ class Config(RecipeConfig):
         0.0, "dropout of the encoder outputs the decoder attends to", check=RATE
     )
     training_logits_dtype: str = option(
-        "float32",
-        "precision of the logits product in training steps (bfloat16: fast on CPUs "
-        "with AMX; validation, decoding and the export compute in float32)",
-        choices=("float32", "bfloat16"),
+        "auto",
+        "precision of the logits product in training steps (auto: bfloat16 on GPUs "
+        "and CPUs with fast bfloat16 products, else float32; validation, decoding "
+        "and the export compute in float32)",
+        demo="float32",
+        choices=("auto", "float32", "bfloat16"),
     )
     tie_embeddings: bool = option(False, "output layer = target embeddings")
     readout: str = option(
@@ -217,6 +219,7 @@ class Translation(Recipe):
 
     def build_model(self, data):
         from zoo.fastpath.fused_adam import FusedAdam
+        from zoo.fastpath.precision import resolve_dtype
         from zoo.models.translation import MaskedSparseCrossentropy, Seq2SeqTranslator
 
         c, pre = self.config, data.preprocessor
@@ -224,6 +227,9 @@ class Translation(Recipe):
         kwargs = inspect.signature(Seq2SeqTranslator).parameters
         kwargs = {k: getattr(c, k) for k in kwargs if hasattr(c, k)}
         kwargs["window"] = None if c.window == "global" else c.window
+        dtype, why = resolve_dtype(c.training_logits_dtype)
+        self.log(f"training logits product: {dtype} ({why})")
+        kwargs["training_logits_dtype"] = self.precision = dtype
         sizes = (pre.source_vocab_size, pre.target_vocab_size)
         model = Seq2SeqTranslator(*sizes, name="seq2seq_translator", **kwargs)
         model.training_model().compile(
@@ -262,10 +268,15 @@ class Translation(Recipe):
             "train_target_tokens": tokens,
             "train_seconds": time.perf_counter() - start,
             "train_pairs": len(data.splits["train"]),
+            "training_logits_dtype": self.precision,
         }
 
     def evaluate(self, model, data):
-        from zoo.models.translation import TranslationServing, evaluate_translations
+        from zoo.models.translation import (
+            TranslationServing,
+            evaluate_translations,
+            score_snapshots,
+        )
 
         c, test = self.config, data.splits["test"]
         module = TranslationServing(
@@ -285,6 +296,19 @@ class Translation(Recipe):
             self.log(f"{search}: {', '.join(numbers)} ({scores['bleu_signature']})")
         self.module, metrics["search"] = module, search
         metrics["bleu"] = metrics[search]["bleu"]
+        if c.training.snapshot_minutes:  # the greedy test BLEU of each snapshot
+            folder = os.path.join(c.run_dir, "snapshots")
+            lang = None if self.demo else c.target
+            metrics["snapshots"] = snapshots = score_snapshots(
+                model.training_model(),
+                module.translate_greedy,
+                folder,
+                test.sources,
+                test.targets,
+                lang,
+            )
+            for s in snapshots:
+                self.log(f"{s['minutes']:6.2f} min: greedy BLEU {s['bleu']:.2f}")
         return metrics
 
     def report(self, model, data, metrics):
@@ -314,6 +338,7 @@ class Translation(Recipe):
                 "recipe": self.name,
                 "data": data.description,
                 "languages": {"source": c.source, "target": c.target},
+                "training_logits_dtype": getattr(self, "precision", None),
                 "metrics": metrics,
             },
         )

@@ -55,7 +55,7 @@ def _reload_and_run(version_dir, stories, questions):
 
 def test_paper_defaults_per_task_and_joint(tmp_path):
     data = ["--data", str(tmp_path)]
-    config = MemN2NBabi.parse([*data, "--tasks", "1,3-4"])
+    config = MemN2NBabi.parse([*data, "--tasks", "1,3-4", "--no-joint"])
     # the authors' code: 20 linear-start epochs, then the 100-epoch schedule
     assert config.task_list == (1, 3, 4)
     assert config.ls_epochs == 20 and config.training.epochs == 120
@@ -63,16 +63,24 @@ def test_paper_defaults_per_task_and_joint(tmp_path):
     assert config.training.learning_rate == 0.005 and config.decay_every == 25
     assert config.training.batch_size == 32 and config.training.patience == 0
     assert config.xla and config.report_samples == 2 and config.restarts == 1
-    joint = MemN2NBabi.parse([*data, "--joint"])
-    assert (joint.ls_epochs, joint.training.epochs, joint.decay_every) == (30, 90, 15)
-    assert joint.embedding_dim == 50
+    for argv in ([], ["--joint"]):  # joint by default with --data
+        joint = MemN2NBabi.parse([*data, *argv])
+        assert joint.joint and joint.embedding_dim == 50
+        assert (joint.ls_epochs, joint.training.epochs, joint.decay_every) == (
+            30,
+            90,
+            15,
+        )
     val_ls = MemN2NBabi.parse([*data, "--joint", "--ls-epochs", "0"])
     assert (val_ls.ls_epochs, val_ls.training.epochs) == (0, 60)
-    no_ls = MemN2NBabi.parse([*data, "--no-ls", "--no-xla", "--epochs", "7"])
+    no_ls = MemN2NBabi.parse(
+        [*data, "--no-joint", "--no-ls", "--no-xla", "--epochs", "7"]
+    )
     assert (no_ls.ls_epochs, no_ls.training.epochs) == (0, 7)
     assert no_ls.training.learning_rate == 0.01 and not no_ls.xla
     demo = MemN2NBabi.parse([])
     assert demo.demo and demo.task_list == (0,) and demo.demo_size == 400
+    assert not demo.joint and demo.embedding_dim == 20
     assert (demo.ls_epochs, demo.training.epochs, demo.xla) == (0, 15, False)
 
 

@@ -69,6 +69,8 @@ def test_every_field_has_help_and_the_choices_fields_name_them():
 def test_identity_leaves_out_what_may_change_on_a_resume():
     assert set(RESUMABLE_FIELDS) == {
         "epochs",
+        "time_limit",
+        "snapshot_minutes",
         "run_dir",
         "patience",
         "distribute",

@@ -83,6 +83,8 @@ _EXPORTS = {
     "EpochLog": "zoo.training.callbacks",
     "NonFiniteLossError": "zoo.training.callbacks",
     "Throughput": "zoo.training.callbacks",
+    "TimedSnapshots": "zoo.training.callbacks",
+    "load_snapshot": "zoo.training.callbacks",
     "averaging": "zoo.training.weight_averaging",
     "average_momentum": "zoo.training.weight_averaging",
     "swap_weight_average": "zoo.training.weight_averaging",

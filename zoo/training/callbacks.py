@@ -14,6 +14,7 @@
 """
 
 import csv
+import json
 import math
 import os
 import sys
@@ -197,3 +198,110 @@ def _number(value):
         return f"{float(value):.5g}"
     except (TypeError, ValueError):
         return str(value)
+
+
+class TimedSnapshots(keras.callbacks.Callback):
+    """Weights saved at fixed minutes of training, and training ended at a time limit.
+
+    The clock starts when training begins and runs through the training steps,
+    validation and the other callbacks (what a user waits for), except the time
+    spent writing the snapshots themselves. It is read at the end of every training
+    batch: at every multiple of `every_minutes` the weights go to
+    `folder/minute_<MMMM.MM>.weights.npz` (`model.get_weights()`, in order; read
+    them back with `load_snapshot`; the averaged weights when `weights`, a
+    `WeightAverage`, is given: the ones the run would keep at that moment), and
+    `folder/snapshots.json` lists them (`minutes`, `epoch`, `step`, `file`). At
+    `limit_minutes` training stops after the current batch (Keras still validates
+    that last, shorter epoch and runs its epoch-end callbacks), and the weights at
+    the limit are a snapshot too when snapshots are on.
+
+    Args:
+        folder: where the snapshots go (created when the first is written), or None
+            when only the limit is wanted.
+        every_minutes: minutes between snapshots (0 or None: no snapshots).
+        limit_minutes: minutes of training after which it stops (0 or None: none).
+        weights: the run's `WeightAverage`, or None.
+    """
+
+    def __init__(self, folder, every_minutes=None, limit_minutes=None, weights=None):
+        super().__init__()
+        for name, value in (
+            ("every_minutes", every_minutes),
+            ("limit_minutes", limit_minutes),
+        ):
+            if value is not None and not (value >= 0 and math.isfinite(value)):
+                raise ValueError(
+                    f"`{name}` must be a number >= 0. Received: {name}={value!r}"
+                )
+        if every_minutes and folder is None:
+            raise ValueError("`folder` is needed to write snapshots.")
+        self.folder = folder
+        self.every = 60.0 * every_minutes if every_minutes else None
+        self.limit = 60.0 * limit_minutes if limit_minutes else None
+        self.weights = weights
+        self.snapshots = []
+
+    def on_train_begin(self, logs=None):
+        self._start, self._paused = time.perf_counter(), 0.0
+        self._next = self.every if self.every else math.inf
+        self._epoch, self._step, self.snapshots = 0, 0, []
+
+    def elapsed(self):
+        """Seconds of training so far (snapshot writing excluded)."""
+        return time.perf_counter() - self._start - self._paused
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._step += 1
+        seconds = self.elapsed()
+        while seconds >= self._next:
+            self._save(self._next)
+            self._next += self.every
+        if self.limit is not None and seconds >= self.limit:
+            if self.every and not any(
+                s["minutes"] * 60 >= self.limit for s in self.snapshots
+            ):
+                self._save(self.limit)
+            self.model.stop_training = True
+
+    def _save(self, seconds):
+        import numpy as np
+
+        from zoo.io import atomic_write
+
+        begin = time.perf_counter()
+        os.makedirs(self.folder, exist_ok=True)
+        minutes = seconds / 60.0
+        name = f"minute_{minutes:07.2f}.weights.npz"
+        if self.weights is not None:
+            self.weights.put_average()
+        try:
+            values = self.model.get_weights()
+        finally:
+            if self.weights is not None:
+                self.weights.put_raw()
+        with atomic_write(os.path.join(self.folder, name), "wb") as f:
+            np.savez(f, *values)
+        self.snapshots.append(
+            {
+                "minutes": round(minutes, 4),
+                "epoch": self._epoch + 1,
+                "step": self._step,
+                "file": name,
+            }
+        )
+        with atomic_write(os.path.join(self.folder, "snapshots.json")) as f:
+            json.dump(self.snapshots, f, indent=1)
+        self._paused += time.perf_counter() - begin
+
+
+def load_snapshot(model, path):
+    """Puts the weights of a `TimedSnapshots` file into `model` (the model trained,
+    or one built the same way)."""
+    import numpy as np
+
+    with np.load(path) as values:
+        model.set_weights([values[f"arr_{i}"] for i in range(len(values.files))])
+    return model

@@ -33,13 +33,25 @@ class TrainingConfig:
 
     Attributes:
         epochs: number of epochs.
+        time_limit: minutes of training (validation included) after which it
+            stops, the best checkpoint so far kept (0: no limit).
+        snapshot_minutes: every this many minutes of training the weights (the
+            averaged ones with `ema`) go to `run_dir/snapshots/`
+            (`zoo.training.callbacks.TimedSnapshots`; 0: off).
         batch_size: global batch size (split across replicas when distributed).
         learning_rate: optimizer learning rate (read by the recipe's `compile`).
         seed: seed of Python, NumPy, TensorFlow and Keras.
         run_dir: folder for backup, best checkpoint, CSV and TensorBoard logs.
-        patience: early-stopping patience in epochs (0 disables early stopping).
+        validations_per_epoch: validations per pass over the training data: `fit`
+            cuts each pass into this many Keras epochs of equal step counts, so the
+            best checkpoint, early stopping and the decay on a plateau see the
+            validation metric this often (`patience` and `decay_patience` count
+            validations, `epochs` counts passes).
+        patience: early-stopping patience in validations (0 disables early
+            stopping).
         decay_factor: learning-rate factor on a plateau of `monitor` (1 disables it).
-        decay_patience: epochs without improvement before the rate is multiplied.
+        decay_patience: validations without improvement before the rate is
+            multiplied.
         distribute: "none", "mirrored" or "multi-worker".
         monitor: quantity for the best checkpoint and early stopping.
         mode: "auto", "min" or "max" for `monitor`.
@@ -66,6 +78,22 @@ class TrainingConfig:
     epochs: int = _option(
         10, "training epochs", resumable=True, check="positive", metavar="N"
     )
+    time_limit: float = _option(
+        0.0,
+        "stop training after MIN minutes (validation included; the best checkpoint "
+        "so far is kept; 0: no limit)",
+        resumable=True,
+        check="non_negative",
+        metavar="MIN",
+    )
+    snapshot_minutes: float = _option(
+        0.0,
+        "every MIN minutes of training, save the weights (the averaged ones with "
+        "--ema) to RUN_DIR/snapshots/ (0: off)",
+        resumable=True,
+        check="non_negative",
+        metavar="MIN",
+    )
     batch_size: int = _option(
         32,
         "global batch size (split across replicas when distributed)",
@@ -84,12 +112,20 @@ class TrainingConfig:
         resumable=True,
         metavar="DIR",
     )
+    validations_per_epoch: int = _option(
+        1,
+        "validate (and choose the best weights, count patience) N times per pass "
+        "over the training data",
+        check="positive",
+        metavar="N",
+    )
     patience: int = _option(
         3,
-        "early-stopping patience in epochs (0 disables it)",
+        "early-stopping patience in validations, epochs unless "
+        "--validations-per-epoch (0 disables it)",
         resumable=True,
         check="non_negative",
-        metavar="EPOCHS",
+        metavar="N",
     )
     decay_factor: float = _option(
         1.0,
@@ -99,9 +135,9 @@ class TrainingConfig:
     )
     decay_patience: int = _option(
         1,
-        "epochs without improvement before the learning rate decays",
+        "validations without improvement before the learning rate decays",
         check="positive",
-        metavar="EPOCHS",
+        metavar="N",
     )
     distribute: str = _option(
         "none",
@@ -175,11 +211,20 @@ class TrainingConfig:
                 "it cannot be combined with decay on a plateau. Received: "
                 f"decay_factor={self.decay_factor!r} (use 1)"
             )
-        for name in ("epochs", "batch_size"):
+        for name in ("epochs", "batch_size", "validations_per_epoch"):
             value = getattr(self, name)
             if not _is_int(value) or value < 1:
                 raise ConfigError(
                     f"`{name}` must be a positive int. Received: {name}={value!r}"
+                )
+        for name in ("time_limit", "snapshot_minutes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not (
+                isinstance(value, (int, float)) and 0 <= value < math.inf
+            ):
+                raise ConfigError(
+                    f"`{name}` must be a number of minutes >= 0. "
+                    f"Received: {name}={value!r}"
                 )
         if not _is_int(self.seed):
             raise ConfigError(f"`seed` must be an int. Received: seed={self.seed!r}")

@@ -16,10 +16,12 @@ from zoo.training.callbacks import (
     LogLearningRate,
     NaNGuard,
     PlateauDecay,
+    TimedSnapshots,
     best_so_far,
     monitor_history,
 )
 from zoo.training.checkpoints import Backup, BestCheckpoint, RestoreBackup, SaveBackup
+from zoo.training.data import validate_more_often
 from zoo.training.distribution import is_multi_worker, worker_run_dir
 from zoo.training.resume import run_identity_of, start_or_resume
 from zoo.training.schedules import fit_schedule
@@ -87,7 +89,18 @@ def fit(model, train_ds, val_ds, cfg, callbacks=None, run_identity=None, **fit_k
     # and the epoch-end callbacks up to the early stopping) and the raw weights are
     # put back before the backup.
     weights = WeightAverage(model) if averages_weights(model, cfg) else None
-    schedule = fit_schedule(model, train_ds, cfg, fit_kwargs)
+    epochs = cfg.epochs
+    if cfg.validations_per_epoch > 1:
+        if "steps_per_epoch" in fit_kwargs:
+            raise ValueError(
+                "`validations_per_epoch` sets `steps_per_epoch` itself. Received: "
+                f"steps_per_epoch={fit_kwargs['steps_per_epoch']!r}"
+            )
+        train_ds, cut = validate_more_often(
+            train_ds, cfg.epochs, cfg.validations_per_epoch
+        )
+        epochs, fit_kwargs["steps_per_epoch"] = cut["epochs"], cut["steps_per_epoch"]
+    schedule = fit_schedule(model, train_ds, epochs, fit_kwargs)
     if cfg.decay_factor < 1:
         # The compiled rate, read before a backup is restored into the optimizer.
         learning_rate = float(keras.ops.convert_to_numpy(model.optimizer.learning_rate))
@@ -102,6 +115,15 @@ def fit(model, train_ds, val_ds, cfg, callbacks=None, run_identity=None, **fit_k
     if weights:
         all_callbacks.append(AverageIn(weights))
     all_callbacks += list(callbacks or [])
+    if cfg.time_limit or cfg.snapshot_minutes:
+        all_callbacks.append(
+            TimedSnapshots(
+                os.path.join(run_dir, "snapshots"),
+                cfg.snapshot_minutes,
+                cfg.time_limit,
+                weights,
+            )
+        )
     checkpoint = BestCheckpoint(
         os.path.join(run_dir, "best.keras"), monitor=monitor, mode=cfg.mode
     )
@@ -155,7 +177,7 @@ def fit(model, train_ds, val_ds, cfg, callbacks=None, run_identity=None, **fit_k
         return model.fit(
             train_ds,
             validation_data=val_ds,
-            epochs=cfg.epochs,
+            epochs=epochs,
             initial_epoch=initial_epoch,
             callbacks=all_callbacks,
             verbose=keras_verbose,

@@ -93,8 +93,9 @@ def fit_schedule_to_run(model, steps):
     return schedule
 
 
-def fit_schedule(model, train_ds, cfg, fit_kwargs):
-    """Gives an unset `CosineToZero` the run's length when TensorFlow knows it."""
+def fit_schedule(model, train_ds, epochs, fit_kwargs):
+    """Gives an unset `CosineToZero` the length of a run of `epochs` Keras epochs when
+    TensorFlow knows it (or `fit_kwargs` has `steps_per_epoch`)."""
     schedule = model_schedule(model)
     if schedule is None or schedule.total_steps is not None:
         return schedule
@@ -109,5 +110,5 @@ def fit_schedule(model, train_ds, cfg, fit_kwargs):
             "`zoo.training.fit_schedule_to_run(model, batches_per_epoch * epochs)` "
             "before `fit`, or pass `steps_per_epoch`."
         )
-    schedule.set_total_steps(per_epoch * cfg.epochs)
+    schedule.set_total_steps(per_epoch * epochs)
     return schedule

@@ -6,7 +6,8 @@
 - `TranslationPreprocessor`: the source and target subword tokenizers, in the graph
   (`vocabulary_cache_key` names what a vocabulary was learned from).
 - `Translator`, `translate_corpus`: text to translations with greedy or beam search;
-  `evaluate_translations`: a test corpus translated, timed and scored (BLEU).
+  `evaluate_translations`: a test corpus translated, timed and scored (BLEU);
+  `score_snapshots`: the same for each weight snapshot of a timed run.
 - `TranslationServing`, `export_translator`: the export's signatures
   (`serving_default` beam search, `translate_greedy`, `preprocess`,
   `teacher_forced`) and the export with its manifest.
@@ -36,6 +37,7 @@ from zoo.models.translation.translator import (
     Translator,
     as_text,
     evaluate_translations,
+    score_snapshots,
     translate_corpus,
 )
 from zoo.models.translation.validation_bleu import ValidationBleu
@@ -52,6 +54,7 @@ __all__ = [
     "count_target_tokens",
     "evaluate_translations",
     "export_translator",
+    "score_snapshots",
     "translate_corpus",
     "translation_dataset",
     "vocabulary_cache_key",

@@ -183,6 +183,47 @@ def evaluate_translations(
     return scores, outputs
 
 
+def score_snapshots(
+    trainer, translate_fn, folder, sources, references, target_lang=None
+):
+    """Test BLEU of every weight snapshot `zoo.training.TimedSnapshots` wrote.
+
+    Each snapshot of `folder` (listed in its `snapshots.json`) is put into `trainer`
+    (the model that was fit, whose weights they are) and `sources` are translated by
+    `translate_fn` (a function reading the model's current weights, e.g. a greedy
+    `Translator`) and scored with `zoo.metrics.bleu_scores`; the trainer's weights are
+    put back afterwards.
+
+    Returns:
+        One dict per snapshot, in training order: `minutes`, `epoch`, `step` and the
+        BLEU scores (`bleu`, `bleu_lowercase`, and `bleu_moses_lowercase` with
+        `target_lang`); an empty list when `folder` holds no snapshots.
+    """
+    import json
+    import os
+
+    from zoo.training import load_snapshot
+
+    listing = os.path.join(folder, "snapshots.json")
+    if not os.path.isfile(listing):
+        return []
+    with open(listing, encoding="utf-8") as f:
+        snapshots = json.load(f)
+    kept, rows = trainer.get_weights(), []
+    try:
+        for snapshot in snapshots:
+            load_snapshot(trainer, os.path.join(folder, snapshot["file"]))
+            outputs = translate_corpus(translate_fn, sources)
+            hypotheses = [as_text(o["translation"]) for o in outputs]
+            scores = bleu_scores(hypotheses, references, target_lang)
+            row = {k: snapshot[k] for k in ("minutes", "epoch", "step")}
+            row.update((k, v) for k, v in scores.items() if not k.endswith("signature"))
+            rows.append(row)
+    finally:
+        trainer.set_weights(kept)
+    return rows
+
+
 def as_text(value):
     """A string output (bytes) as str; invalid UTF-8 is replaced."""
     if isinstance(value, bytes):
