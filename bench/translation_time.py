@@ -12,8 +12,10 @@ training steps, validation and callbacks, and stops while a snapshot is written)
   `--time-limit MINUTES --snapshot-minutes EVERY`: it ends at its own epoch count or
   at the limit, whichever comes first, and scores its snapshots itself.
 
-Every snapshot is scored on the test set with greedy decoding; the score is
-lowercased BLEU on sacrebleu's 13a tokenization (the peer writes lowercased words).
+Every snapshot is scored on the test set with greedy decoding; the table's score is
+lowercased BLEU on sacrebleu's 13a tokenization (the peer writes lowercased words);
+the JSON file also holds lowercased BLEU on Moses-tokenized text, the published
+Multi30k scoring.
 The zoo's end point is also scored as the recipe delivers it (the epoch it selects,
 beam search). Output: a Markdown table, a JSON file and a PNG plot of BLEU against
 minutes.
@@ -66,7 +68,7 @@ def run_peer(args, splits):
     import keras
 
     from bench.translation_peer import peer_translate, prepare_peer
-    from zoo.metrics import corpus_bleu
+    from zoo.metrics import corpus_bleu, moses_bleu
     from zoo.training import TimedSnapshots, load_snapshot
 
     keras.utils.set_random_seed(1234)
@@ -82,7 +84,10 @@ def run_peer(args, splits):
         load_snapshot(peer.model, os.path.join(folder, snapshot["file"]))
         hypotheses = peer_translate(peer, test.sources)
         bleu, _ = corpus_bleu(hypotheses, test.targets, lowercase=True)
-        points.append({**snapshot, "bleu_lowercase": bleu})
+        moses, _ = moses_bleu(hypotheses, test.targets, args.target)
+        points.append(
+            {**snapshot, "bleu_lowercase": bleu, "bleu_moses_lowercase": moses}
+        )
         print(f"peer {snapshot['minutes']:6.2f} min: {bleu:.2f}", flush=True)
     return {"points": points, "examples": hypotheses[:3]}
 

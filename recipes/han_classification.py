@@ -23,6 +23,10 @@ Commands:
 Data: the IMDB layout, CSV/TSV/JSON lines (columns by name or 0-based position),
 split files or one folder per class (`zoo.data.documents.load_documents`).
 
+Training with `--data`: 2 epochs at learning rate 2e-3, batches of 32, validated twice
+per epoch, the weights of the best validation accuracy kept (the best measured per
+minute of training on 2 CPU cores, see BENCHMARKS.md).
+
 Outputs: `runs/han_classification/` (vocabulary, checkpoints, logs),
 `reports/han_classification/` (`metrics.json`, `metrics.txt`, `attention.html`: the
 highest-weighted sentences and words of sample test documents, as in the paper's
