@@ -46,16 +46,18 @@ def parse_args(argv=None):
         "--attention", default="bahdanau", choices=("bahdanau", "luong", "none")
     )
     parser.add_argument("--rnn", default="gru", choices=("gru", "lstm"), help="cell")
-    parser.add_argument("--dropout", type=float, default=0.2, help="model dropout")
-    parser.add_argument("--embedding-dropout", type=float, default=None)
-    parser.add_argument("--context-dropout", type=float, default=0.0)
+    parser.add_argument("--dropout", type=float, default=0.4, help="model dropout")
+    parser.add_argument("--embedding-dropout", type=float, default=0.2)
+    parser.add_argument("--context-dropout", type=float, default=0.4)
     parser.add_argument(
         "--training-logits-dtype",
         default="auto",
         choices=("auto", "float32", "bfloat16"),
         help="auto: bfloat16 where the machine computes it fast (as the recipe)",
     )
-    parser.add_argument("--tie-embeddings", action="store_true")
+    parser.add_argument(
+        "--tie-embeddings", action=argparse.BooleanOptionalAction, default=True
+    )
     parser.add_argument(
         "--readout",
         default="layer_norm",

@@ -446,8 +446,9 @@ def test_memn2n_on_own_babi_task_files(tmp_path):
     folder, train_questions, test_questions = od.write_babi(tmp_path / "babi", 40, 10)
     assert sorted(os.listdir(folder)) == ["qa1_single_test.txt", "qa1_single_train.txt"]
     result = main(
-        ["--data", folder, "--tasks", "1", *TINY["memn2n_babi"], *_outputs(tmp_path)]
-    )
+        ["--data", folder, "--tasks", "1", "--no-joint", *TINY["memn2n_babi"],
+         *_outputs(tmp_path)]
+    )  # fmt: skip
     assert result["metric"] == "mean_test_error_percent" and result["export"] is None
     assert math.isfinite(result["value"]) and 0 <= result["value"] <= 100
     metrics = _metrics(tmp_path)

@@ -117,9 +117,12 @@ def test_selection_and_training_defaults(tmp_path):
     )
     assert (real.training.decay_factor, real.training.decay_patience) == (0.5, 1)
     assert real.training.ema == 0.999  # weight averaging with --data
-    assert (real.training.epochs, real.training.learning_rate) == (12, 2e-3)
+    assert (real.training.epochs, real.training.learning_rate) == (22, 2e-3)
     assert (real.embedding_dim, real.vocab_size, real.max_length) == (256, 8000, None)
-    assert (real.source, real.target, real.dropout) == ("en", "de", 0.2)
+    assert (real.source, real.target, real.dropout) == ("en", "de", 0.4)
+    # the regularisation of the best measured configuration
+    assert (real.embedding_dropout, real.context_dropout) == (0.2, 0.4)
+    assert real.tie_embeddings and real.training_logits_dtype == "auto"
     # the layer-normalized readout for real data and the demo alike
     assert real.readout == parse([]).readout == "layer_norm"
     demo = parse([])
@@ -128,6 +131,8 @@ def test_selection_and_training_defaults(tmp_path):
     assert demo.training.ema == 0.0  # nor weight averaging
     assert (demo.training.epochs, demo.training.learning_rate) == (6, 5e-3)
     assert (demo.encoder_units, demo.decoder_units, demo.demo_size) == (32, 64, 2400)
+    assert (demo.dropout, demo.embedding_dropout, demo.context_dropout) == (0, None, 0)
+    assert not demo.tie_embeddings and demo.training_logits_dtype == "float32"
     assert parse([*data, "--ema", "0"]).training.ema == 0.0
     chosen = parse([*data, "--select-on", "loss", "--decay-factor", "1"])
     assert chosen.training.monitor == "val_loss"

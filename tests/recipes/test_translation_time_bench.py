@@ -51,7 +51,9 @@ def test_both_systems_train_snapshot_and_score(tmp_path):
     corpus = demo_corpus(600, seed=0)
     data = tmp_path / "pairs.tsv"
     data.write_text(
-        "".join(f"{t}\t{s}\n" for s, t in zip(corpus.sources, corpus.targets)),
+        "".join(
+            f"{t}\t{s}\n" for s, t in zip(corpus.sources, corpus.targets, strict=True)
+        ),
         encoding="utf-8",
     )
     tiny = (
