@@ -239,6 +239,8 @@ def test_export_reloads_in_fresh_process(demo_run):
     )
     text = json.dumps(manifest)
     assert '"beam_width": 3' in text and "coverage_penalty_beta" in text
+    # the precision the logits product trained in (the demo: float32)
+    assert manifest["metadata"]["training_logits_dtype"] == "float32"
     from zoo.export.verify import verify_in_fresh_process
 
     report = verify_in_fresh_process(version_dir, timeout=600)
