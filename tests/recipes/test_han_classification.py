@@ -77,7 +77,10 @@ def test_demo_and_data_defaults(csv_file):
     assert demo.training.patience == 0 and not demo.training.tensorboard
     assert (demo.max_words, demo.min_count, demo.demo_size) == (16, 1, 400)
     real = HANClassification.parse(["--data", csv_file, "--label-column", "stars"])
-    assert real.training.epochs == 10 and real.max_sentences == 30
+    assert real.training.epochs == 2 and real.max_sentences == 30
+    assert real.training.validations_per_epoch == 2
+    assert (real.training.monitor, real.training.patience) == ("val_accuracy", 4)
+    assert demo.training.validations_per_epoch == 1
     assert real.training.learning_rate == 2e-3 and real.training.batch_size == 32
     assert (real.max_words, real.embedding_dim, real.rnn_units) == (50, 200, 50)
     assert real.context_units == 100 and real.label_column == "stars"
