@@ -241,7 +241,7 @@ def run_peer(args, splits):
     model, layers = peer.model, peer.layers
     meter = Throughput(tokens)
     model.fit(ds, epochs=args.epochs, callbacks=[meter], verbose=2)
-    row = _row("peer", meter.rates, tokens, len(train.sources), PEER_LENGTH)
+    row = speed("peer", meter.rates, tokens, len(train.sources), PEER_LENGTH)
     if args.decode:
         vocabulary = vectorizers[1].get_vocabulary()
         start_id, end_id = vocabulary.index("[START]"), vocabulary.index("[END]")
@@ -286,7 +286,7 @@ def run_zoo(args, name="zoo"):
     subprocess.run([sys.executable, "-m", "recipes.translation", *flags], check=True)
     with open(os.path.join(run_dir, "reports", "metrics.json")) as f:
         metrics = json.load(f)
-    return _row(
+    return speed(
         name,
         metrics["train_tokens_per_second_by_epoch"],
         metrics["train_target_tokens"],
@@ -295,19 +295,22 @@ def run_zoo(args, name="zoo"):
     )
 
 
-def _row(name, rates, tokens, pairs, padded_to):
-    """Per-epoch rates; pairs/s is tokens/s scaled by pairs per token (same meter)."""
+def speed(name, rates, tokens, pairs, padded_to):
+    """Per-epoch rates; pairs/s is tokens/s scaled by pairs per token (same meter).
+    With no complete epoch (`rates` empty) the medians are None."""
     import numpy as np
 
-    median = float(np.median(rates))
+    median = float(np.median(rates)) if len(rates) else None
     return {
         "model": name,
         "target_tokens_per_epoch": tokens,
         "target_tokens_per_pair": round(tokens / pairs, 2),
         "padded_to": padded_to,
         "tokens_per_second": [round(r) for r in rates],
-        "median_tokens_per_second": round(median),
-        "median_pairs_per_second": round(median * pairs / tokens, 1),
+        "median_tokens_per_second": None if median is None else round(median),
+        "median_pairs_per_second": (
+            None if median is None else round(median * pairs / tokens, 1)
+        ),
     }
 
 

@@ -17,8 +17,10 @@ lowercased BLEU on sacrebleu's 13a tokenization (the peer writes lowercased word
 the JSON file also holds lowercased BLEU on Moses-tokenized text, the published
 Multi30k scoring.
 The zoo's end point is also scored as the recipe delivers it (the epoch it selects,
-beam search). Output: a Markdown table, a JSON file and a PNG plot of BLEU against
-minutes.
+beam search). Beside the points, each system's training speed: target tokens/s and
+pairs/s, the median over its complete epochs (`zoo.training.Throughput`, the meter of
+`bench.translation_peer`). Output: a Markdown table, a JSON file and a PNG plot of
+BLEU against minutes.
 
     python -m bench.translation_time --data ../shared/data/multi30k \\
         --source de --target en --minutes 30 --every 2
@@ -67,17 +69,19 @@ def run_peer(args, splits):
     scored points."""
     import keras
 
-    from bench.translation_peer import peer_translate, prepare_peer
+    from bench.translation_peer import PEER_LENGTH, peer_translate, prepare_peer, speed
     from zoo.metrics import corpus_bleu, moses_bleu
-    from zoo.training import TimedSnapshots, load_snapshot
+    from zoo.training import Throughput, TimedSnapshots, load_snapshot
 
     keras.utils.set_random_seed(1234)
     peer = prepare_peer(splits["train"], args.units, letters="unicode")
     folder = os.path.join(args.run_dir, "peer", "snapshots")
     clock = TimedSnapshots(folder, args.every, args.minutes)
+    meter = Throughput(peer.tokens)
     peer.model.fit(
-        peer.dataset, epochs=10_000, callbacks=[clock], verbose=2, shuffle=False
+        peer.dataset, epochs=10_000, callbacks=[clock, meter], verbose=2, shuffle=False
     )
+    pairs = len(splits["train"].sources)
     test = splits["test"]
     points = []
     for snapshot in clock.snapshots:
@@ -89,13 +93,19 @@ def run_peer(args, splits):
             {**snapshot, "bleu_lowercase": bleu, "bleu_moses_lowercase": moses}
         )
         print(f"peer {snapshot['minutes']:6.2f} min: {bleu:.2f}", flush=True)
-    return {"points": points, "examples": hypotheses[:3]}
+    return {
+        "points": points,
+        "examples": hypotheses[:3],
+        "speed": speed("peer", meter.rates, peer.tokens, pairs, PEER_LENGTH),
+    }
 
 
 def run_zoo(args):
     """Runs the recipe with its defaults, limited and snapshotted; returns its
     scored points and end point (from its metrics.json)."""
     import shlex
+
+    from bench.translation_peer import speed
 
     run_dir = os.path.join(args.run_dir, "zoo")
     report_dir = os.path.join(run_dir, "reports")
@@ -126,6 +136,13 @@ def run_zoo(args):
             "greedy_bleu_lowercase": metrics["greedy"]["bleu_lowercase"],
         },
         "command": " ".join(command[1:]),
+        "speed": speed(
+            "zoo",
+            metrics["train_tokens_per_second_by_epoch"],
+            metrics["train_target_tokens"],
+            metrics["train_pairs"],
+            None,
+        ),
     }
 
 
@@ -206,6 +223,14 @@ def main(argv=None):
     pair = f"{args.source}-{args.target}"
     text = table(results, args.every)
     print(text, flush=True)
+    for name, result in results.items():
+        s = result["speed"]
+        print(
+            f"{name}: {s['median_tokens_per_second']} target tokens/s, "
+            f"{s['median_pairs_per_second']} pairs/s (median of {len(s['tokens_per_second'])}"
+            " complete epochs)",
+            flush=True,
+        )
     png = plot(
         results,
         os.path.join(args.out, f"{pair}.png"),

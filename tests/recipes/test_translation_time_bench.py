@@ -71,6 +71,12 @@ def test_both_systems_train_snapshot_and_score(tmp_path):
         assert minutes[:3] == pytest.approx([0.1, 0.2, 0.3])
         assert all(0 <= p["bleu_lowercase"] <= 100 for p in results[name]["points"])
     assert results["zoo"]["end"]["search"] == "beam2"
+    for name in ("peer", "zoo"):  # speed over complete epochs, by the same meter
+        speed = results[name]["speed"]
+        assert speed["tokens_per_second"] and min(speed["tokens_per_second"]) > 0
+        rates = speed["tokens_per_second"]
+        assert min(rates) <= speed["median_tokens_per_second"] <= max(rates)
+    assert results["peer"]["speed"]["padded_to"] == 40
     saved = json.loads((tmp_path / "out" / "xx-en.json").read_text())
     assert saved["table"].startswith("| minutes | peer | zoo |")
     assert (tmp_path / "out" / "xx-en.png").stat().st_size > 1000

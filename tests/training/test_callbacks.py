@@ -27,6 +27,25 @@ def test_throughput_excludes_tracing_and_validation(monkeypatch):
     assert len(meter.rates) == 1
 
 
+def test_throughput_gives_no_rate_for_an_epoch_stopped_midway():
+    class StopAtBatch(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            if self.stop_at == (self.epoch, batch):
+                self.model.stop_training = True
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self.epoch = epoch
+
+    x = np.ones((40, 3), "float32")
+    ds = tf.data.Dataset.from_tensor_slices((x, np.ones((40, 1), "float32"))).batch(4)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.SGD(0.01), "mse")
+    meter, stop = training.Throughput(tokens_per_epoch=40), StopAtBatch()
+    stop.stop_at = (1, 4)  # the second epoch stops after 5 of its 10 batches
+    model.fit(ds, epochs=3, callbacks=[meter, stop], verbose=0)
+    assert len(meter.rates) == 1  # the first, complete epoch only
+
+
 def test_nan_loss_raises_clear_error(tmp_path):
     x = np.ones((16, 3), "float32")
     x[5, 0] = np.inf

@@ -42,8 +42,8 @@ class Throughput(keras.callbacks.Callback):
             not padding, for a rate that compares models padded differently).
 
     Attributes:
-        rates: tokens per second of each completed epoch (epochs of one batch
-            have no rate).
+        rates: tokens per second of each completed epoch (epochs of one batch,
+            and epochs cut short by `stop_training`, have no rate).
     """
 
     def __init__(self, tokens_per_epoch):
@@ -62,6 +62,9 @@ class Throughput(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         if self._first is None or self._steps < 2:
+            return
+        planned = (self.params or {}).get("steps")
+        if planned and self._steps < planned:  # stopped mid-epoch
             return
         seconds = max(self._last - self._first, 1e-9)
         share = (self._steps - 1) / self._steps
