@@ -203,7 +203,7 @@ def plot(results, path, title):
     ax.set_ylabel("test BLEU (lowercased, 13a)")
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
