@@ -13,7 +13,9 @@ training steps, validation and callbacks, and stops while a snapshot is written)
   at the limit, whichever comes first, and scores its snapshots itself.
 
 Every snapshot is scored on the test set with greedy decoding; the table's score is
-lowercased BLEU on sacrebleu's 13a tokenization (the peer writes lowercased words);
+lowercased BLEU on sacrebleu's 13a tokenization of detokenized output (the peer writes
+lowercased words, which the Moses detokenizer joins: "¿ qué hora es ?" -> "¿qué hora
+es?"; the score of its words as written is in the JSON too);
 the JSON file also holds lowercased BLEU on Moses-tokenized text, the published
 Multi30k scoring.
 The zoo's end point is also scored as the recipe delivers it (the epoch it selects,
@@ -24,6 +26,9 @@ BLEU against minutes.
 
     python -m bench.translation_time --data ../shared/data/multi30k \\
         --source de --target en --minutes 30 --every 2
+
+`--rescore` scores the peer's snapshots of an earlier run again (same `--run-dir`) and
+reads the zoo's recorded scores, without training.
 """
 
 import argparse
@@ -51,6 +56,12 @@ def parse_args(argv=None):
     parser.add_argument(
         "--zoo-flags", default="", help="more recipe flags, one string (default none)"
     )
+    parser.add_argument(
+        "--rescore",
+        action="store_true",
+        help="no training: score the peer's snapshots in --run-dir again and read "
+        "the zoo's recorded scores (its recipe scored its own snapshots)",
+    )
     parser.add_argument("--run-dir", default="runs/bench_translation_time")
     parser.add_argument("--out", default="reports/bench_translation_time")
     args = parser.parse_args(argv)
@@ -64,9 +75,19 @@ def parse_args(argv=None):
     return args
 
 
-def run_peer(args, splits):
-    """Trains the peer for `args.minutes`, snapshots every `args.every`; returns the
-    scored points."""
+def detokenize(hypotheses, lang):
+    """The peer's words, joined by spaces, as text (sacremoses' Moses detokenizer):
+    both systems are scored on detokenized output, as sacrebleu expects (13a splits
+    only ASCII punctuation, so a spaced "¿ qué" would not match a reference's "¿Qué")."""
+    from sacremoses import MosesDetokenizer
+
+    detokenizer = MosesDetokenizer(lang=lang)
+    return [detokenizer.detokenize(h.split()) for h in hypotheses]
+
+
+def run_peer(args, splits, train=True):
+    """Trains the peer for `args.minutes`, snapshots every `args.every`, and scores
+    the snapshots; with `train=False` only scores the snapshots in `args.run_dir`."""
     import keras
 
     from bench.translation_peer import PEER_LENGTH, peer_translate, prepare_peer, speed
@@ -76,33 +97,45 @@ def run_peer(args, splits):
     keras.utils.set_random_seed(1234)
     peer = prepare_peer(splits["train"], args.units, letters="unicode")
     folder = os.path.join(args.run_dir, "peer", "snapshots")
-    clock = TimedSnapshots(folder, args.every, args.minutes)
-    meter = Throughput(peer.tokens)
-    peer.model.fit(
-        peer.dataset, epochs=10_000, callbacks=[clock, meter], verbose=2, shuffle=False
-    )
-    pairs = len(splits["train"].sources)
-    test = splits["test"]
-    points = []
-    for snapshot in clock.snapshots:
+    result = {}
+    if train:
+        clock = TimedSnapshots(folder, args.every, args.minutes)
+        meter = Throughput(peer.tokens)
+        peer.model.fit(
+            peer.dataset,
+            epochs=10_000,
+            callbacks=[clock, meter],
+            verbose=2,
+            shuffle=False,
+        )
+        pairs = len(splits["train"].sources)
+        result["speed"] = speed("peer", meter.rates, peer.tokens, pairs, PEER_LENGTH)
+    with open(os.path.join(folder, "snapshots.json"), encoding="utf-8") as f:
+        snapshots = json.load(f)
+    test, points = splits["test"], []
+    for snapshot in snapshots:
         load_snapshot(peer.model, os.path.join(folder, snapshot["file"]))
-        hypotheses = peer_translate(peer, test.sources)
+        spaced = peer_translate(peer, test.sources)
+        hypotheses = detokenize(spaced, args.target)
         bleu, _ = corpus_bleu(hypotheses, test.targets, lowercase=True)
+        as_spaced, _ = corpus_bleu(spaced, test.targets, lowercase=True)
         moses, _ = moses_bleu(hypotheses, test.targets, args.target)
         points.append(
-            {**snapshot, "bleu_lowercase": bleu, "bleu_moses_lowercase": moses}
+            {
+                **snapshot,
+                "bleu_lowercase": bleu,
+                "bleu_moses_lowercase": moses,
+                "bleu_lowercase_spaced_words": as_spaced,
+            }
         )
         print(f"peer {snapshot['minutes']:6.2f} min: {bleu:.2f}", flush=True)
-    return {
-        "points": points,
-        "examples": hypotheses[:3],
-        "speed": speed("peer", meter.rates, peer.tokens, pairs, PEER_LENGTH),
-    }
+    return {**result, "points": points, "examples": hypotheses[:3]}
 
 
-def run_zoo(args):
+def run_zoo(args, train=True):
     """Runs the recipe with its defaults, limited and snapshotted; returns its
-    scored points and end point (from its metrics.json)."""
+    scored points and end point (from its metrics.json, which `train=False` only
+    reads)."""
     import shlex
 
     from bench.translation_peer import speed
@@ -123,7 +156,8 @@ def run_zoo(args):
         *shlex.split(args.zoo_flags),
     ]  # fmt: skip
     print(" ".join(command[1:]), flush=True)
-    subprocess.run(command, check=True)
+    if train:
+        subprocess.run(command, check=True)
     with open(os.path.join(report_dir, "metrics.json"), encoding="utf-8") as f:
         metrics = json.load(f)
     search = metrics["search"]
@@ -217,14 +251,27 @@ def main(argv=None):
     splits = load_parallel(args.data, args.source, args.target, max_words=80, seed=1234)
     results = {}
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    train = not args.rescore
     for name in args.order.split(","):
-        results[name] = run_peer(args, splits) if name == "peer" else run_zoo(args)
-    os.makedirs(args.out, exist_ok=True)
+        if name == "peer":
+            results[name] = run_peer(args, splits, train)
+        else:
+            results[name] = run_zoo(args, train)
     pair = f"{args.source}-{args.target}"
+    if args.rescore:  # the speeds of the run that trained
+        previous = os.path.join(args.out, f"{pair}.json")
+        if os.path.isfile(previous):
+            with open(previous, encoding="utf-8") as f:
+                before = json.load(f)["results"]
+            for name, result in results.items():
+                result.setdefault("speed", before.get(name, {}).get("speed"))
+    os.makedirs(args.out, exist_ok=True)
     text = table(results, args.every)
     print(text, flush=True)
     for name, result in results.items():
-        s = result["speed"]
+        s = result.get("speed")
+        if not s or s["median_tokens_per_second"] is None:
+            continue
         print(
             f"{name}: {s['median_tokens_per_second']} target tokens/s, "
             f"{s['median_pairs_per_second']} pairs/s (median of {len(s['tokens_per_second'])}"

@@ -259,7 +259,7 @@ class Translation(Recipe):
         fit_schedule_to_run(trainer, batches * c.training.epochs)
         if c.training.ema:
             self.log(f"weight averaging: momentum min({c.training.ema}, (1+t)/(10+t))")
-        callbacks = [Throughput(tokens)]
+        callbacks = [Throughput(tokens, batches)]
         if c.select_on == "bleu":
             greedy = Translator(model, data.preprocessor, 1, **c.search())
             val = data.splits["val"]

@@ -60,12 +60,11 @@ def test_both_systems_train_snapshot_and_score(tmp_path):
         "--epochs 50 --embedding-dim 8 --encoder-units 8 --decoder-units 8 "
         "--vocab-size 60 --beam-width 2 --select-on loss --no-tensorboard"
     )
-    results = main(
-        ["--data", str(data), "--source", "xx", "--target", "en",
-         "--minutes", "0.3", "--every", "0.1", "--units", "8",
-         "--zoo-flags", tiny, "--run-dir", str(tmp_path / "run"),
-         "--out", str(tmp_path / "out")]
-    )  # fmt: skip
+    argv = ["--data", str(data), "--source", "xx", "--target", "en",
+            "--minutes", "0.3", "--every", "0.1", "--units", "8",
+            "--zoo-flags", tiny, "--run-dir", str(tmp_path / "run"),
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    results = main(argv)
     for name in ("peer", "zoo"):
         minutes = [p["minutes"] for p in results[name]["points"]]
         assert minutes[:3] == pytest.approx([0.1, 0.2, 0.3])
@@ -80,3 +79,21 @@ def test_both_systems_train_snapshot_and_score(tmp_path):
     saved = json.loads((tmp_path / "out" / "xx-en.json").read_text())
     assert saved["table"].startswith("| minutes | peer | zoo |")
     assert (tmp_path / "out" / "xx-en.png").stat().st_size > 1000
+    # --rescore: the same snapshots scored again, no training; speeds carried over
+    again = main([*argv, "--rescore"])
+    for name in ("peer", "zoo"):
+        assert [p["minutes"] for p in again[name]["points"]] == [
+            p["minutes"] for p in results[name]["points"]
+        ]
+        assert again[name]["speed"] == results[name]["speed"]
+    assert [p["bleu_lowercase"] for p in again["peer"]["points"]] == pytest.approx(
+        [p["bleu_lowercase"] for p in results["peer"]["points"]]
+    )
+
+
+def test_peer_words_are_detokenized_before_scoring():
+    from bench.translation_time import detokenize
+
+    spaced = ["¿ qué hora es ? no lo sé .", "ein mann , der „ hallo “ sagt ."]
+    assert detokenize(spaced[:1], "es") == ["¿qué hora es? no lo sé."]
+    assert detokenize(spaced[1:], "de") == ["ein mann, der „hallo“ sagt."]

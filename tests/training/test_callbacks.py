@@ -44,6 +44,12 @@ def test_throughput_gives_no_rate_for_an_epoch_stopped_midway():
     stop.stop_at = (1, 4)  # the second epoch stops after 5 of its 10 batches
     model.fit(ds, epochs=3, callbacks=[meter, stop], verbose=0)
     assert len(meter.rates) == 1  # the first, complete epoch only
+    # Data of unknown length: the epoch's planned steps come from the caller.
+    unknown = ds.filter(lambda x, y: True)
+    meter, stop = training.Throughput(40, steps_per_epoch=10), StopAtBatch()
+    stop.stop_at = (1, 4)
+    model.fit(unknown, epochs=3, callbacks=[meter, stop], verbose=0)
+    assert len(meter.rates) == 1
 
 
 def test_nan_loss_raises_clear_error(tmp_path):

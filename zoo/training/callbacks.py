@@ -40,15 +40,20 @@ class Throughput(keras.callbacks.Callback):
     Args:
         tokens_per_epoch: the tokens one epoch trains on (count only real tokens,
             not padding, for a rate that compares models padded differently).
+        steps_per_epoch: the batches of one epoch, for data whose length Keras does
+            not know (e.g. length-bucketed): an epoch that ends with fewer steps
+            (cut short by `stop_training`) then has no rate. Keras' own count of
+            the epoch's steps, where it has one, comes first.
 
     Attributes:
         rates: tokens per second of each completed epoch (epochs of one batch,
             and epochs cut short by `stop_training`, have no rate).
     """
 
-    def __init__(self, tokens_per_epoch):
+    def __init__(self, tokens_per_epoch, steps_per_epoch=None):
         super().__init__()
         self.tokens_per_epoch = tokens_per_epoch
+        self.steps_per_epoch = steps_per_epoch
         self.rates = []
 
     def on_epoch_begin(self, epoch, logs=None):
@@ -63,7 +68,7 @@ class Throughput(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         if self._first is None or self._steps < 2:
             return
-        planned = (self.params or {}).get("steps")
+        planned = (self.params or {}).get("steps") or self.steps_per_epoch
         if planned and self._steps < planned:  # stopped mid-epoch
             return
         seconds = max(self._last - self._first, 1e-9)
