@@ -8,7 +8,9 @@ joining and by source sentence: every pair sharing a source sentence with a test
 validation pair goes to that split, so no test sentence is seen in training.
 
 The output is a folder of line-aligned files `{train,valid,test}.{SRC,TGT}`, which the
-translation recipe and `bench.translation_time` read with `--data FOLDER`:
+translation recipe and `bench.translation_time` read with `--data FOLDER` (the
+project's `data/` folder is git-ignored: a derived corpus keeps its source's terms and is
+not committed):
 
     python -m bench.long_pairs --tsv ../shared/data/anki_spa_eng/spa-eng/spa.txt \\
         --source en --target es --join 3 --out data/anki_long_en_es
