@@ -57,7 +57,8 @@ def test_both_systems_train_snapshot_and_score(tmp_path):
         encoding="utf-8",
     )
     tiny = (
-        "--epochs 50 --embedding-dim 8 --encoder-units 8 --decoder-units 8 "
+        "--epochs 1000 --patience 0 --embedding-dim 8 --encoder-units 8 "
+        "--decoder-units 8 "
         "--vocab-size 60 --beam-width 2 --select-on loss --no-tensorboard"
     )
     argv = ["--data", str(data), "--source", "xx", "--target", "en",
