@@ -106,7 +106,7 @@ class GrpcClient(ServerClient):
         for name, values in inputs.items():
             dtype = spec["inputs"].get(name, "string")
             request.inputs[name].CopyFrom(
-                tf.make_tensor_proto(as_input_array(values, dtype))
+                tf.make_tensor_proto(as_input_array(values, dtype, name))
             )
         response = self._call(self._stub.Predict, request)
         return {k: tf.make_ndarray(v) for k, v in response.outputs.items()}

@@ -7,7 +7,8 @@ Formats:
   input line i); only for a signature with one input.
 - `jsonl`: one JSON object per line with the inputs as keys, e.g.
   `{"story": "Mary went to the kitchen.\\nMary got the ball.", "question": "Where is
-  the ball?"}`; other keys are ignored, blank lines skipped.
+  the ball?"}`; other keys are ignored, blank lines skipped. Every input is a JSON
+  string: a number, boolean, list, object or null is refused with its line.
 - `csv` / `tsv`: a header row naming the inputs (other columns are ignored), then one
   row per request row; quoted fields may hold newlines.
 
@@ -190,15 +191,37 @@ def _pick(record, input_names, path, line, kind):
     row = {}
     for name in input_names:
         value = record[name]
-        if isinstance(value, (dict, list)) or value is None:
+        if not isinstance(value, str):
             raise DataError(
-                f"input {kind} {name!r} must be a string or a number, found "
-                f"{'null' if value is None else type(value).__name__}",
+                f"input {kind} {name!r} must be a string, found "
+                f"{json_kind(value)}{_shown(value)}",
                 path=path,
                 line=line,
             )
         row[name] = value
     return row
+
+
+def json_kind(value):
+    """What a JSON value is, in JSON's words: `null`, `a boolean`, `a number`, ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return f"a {type(value).__name__}"
+
+
+def _shown(value, limit=40):
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return "" if value is None else f" ({text})"
 
 
 def rows_from_texts(texts, input_names):

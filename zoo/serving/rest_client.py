@@ -18,6 +18,7 @@ import urllib.request
 import numpy as np
 
 from zoo.serving.errors import ServingError
+from zoo.serving.saved_model_session import as_input_array
 from zoo.serving.server_client import DEFAULT_SIGNATURE, ServerClient
 
 # TensorFlow's DataType enum names -> numpy-style names.
@@ -85,6 +86,12 @@ def as_output_array(value, dtype):
     if dtype == "bfloat16":
         dtype = "float32"
     return np.asarray(value, dtype=dtype)
+
+
+def _checked(values, dtype, name):
+    """A string input's values as UTF-8 bytes; anything that is not text (a number,
+    a boolean, None) is a `ConfigError` naming the input, as in the local loader."""
+    return as_input_array(values, dtype, name) if dtype == "string" else values
 
 
 class RestClient(ServerClient):
@@ -164,7 +171,10 @@ class RestClient(ServerClient):
         spec = self.signature_spec(signature)
         body = {
             "signature_name": signature,
-            "inputs": {k: encode_value(v) for k, v in inputs.items()},
+            "inputs": {
+                k: encode_value(_checked(v, spec["inputs"].get(k, "string"), k))
+                for k, v in inputs.items()
+            },
         }
         answer = self._request(self.url + ":predict", body)
         if "outputs" not in answer:

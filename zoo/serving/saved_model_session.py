@@ -38,22 +38,49 @@ def signature_spec(signature_def):
     }
 
 
-def as_input_array(values, dtype):
+def as_input_array(values, dtype, name=None):
     """A request's values for one input as the array a session is fed.
 
     Strings become an object array of UTF-8 `bytes` (any `str` is encoded); other
     types are converted to `dtype` (a name such as `"int64"`).
+
+    Args:
+        values: the input's values (a list, nested lists or a NumPy array).
+        dtype: the input's dtype name.
+        name: the input's name, for the error message.
+
+    Raises:
+        zoo.errors.ConfigError: a value of a string input that is not text (`str`
+            or `bytes`), e.g. a number (`bytes(5)` would be five NUL bytes), or
+            values that cannot be converted to `dtype`; the message names the
+            input, the position and the value.
     """
+    what = "the input" if name is None else f"input {name!r}"
     if dtype == "string":
         array = np.asarray(values, dtype=object)
-        flat = [
-            v.encode("utf-8") if isinstance(v, str) else bytes(v)
-            for v in array.reshape(-1)
-        ]
+        flat = []
+        for position, v in enumerate(array.reshape(-1)):
+            if isinstance(v, str):
+                flat.append(v.encode("utf-8"))
+            elif isinstance(v, (bytes, bytearray)):
+                flat.append(bytes(v))
+            else:
+                shown = repr(v)
+                if len(shown) > 40:
+                    shown = shown[:37] + "..."
+                raise ConfigError(
+                    f"{what} takes text (str or bytes); value {position} is "
+                    f"{type(v).__name__} {shown}"
+                )
         out = np.empty(len(flat), dtype=object)
         out[:] = flat
         return out.reshape(array.shape)
-    return np.asarray(values, dtype=dtype)
+    try:
+        return np.asarray(values, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise ConfigError(
+            f"{what} takes {dtype} values; {' '.join(str(e).split())}"
+        ) from None
 
 
 class SavedModelSession:
@@ -167,7 +194,7 @@ class SavedModelSession:
                 f"outputs: {', '.join(sorted(sig.outputs))}"
             )
         feed = {
-            sig.inputs[k].name: as_input_array(v, dtype_name(sig.inputs[k].dtype))
+            sig.inputs[k].name: as_input_array(v, dtype_name(sig.inputs[k].dtype), k)
             for k, v in inputs.items()
         }
         fetches = {k: sig.outputs[k].name for k in names}
