@@ -25,6 +25,12 @@ writes, into the export root:
   lines (gRPC and REST) built from the signature's own input names (read from the
   SignatureDef in `saved_model.pb`) and a warm-up example.
 
+Only folders whose name passes `zoo.export.paths.MODEL_NAME_RE` (the check
+`export_model` applies) are deployed; any other folder holding an export is skipped
+with a note, so no generated file holds a name a shell, a URL or a text proto would
+read otherwise. Version folders are read as TF Serving reads them
+(`zoo.export.paths.version_folders`). A root with no export is an error.
+
 The image tag follows the installed TensorFlow version (read from the package
 metadata), since TF Serving links the tensorflow-text ops of its own TensorFlow
 release. Warm-up is on by default in TF Serving (`--enable_model_warmup=true`), so
@@ -45,7 +51,14 @@ from google.protobuf import (
 )
 from tensorflow_serving.config import model_server_config_pb2
 
-from zoo.errors import ConfigError, MissingPathError, ZooError, one_line
+from zoo.errors import ConfigError, DataError, MissingPathError, ZooError, one_line
+from zoo.export.paths import (
+    MODEL_NAME_RE,
+    check_model_name,
+    is_model_name,
+    latest_version_dir,
+    version_folders,
+)
 
 GRPC_PORT = 8500
 REST_PORT = 8501
@@ -145,26 +158,38 @@ def serving_image(tf_version=None, device="cpu"):
 
 def find_models(root):
     """Model names under `root` that hold at least one complete version folder."""
-    names = []
+    return scan_models(root)[0]
+
+
+def scan_models(root):
+    """`(names, notes)`: the model folders under `root` holding at least one complete
+    version folder, and a note for each folder skipped (a name that fails
+    `zoo.export.paths.MODEL_NAME_RE`, a version folder TF Serving would not read).
+
+    Hidden folders (`.tmp-export-*` staging folders) and folders without a
+    `saved_model.pb` version are left out without a note.
+    """
+    names, notes = [], []
     for name in sorted(os.listdir(root)):
         path = os.path.join(root, name)
         if name.startswith(".") or not os.path.isdir(path):
             continue
-        if any(
-            v.isdigit() and os.path.exists(os.path.join(path, v, "saved_model.pb"))
-            for v in os.listdir(path)
-        ):
-            names.append(name)
-    return names
+        found, version_notes = version_folders(path, complete=True)
+        if not found:
+            continue
+        if not is_model_name(name):
+            notes.append(
+                f"{path}: skipped, not a model name (names match "
+                f"{MODEL_NAME_RE.pattern}, as `export_model` requires)"
+            )
+            continue
+        names.append(name)
+        notes.extend(version_notes)
+    return names, notes
 
 
 def _latest_complete(model_dir):
-    versions = [
-        int(v)
-        for v in os.listdir(model_dir)
-        if v.isdigit() and os.path.exists(os.path.join(model_dir, v, "saved_model.pb"))
-    ]
-    return os.path.join(model_dir, str(max(versions)))
+    return latest_version_dir(model_dir, complete=True)
 
 
 def model_server_config(names, version_policy="latest"):
@@ -347,6 +372,7 @@ def request_examples(root, names=None, host="localhost", signature="serving_defa
 
     examples = {}
     for name in names if names is not None else find_models(root):
+        check_model_name(name)
         version_dir = _latest_complete(os.path.join(root, name))
         signatures = read_signatures(version_dir)
         if signature not in signatures:
@@ -358,10 +384,11 @@ def request_examples(root, names=None, host="localhost", signature="serving_defa
             "signature_name": signature,
             "inputs": {k: [values[k]] for k in inputs},
         }
+        quoted = shlex.quote(name)  # the name check already keeps it shell-safe
         curl = " ".join(
             [
                 "curl -s -X POST",
-                f"http://{host}:{REST_PORT}/v1/models/{name}:predict",
+                shlex.quote(f"http://{host}:{REST_PORT}/v1/models/{name}:predict"),
                 "-d",
                 shlex.quote(json.dumps(body, ensure_ascii=False)),
             ]
@@ -378,9 +405,12 @@ def request_examples(root, names=None, host="localhost", signature="serving_defa
         examples[name] = {
             "inputs": {k: spec[k]["dtype"] for k in inputs},
             "curl": curl,
-            "grpc": f"zoo predict --server {host}:{GRPC_PORT} --model {name} {args}",
+            "grpc": (
+                f"zoo predict --server {host}:{GRPC_PORT} --model {quoted} {args}"
+            ),
             "rest": (
-                f"zoo predict --server {host}:{REST_PORT} --rest --model {name} {args}"
+                f"zoo predict --server {host}:{REST_PORT} --rest --model {quoted} "
+                f"{args}"
             ),
         }
     return examples
@@ -433,7 +463,11 @@ def write_deployment(root="saved_models", version_policy="latest", device="cpu")
     Returns:
         `{"models": [names], "files": [paths], "image": str (the `device` one),
         "images": {"cpu": str, "gpu": str}, "max_batch_size": int,
-        "examples": request_examples(root)}`.
+        "examples": request_examples(root), "notes": [folders skipped, why]}`.
+
+    Raises:
+        zoo.errors.MissingPathError: `root` does not exist.
+        zoo.errors.DataError: `root` holds no complete export with a model name.
     """
     root = os.fspath(root)
     if not os.path.isdir(root):
@@ -441,7 +475,13 @@ def write_deployment(root="saved_models", version_policy="latest", device="cpu")
     images = {d: serving_image(device=d) for d in DEVICES}
     if device not in DEVICES:
         raise ConfigError(f"`device` must be cpu or gpu. Received: device={device!r}")
-    names = find_models(root)
+    names, notes = scan_models(root)
+    if not names:
+        raise DataError(
+            "holds no exports to serve (NAME/VERSION/saved_model.pb): export a model "
+            "first",
+            path=root,
+        )
     version_dirs = [_latest_complete(os.path.join(root, n)) for n in names]
     max_batch = max_request_batch(version_dirs)
     examples = request_examples(root, names)
@@ -475,6 +515,7 @@ def write_deployment(root="saved_models", version_policy="latest", device="cpu")
         "images": images,
         "max_batch_size": max_batch,
         "examples": examples,
+        "notes": notes,
     }
 
 
@@ -499,8 +540,10 @@ def main(argv=None, prog="python -m zoo.export.deploy"):
     except ZooError as e:
         print(one_line(e), file=sys.stderr)
         return e.exit_code
+    for note in result["notes"]:
+        print(f"note: {note}", file=sys.stderr)
     print(
-        f"models: {', '.join(result['models']) or '(none)'}; images "
+        f"models: {', '.join(result['models'])}; images "
         f"{result['images']['cpu']} (CPU), {result['images']['gpu']} (GPU); "
         f"max {result['max_batch_size']} rows per request"
     )

@@ -22,7 +22,6 @@ place.
 """
 
 import os
-import re
 import secrets
 import shutil
 
@@ -31,14 +30,16 @@ import tensorflow as tf
 from zoo.export import manifest as manifest_lib
 from zoo.export import warmup as warmup_lib
 from zoo.export.paths import (  # noqa: F401  (public names of this module too)
+    MODEL_NAME_RE,
     NoVersionError,
+    check_model_name,
     latest_version,
     list_versions,
     resolve_version_dir,
 )
 from zoo.export.serving_module import BATCH_CHECK_SCOPE
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_NAME_RE = MODEL_NAME_RE  # the one name check, shared with `zoo deploy`
 
 
 def _concrete(name, fn):
@@ -118,10 +119,7 @@ def export_model(
         ValueError: for a bad name, a missing `serving_default`, signatures without
             input signatures or dict outputs, bad warm-up inputs or `keras_check`.
     """
-    if not isinstance(name, str) or not _NAME_RE.match(name):
-        raise ValueError(
-            f"`name` must match {_NAME_RE.pattern}. Received: name={name!r}"
-        )
+    check_model_name(name)
     if not isinstance(signatures, dict) or "serving_default" not in signatures:
         raise ValueError(
             "`signatures` must be a dict holding 'serving_default'. "

@@ -114,10 +114,10 @@ class SavedModelSession:
     """
 
     def __init__(self, path, tags=("serve",), config=None):
-        from zoo.export.paths import resolve_version_dir
+        from zoo.export.paths import resolve_version_dir, version_of
 
         self.version_dir = resolve_version_dir(path)
-        self.version = int(os.path.basename(self.version_dir))
+        self.version = version_of(self.version_dir)
         self.name = os.path.basename(os.path.dirname(os.path.abspath(self.version_dir)))
         import tensorflow as tf
         import tensorflow_text  # noqa: F401  (registers the tensorflow-text ops)
