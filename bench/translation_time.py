@@ -90,7 +90,7 @@ def run_peer(args, splits, train=True):
     the snapshots; with `train=False` only scores the snapshots in `args.run_dir`."""
     import keras
 
-    from bench.translation_peer import PEER_LENGTH, peer_translate, prepare_peer, speed
+    from bench.translation_peer import PADDING, peer_translate, prepare_peer, speed
     from zoo.metrics import corpus_bleu, moses_bleu
     from zoo.training import Throughput, TimedSnapshots, load_snapshot
 
@@ -109,7 +109,7 @@ def run_peer(args, splits, train=True):
             shuffle=False,
         )
         pairs = len(splits["train"].sources)
-        result["speed"] = speed("peer", meter.rates, peer.tokens, pairs, PEER_LENGTH)
+        result["speed"] = speed("peer", meter.rates, peer.tokens, pairs, PADDING)
     with open(os.path.join(folder, "snapshots.json"), encoding="utf-8") as f:
         snapshots = json.load(f)
     test, points = splits["test"], []
