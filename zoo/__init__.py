@@ -1,3 +1,29 @@
-"""attention-zoo: classic NLP attention models as servable Keras 3 software."""
+"""attention-zoo: classic NLP attention models as servable Keras 3 software.
+
+`import zoo` registers every layer, model and task with Keras (`package="zoo"`), so
+`keras.saving.load_model` reads any `.keras` file the zoo writes with no
+`custom_objects`. The layers need only Keras; the models, tasks and preprocessors
+need TensorFlow and tensorflow-text (the `train` extra) and are registered when they
+are installed. `ZOO_LAZY_IMPORT=1` in the environment skips the registration (for
+tools that import submodules themselves).
+"""
+
+import os as _os
 
 __version__ = "0.2.0"
+
+
+def _register():
+    import importlib.util
+
+    import zoo.layers  # noqa: F401
+
+    if importlib.util.find_spec("tensorflow") is None:
+        return
+    if importlib.util.find_spec("tensorflow_text") is None:
+        return
+    import zoo.models  # noqa: F401
+
+
+if _os.environ.get("ZOO_LAZY_IMPORT") != "1":
+    _register()

@@ -58,6 +58,7 @@ class TextClassifierServing(ServingModule):
         warmup_signatures=("serving_default",),
         limits=None,
         extra_files=None,
+        keras_model=None,
     ):
         """Exports `base_dir/name/VERSION/` and `VERSION.keras`; returns the folder.
 
@@ -74,6 +75,8 @@ class TextClassifierServing(ServingModule):
             limits: the preprocessing limits for the manifest (the 64 KiB input
                 limit is added).
             extra_files: `{suffix: write(path)}` files beside the version folder.
+            keras_model: the model saved as `VERSION.keras` (default: the network;
+                the families pass their task, which reads raw strings).
         """
         from zoo.export import export_model
 
@@ -84,7 +87,7 @@ class TextClassifierServing(ServingModule):
             name=name,
             signatures=self.serving_signatures(),
             base_dir=base_dir,
-            keras_model=self.model,
+            keras_model=self.model if keras_model is None else keras_model,
             warmup={signature: {"text": texts} for signature in warmup_signatures},
             keras_check={
                 "signature": "serving_default",

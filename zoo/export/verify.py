@@ -281,12 +281,24 @@ def _keras_check(sess, signature_defs, check, first_inputs, version_dir, errors,
         errors.append(f"keras check: {keras_path} is missing")
         return {"ok": False}
     try:
-        model = _load_keras_model(keras_path)
+        task = _load_keras_model(keras_path)
+        # A task (`zoo.models.task.Task`) reads raw strings; its network reads the
+        # `preprocess` signature's outputs.
+        model = getattr(task, "backbone", None) or task
         outputs = _call_keras(model, features)
+        raw = _call_task(task, inputs, served, np)
     except Exception as e:  # noqa: BLE001
         errors.append(f"keras check: loading or running {keras_path} failed: {e}")
         return {"ok": False}
     result = {"ok": True, "compared": {}}
+    if raw is not None:
+        result["raw_text"] = raw
+        if not raw["ok"]:
+            errors.append(
+                "keras check: the task's predict on the warm-up texts differs from "
+                f"{signature!r} (max |diff| = {raw['max_abs_diff']:.3g})"
+            )
+            result["ok"] = False
     if check.get("modules"):
         result["ignored_modules"] = [str(m) for m in check["modules"]]
     for served_name, keras_name in check["outputs"].items():
@@ -340,6 +352,28 @@ def _load_keras_model(path):
                 continue
     del zoo
     return keras.saving.load_model(path, safe_mode=True)
+
+
+def _call_task(task, inputs, served, np):
+    """The task's `predict` on the raw warm-up inputs against the served
+    `probabilities` (classifiers); None where the model is no classifier task."""
+    if getattr(task, "preprocessor", None) is None or "probabilities" not in served:
+        return None
+    if not hasattr(task, "label_names") or len(inputs) != 1:
+        return None
+    texts = [
+        t.decode("utf-8") if isinstance(t, bytes) else str(t)
+        for t in np.asarray(next(iter(inputs.values()))).reshape(-1).tolist()
+    ]
+    got = np.asarray(task.predict(texts, verbose=0))
+    expected = np.asarray(served["probabilities"])
+    if got.shape != expected.shape:
+        return {"ok": False, "max_abs_diff": float("inf")}
+    diff = float(np.max(np.abs(got - expected))) if got.size else 0.0
+    return {
+        "ok": bool(np.allclose(got, expected, atol=1e-4, rtol=1e-3)),
+        "max_abs_diff": diff,
+    }
 
 
 def _call_keras(model, features):

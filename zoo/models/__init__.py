@@ -1,18 +1,27 @@
-"""Task models (Functional subclasses) built on `zoo.layers`.
+"""Networks (Functional subclasses) built on `zoo.layers`, and the tasks on raw text.
 
 Importing this package registers every model with Keras (`package="zoo"`).
+A task (`zoo.models.task.Task`) is a network with its preprocessor: it fits and
+predicts on raw strings and saves its vocabularies with it.
 """
 
-from zoo.models.han import HANClassifier
+from zoo.models.han import HANClassifier, HANTextClassifier
 from zoo.models.memn2n import MemN2N
+from zoo.models.preprocessor import Preprocessor
 from zoo.models.sentence_embedder import (
     SelfAttentiveClassifier,
     SelfAttentiveEncoder,
 )
+from zoo.models.task import Task
+from zoo.models.text_classifier import TextClassifier
 from zoo.models.translation import Seq2SeqTranslator
 
 __all__ = [
     "HANClassifier",
+    "HANTextClassifier",
+    "Preprocessor",
+    "Task",
+    "TextClassifier",
     "MemN2N",
     "SelfAttentiveClassifier",
     "SelfAttentiveEncoder",

@@ -1,6 +1,8 @@
 """The Hierarchical Attention Network family (Yang et al. 2016): document classifier.
 
-- `HANClassifier`: word ids `(B, S, W)` -> `{"probabilities", "sentence_attention",
+- `HANTextClassifier` (the task: raw documents in; `fit`, `predict`, `explain`,
+  `save_to_preset`, `export`) and its `HANTextClassifierPreprocessor` layer;
+- `HANClassifier` (the network): word ids `(B, S, W)` -> `{"probabilities", "sentence_attention",
   "word_attention"}`; `training_model()` is the view that is fit.
 - `HANPreprocessor`, `tokenize_documents`: raw text -> word ids, in the graph.
 - `HANServing`, `export_han_classifier`: the exported signatures (`serving_default`,
@@ -16,6 +18,10 @@ from zoo.models.han.han_preprocessor import (
     tokenize_documents,
 )
 from zoo.models.han.han_serving import HANServing, export_han_classifier
+from zoo.models.han.han_text_classifier import HANTextClassifier
+from zoo.models.han.han_text_classifier_preprocessor import (
+    HANTextClassifierPreprocessor,
+)
 from zoo.models.han.han_training import CLIPNORM, LENGTH_BUCKETS
 
 __all__ = [
@@ -23,6 +29,8 @@ __all__ = [
     "HANClassifier",
     "HANPreprocessor",
     "HANServing",
+    "HANTextClassifier",
+    "HANTextClassifierPreprocessor",
     "LENGTH_BUCKETS",
     "MAX_SENTENCES",
     "MAX_WORDS",

@@ -1,0 +1,90 @@
+"""`HANTextClassifier`: the HAN document classifier as a task on raw text."""
+
+import keras
+
+from zoo.models.han.han_classifier import HANClassifier
+from zoo.models.han.han_text_classifier_preprocessor import (
+    HANTextClassifierPreprocessor,
+)
+from zoo.models.han.han_training import CLIPNORM
+from zoo.models.text_classifier import TextClassifier
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class HANTextClassifier(TextClassifier):
+    """Hierarchical Attention Network classifier on raw documents (Yang et al. 2016).
+
+    `HANClassifier` (the network, word ids in) with its
+    `HANTextClassifierPreprocessor`: `fit(texts, labels)`, `predict(texts)` ->
+    probabilities `(B, C)`, `predict_labels(texts)`, `explain(texts)` (sentence and
+    word attention with the sentences and words they weigh), `save("x.keras")`,
+    `save_to_preset(dir)` / `from_preset(dir)` and `export(...)` (the TF Serving
+    SavedModel of `zoo.models.han.export_han_classifier`).
+
+    Args:
+        backbone: a `HANClassifier`.
+        preprocessor: a `HANTextClassifierPreprocessor` (with its vocabulary).
+        label_names: the class names in class-id order.
+        compile: compile with Adam (2e-3, gradient norm clipped at 5), the recipe's
+            training settings.
+        **kwargs: `keras.Model` keyword arguments.
+
+    Example:
+
+    ```python
+    texts = ["A wonderful film. I loved it.", "Dull and far too long.", ...]
+    labels = ["pos", "neg", ...]
+    preprocessor = HANTextClassifierPreprocessor(max_sentences=30, max_words=50)
+    preprocessor.adapt(texts)
+    classifier = HANTextClassifier(
+        backbone=HANClassifier(preprocessor.vocabulary_size, num_classes=2),
+        preprocessor=preprocessor,
+        label_names=["neg", "pos"],
+    )
+    classifier.fit(texts, labels, epochs=2)
+    classifier.predict_labels(["What a fine film."])  # ["pos"]
+    ```
+    """
+
+    def __init__(
+        self, backbone, preprocessor=None, label_names=None, compile=True, **kwargs
+    ):
+        if not isinstance(backbone, HANClassifier):
+            raise ValueError(
+                f"`backbone` must be a HANClassifier. Received: {type(backbone).__name__}"
+            )
+        if preprocessor is not None and not isinstance(
+            preprocessor, HANTextClassifierPreprocessor
+        ):
+            raise ValueError(
+                "`preprocessor` must be a HANTextClassifierPreprocessor. Received: "
+                f"{type(preprocessor).__name__}"
+            )
+        super().__init__(backbone, preprocessor, label_names, compile, **kwargs)
+
+    def default_compile(self):
+        # Batches vary in shape (S, W): XLA would recompile for every new shape.
+        self.compile(
+            optimizer=keras.optimizers.Adam(2e-3, clipnorm=CLIPNORM),
+            loss="sparse_categorical_crossentropy",
+            metrics=["accuracy"],
+            jit_compile=False,
+        )
+
+    def export(
+        self, base_dir="saved_models", name="han", warmup_texts=None, metadata=None
+    ):
+        """Writes `base_dir/name/VERSION/` (TF Serving) and `VERSION.keras` (this
+        task); returns the version folder. See `export_han_classifier`."""
+        from zoo.models.han.han_serving import export_han_classifier
+
+        return export_han_classifier(
+            self.backbone,
+            self.preprocessor.module,
+            self.label_names,
+            base_dir=base_dir,
+            name=name,
+            warmup_texts=warmup_texts,
+            metadata=metadata,
+            task=self,
+        )

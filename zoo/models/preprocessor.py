@@ -1,0 +1,149 @@
+"""`Preprocessor`: the base of the task preprocessors (raw strings -> model inputs).
+
+A task (`zoo.models.task.Task`) owns its preprocessor as a Keras layer, as keras-hub's
+tasks do, so that it travels inside `.keras` files and presets. The in-graph work
+(tensorflow-text) is done by the family's `tf.Module` preprocessor (e.g.
+`zoo.models.han.HANPreprocessor`), which the same layer hands to the SavedModel
+export: training, `predict` and TF Serving preprocess identically.
+
+The vocabulary files are the layer's assets: `save_assets` / `load_assets` write them
+into and read them from the `.keras` archive (and a preset's `assets/` folder).
+The layer keeps its own copy of each file in a private temporary folder for as long as
+it lives, so the files it was built from (a run folder, the archive's temporary
+extraction) may go away.
+"""
+
+import os
+import shutil
+import tempfile
+import weakref
+
+import keras
+
+
+class Preprocessor(keras.layers.Layer):
+    """Base of the task preprocessors: raw strings -> the network's inputs.
+
+    Subclasses set `asset_names` (the file names of their vocabularies), implement
+    `make_module(paths)` (the family's `tf.Module` on those files) and `call`, and
+    list their settings in `get_config` (never the vocabularies: those are assets).
+
+    Args:
+        assets: `{asset name: path}` of the vocabulary files, or None (a layer made
+            by `from_config` gets them from `load_assets`; `adapt` learns them).
+        **kwargs: `keras.layers.Layer` keyword arguments (`name`, ...).
+
+    A layer without vocabularies cannot run: calling it raises a `ValueError` that
+    says so.
+    """
+
+    asset_names = ("vocabulary.txt",)
+
+    def __init__(self, assets=None, **kwargs):
+        super().__init__(**kwargs)
+        # Strings in, tf tensors out (tf.data and the export graph): no conversion to
+        # backend tensors, Python strings allowed.
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+        self._asset_dir = None
+        self._module = None
+        if assets is not None:
+            self.set_assets(assets)
+
+    # --- What a subclass provides -------------------------------------------------
+
+    def make_module(self, paths):
+        """The family's in-graph `tf.Module` preprocessor on `paths` (`{name: path}`)."""
+        raise NotImplementedError
+
+    def learn_word_vocabulary(
+        self, texts, tokenize, vocab_size, min_count, batch_size=512
+    ):
+        """Builds the word vocabulary of `texts` through the in-graph `tokenize`
+        (strings `[B]` -> ragged words) and sets it as the `"vocabulary.txt"` asset.
+
+        Returns the `zoo.text.vocabulary.Vocabulary`.
+        """
+        import tensorflow as tf
+
+        from zoo.text.vocabulary import Vocabulary
+
+        texts = [t for t in texts]
+        for i, text in enumerate(texts):
+            if not isinstance(text, (str, bytes)):
+                raise ValueError(
+                    f"adapt: texts[{i}] must be a string. Received: "
+                    f"{type(text).__name__} {text!r:.60}"
+                )
+        ds = tf.data.Dataset.from_tensor_slices(tf.constant(texts, tf.string))
+        ds = ds.batch(batch_size).map(lambda t: tokenize(t).flat_values)
+        token_lists = (batch.tolist() for batch in ds.as_numpy_iterator())
+        vocab = Vocabulary.build(token_lists, max_size=vocab_size, min_count=min_count)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "vocabulary.txt")
+            vocab.save(path)
+            self.set_assets({"vocabulary.txt": path})
+        return vocab
+
+    # --- Assets ---------------------------------------------------------------------
+
+    def set_assets(self, paths):
+        """Copies the vocabulary files `{name: path}` and builds the module on them."""
+        missing = sorted(set(self.asset_names) - set(paths))
+        if missing:
+            raise ValueError(
+                f"{type(self).__name__} needs the assets {list(self.asset_names)}. "
+                f"Received: {sorted(paths)}"
+            )
+        directory = tempfile.mkdtemp(prefix="zoo-assets-")
+        weakref.finalize(self, shutil.rmtree, directory, True)
+        for name in self.asset_names:
+            source = os.fspath(paths[name])
+            if not os.path.isfile(source):
+                raise ValueError(
+                    f"{type(self).__name__}: no vocabulary file {source!r} "
+                    f"(asset {name!r})"
+                )
+            shutil.copyfile(source, os.path.join(directory, name))
+        self._asset_dir = directory
+        self._module = self.make_module(self.asset_paths)
+
+    @property
+    def asset_paths(self):
+        """`{asset name: path}` of the layer's own copies of its vocabulary files."""
+        if self._asset_dir is None:
+            return {}
+        return {name: os.path.join(self._asset_dir, name) for name in self.asset_names}
+
+    @property
+    def module(self):
+        """The family's `tf.Module` preprocessor (what exports embed)."""
+        if self._module is None:
+            raise ValueError(
+                f"{type(self).__name__} {self.name!r} has no vocabulary yet: call "
+                "`adapt(texts)`, pass `assets=`, or load it from a `.keras` file or "
+                "a preset"
+            )
+        return self._module
+
+    def save_assets(self, dir_path):
+        for name, path in self.asset_paths.items():
+            shutil.copyfile(path, os.path.join(dir_path, name))
+
+    def load_assets(self, dir_path):
+        self.set_assets(
+            {name: os.path.join(dir_path, name) for name in self.asset_names}
+        )
+
+    def get_build_config(self):
+        return None
+
+    def build_from_config(self, config):
+        self.built = True
+
+    def compute_output_spec(self, *args, **kwargs):
+        raise NotImplementedError(
+            f"{type(self).__name__} runs on strings in tf.data or in a tf.function; "
+            "it is not a layer of a Functional graph"
+        )

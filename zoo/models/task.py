@@ -1,0 +1,373 @@
+"""`Task`: a network and its preprocessor, fit and run on raw text (keras-hub style).
+
+A task is a Functional `keras.Model` over its network (the backbone, which reads
+token ids) that owns its `Preprocessor` layer. `fit`, `evaluate` and `predict` take
+raw strings (lists, NumPy arrays or a `tf.data.Dataset`) and run the preprocessor in
+the `tf.data` pipeline before the network, as keras-hub's `PipelineModel` does; the
+compiled graph itself reads ids. Saved with `save("x.keras")`, a task carries its
+vocabularies (the preprocessor's assets), so that after `import zoo`,
+`keras.saving.load_model("x.keras").predict(["some text"])` works in a fresh
+process. `save_to_preset(dir)` / `from_preset(dir)` write and read keras-hub's preset
+layout in a local folder; `export(...)` writes the family's TF Serving SavedModel.
+"""
+
+import datetime
+import json
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+CONFIG_FILE = "config.json"
+TASK_CONFIG_FILE = "task.json"
+PREPROCESSOR_CONFIG_FILE = "preprocessor.json"
+METADATA_FILE = "metadata.json"
+MODEL_WEIGHTS_FILE = "model.weights.h5"
+PREPROCESSOR_ASSETS = os.path.join("assets", "preprocessor")
+
+
+class Task(keras.Model):
+    """Base of the zoo's tasks: `backbone` (ids in) + `preprocessor` (strings in).
+
+    Subclasses build their Functional graph over `backbone.input` in `__init__`, set
+    `self.backbone` and `self.preprocessor` before `super().__init__(inputs=...,
+    outputs=...)`, and list their own arguments in `get_config` (after this one's).
+    `preprocess_samples(x, y, sample_weight)` maps a batch of raw examples to the
+    network's inputs and targets; the default runs the preprocessor and keeps the
+    features the backbone reads.
+
+    Set `task.preprocessor = None` to fit or predict on already preprocessed
+    inputs (as keras-hub allows).
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+
+    # --- Preprocessing --------------------------------------------------------------
+
+    @property
+    def backbone(self):
+        """The network (a Functional `keras.Model` over token ids)."""
+        return getattr(self, "_backbone", None)
+
+    @backbone.setter
+    def backbone(self, value):
+        self._backbone = value
+
+    @property
+    def preprocessor(self):
+        """The `Preprocessor` layer (raw strings -> the backbone's inputs)."""
+        return getattr(self, "_preprocessor", None)
+
+    @preprocessor.setter
+    def preprocessor(self, value):
+        self._preprocessor = value
+
+    def preprocess_features(self, x):
+        """A batch of raw inputs -> the backbone's inputs (the preprocessor's
+        features it reads)."""
+        features = self.preprocessor(x)
+        names = [t.name.split(":")[0] for t in self.backbone.inputs]
+        if not isinstance(features, dict):
+            return features
+        missing = [n for n in names if n not in features]
+        if missing:
+            raise ValueError(
+                f"{type(self.preprocessor).__name__} gives {sorted(features)}, the "
+                f"network reads {names}"
+            )
+        if len(names) == 1:
+            return features[names[0]]
+        return {n: features[n] for n in names}
+
+    def preprocess_samples(self, x, y=None, sample_weight=None):
+        """A batch of raw examples -> `(inputs, targets, sample weights)`."""
+        if self.preprocessor is not None:
+            x = self.preprocess_features(x)
+        return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
+
+    def check_inputs(self, x):
+        """Refuses raw inputs that are not strings, naming the first bad one."""
+        if self.preprocessor is None:
+            return
+        for key, value in _named_inputs(x):
+            if isinstance(value, (str, bytes)):
+                raise ValueError(
+                    f"{key} must be a batch of strings (a list), not one string. "
+                    f"Received: {key}={_short(value)}"
+                )
+            if isinstance(value, (list, tuple)) or (
+                isinstance(value, np.ndarray) and value.dtype == object
+            ):
+                for i, item in enumerate(value):
+                    if not isinstance(item, (str, bytes)):
+                        raise ValueError(
+                            f"{key}[{i}] must be a string. Received: "
+                            f"{type(item).__name__} {_short(item)}"
+                        )
+
+    # --- keras.Model overrides: preprocessing in the tf.data pipeline ---------------
+
+    def _pipeline(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False):
+        if not isinstance(x, tf.data.Dataset):
+            self.check_inputs(x)
+        ds = _as_dataset(x, y, sample_weight, batch_size, shuffle)
+        ds = ds.map(self.preprocess_samples, num_parallel_calls=tf.data.AUTOTUNE)
+        return ds.prefetch(tf.data.AUTOTUNE)
+
+    def fit(
+        self,
+        x=None,
+        y=None,
+        batch_size=None,
+        sample_weight=None,
+        validation_data=None,
+        validation_split=None,
+        **kwargs,
+    ):
+        if validation_split and validation_data is None:
+            (x, y, sample_weight), validation_data = _split(
+                (x, y, sample_weight), validation_split
+            )
+        # Lists and arrays are reshuffled every epoch (keras.Model.fit's default);
+        # a tf.data.Dataset keeps its own order.
+        shuffle = kwargs.pop("shuffle", True)
+        ds = self._pipeline(x, y, sample_weight, batch_size, shuffle)
+        if validation_data is not None and not isinstance(
+            validation_data, tf.data.Dataset
+        ):
+            vx, vy, vsw = keras.utils.unpack_x_y_sample_weight(validation_data)
+            validation_data = _as_dataset(vx, vy, vsw, batch_size)
+        elif validation_data is not None:
+            validation_data = _batched(validation_data, batch_size)
+        return super().fit(ds, validation_data=validation_data, shuffle=False, **kwargs)
+
+    def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None, **kwargs):
+        # `fit` passes its validation data here with `_use_cached_eval_dataset`;
+        # it is raw and still needs the preprocessor.
+        kwargs.pop("_use_cached_eval_dataset", None)
+        ds = self._pipeline(x, y, sample_weight, batch_size)
+        return super().evaluate(ds, **kwargs)
+
+    def predict(self, x=None, batch_size=None, **kwargs):
+        ds = self._pipeline(x, batch_size=batch_size)
+        return super().predict(ds, **kwargs)
+
+    # --- Saving -----------------------------------------------------------------------
+
+    def get_config(self):
+        # Not chained to the Functional config: tasks are rebuilt from their
+        # arguments, as keras-hub's are.
+        return {
+            "backbone": keras.saving.serialize_keras_object(self.backbone),
+            "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
+            "name": self.name,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        for key in ("backbone", "preprocessor"):
+            if isinstance(config.get(key), dict):
+                config[key] = keras.saving.deserialize_keras_object(config[key])
+        return cls(**config)
+
+    def save_to_preset(self, preset_dir):
+        """Writes a local preset folder (keras-hub's layout).
+
+        `config.json` and `model.weights.h5`: the network; `preprocessor.json` and
+        `assets/preprocessor/`: the preprocessor and its vocabularies;
+        `task.json`: the task's own arguments; `metadata.json`: versions and size.
+        The folder must not exist or be empty: a preset is never overwritten.
+        """
+        import zoo
+
+        preset_dir = os.fspath(preset_dir)
+        if os.path.exists(preset_dir) and os.listdir(preset_dir):
+            raise ValueError(
+                f"save_to_preset: {preset_dir!r} exists and is not empty (a preset is "
+                "never overwritten)"
+            )
+        if self.preprocessor is None:
+            raise ValueError("save_to_preset: the task has no preprocessor")
+        os.makedirs(os.path.join(preset_dir, PREPROCESSOR_ASSETS), exist_ok=True)
+        _write_json(
+            preset_dir, CONFIG_FILE, keras.saving.serialize_keras_object(self.backbone)
+        )
+        self.backbone.save_weights(os.path.join(preset_dir, MODEL_WEIGHTS_FILE))
+        _write_json(
+            preset_dir,
+            PREPROCESSOR_CONFIG_FILE,
+            keras.saving.serialize_keras_object(self.preprocessor),
+        )
+        self.preprocessor.save_assets(os.path.join(preset_dir, PREPROCESSOR_ASSETS))
+        task = keras.saving.serialize_keras_object(self)
+        task["config"] = {
+            k: v
+            for k, v in task["config"].items()
+            if k not in ("backbone", "preprocessor")
+        }
+        _write_json(preset_dir, TASK_CONFIG_FILE, task)
+        _write_json(
+            preset_dir,
+            METADATA_FILE,
+            {
+                "zoo_version": zoo.__version__,
+                "keras_version": keras.__version__,
+                "task": type(self).__name__,
+                "backbone": type(self.backbone).__name__,
+                "parameter_count": int(self.backbone.count_params()),
+                "date_saved": datetime.datetime.now(datetime.UTC).isoformat(
+                    timespec="seconds"
+                ),
+            },
+        )
+        return preset_dir
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, **kwargs):
+        """Loads a task from a local preset folder written by `save_to_preset`.
+
+        Args:
+            preset: the folder. Hub handles (`kaggle://`, `hf://`, preset names) need
+                a network this package never uses: they are a `ValueError`.
+            load_weights: load the trained weights (False: fresh initialisation).
+            **kwargs: task arguments that replace the saved ones.
+        """
+        preset = os.fspath(preset)
+        if "://" in preset or not os.path.isdir(preset):
+            raise ValueError(
+                f"from_preset: {preset!r} is not a local preset folder (presets are "
+                "read from local folders written by save_to_preset; hub handles "
+                "need a network and are not supported)"
+            )
+        for name in (CONFIG_FILE, TASK_CONFIG_FILE, PREPROCESSOR_CONFIG_FILE):
+            if not os.path.isfile(os.path.join(preset, name)):
+                raise ValueError(f"from_preset: {preset!r} has no {name}")
+        backbone = keras.saving.deserialize_keras_object(
+            _read_json(preset, CONFIG_FILE)
+        )
+        if load_weights:
+            backbone.load_weights(os.path.join(preset, MODEL_WEIGHTS_FILE))
+        preprocessor = keras.saving.deserialize_keras_object(
+            _read_json(preset, PREPROCESSOR_CONFIG_FILE)
+        )
+        preprocessor.load_assets(os.path.join(preset, PREPROCESSOR_ASSETS))
+        task = _read_json(preset, TASK_CONFIG_FILE)
+        task_cls = keras.saving.get_registered_object(task.get("registered_name"))
+        if task_cls is None:
+            task_cls = cls
+        if cls is not Task and not issubclass(task_cls, cls):
+            raise ValueError(
+                f"from_preset: {preset!r} holds a {task_cls.__name__}, not a "
+                f"{cls.__name__}"
+            )
+        config = {**task["config"], **kwargs}
+        return task_cls(backbone=backbone, preprocessor=preprocessor, **config)
+
+
+# --- Helpers ----------------------------------------------------------------------------
+
+
+def _write_json(directory, name, value):
+    with open(os.path.join(directory, name), "w", encoding="utf-8") as f:
+        json.dump(value, f, indent=2)
+        f.write("\n")
+
+
+def _read_json(directory, name):
+    path = os.path.join(directory, name)
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
+
+
+def _short(value, limit=60):
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _named_inputs(x):
+    if isinstance(x, dict):
+        return [(f"x[{k!r}]", v) for k, v in x.items()]
+    return [("x", x)]
+
+
+def _batched(ds, batch_size):
+    """A dataset batched by `batch_size` (default 32) when its elements are single
+    examples; an already batched one keeps its batches."""
+    first = tf.nest.flatten(ds.element_spec)[0]
+    if first.shape.rank == 0:
+        return ds.batch(batch_size or 32)
+    return ds
+
+
+def _as_dataset(x, y=None, sample_weight=None, batch_size=None, shuffle=False):
+    """Raw inputs (lists, arrays or a `tf.data.Dataset`) as a batched dataset;
+    lists and arrays reshuffled every iteration with `shuffle` (seeded by
+    `keras.utils.set_random_seed`)."""
+    if isinstance(x, tf.data.Dataset):
+        if y is not None or sample_weight is not None:
+            raise ValueError(
+                "With a tf.data.Dataset as x, the targets come from the dataset: "
+                f"do not pass y or sample_weight. Received: y of type "
+                f"{type(y).__name__}"
+            )
+        return _batched(x, batch_size)
+
+    def convert(value):
+        if value is None or isinstance(value, (tf.Tensor, tf.RaggedTensor)):
+            return value
+        if isinstance(value, dict):
+            return {k: convert(v) for k, v in value.items()}
+        if isinstance(value, np.ndarray):
+            return value
+        if isinstance(value, (list, tuple)) and all(
+            isinstance(v, (str, bytes)) for v in value
+        ):
+            return np.asarray(value, dtype=object)
+        return np.asarray(value)
+
+    data = keras.utils.pack_x_y_sample_weight(
+        convert(x), convert(y), convert(sample_weight)
+    )
+    lengths = {len(v) for v in tf.nest.flatten(data) if hasattr(v, "__len__")}
+    if len(lengths) > 1:
+        raise ValueError(
+            f"Inputs and targets must hold the same number of examples. Received "
+            f"lengths {sorted(lengths)}"
+        )
+    if any(np.ndim(v) == 0 for v in tf.nest.flatten(data)):
+        raise ValueError(
+            "Inputs need a batch dimension: wrap a single text in a list, e.g. "
+            "predict([text])"
+        )
+    ds = tf.data.Dataset.from_tensor_slices(data)
+    if shuffle:
+        ds = ds.shuffle(
+            lengths.pop() if lengths else 1024, reshuffle_each_iteration=True
+        )
+    return ds.batch(batch_size or 32)
+
+
+def _split(arrays, validation_split):
+    """The last `validation_split` of lists or arrays held out, in order (as
+    `keras.Model.fit` does)."""
+    flat = [a for a in tf.nest.flatten(arrays) if a is not None]
+    n = len(flat[0])
+    cut = int(n * (1.0 - validation_split))
+    if cut in (0, n):
+        raise ValueError(
+            f"validation_split={validation_split!r} leaves no training or no "
+            f"validation example of {n}"
+        )
+
+    def part(a, start, end):
+        return None if a is None else a[start:end]
+
+    train = tf.nest.map_structure(lambda a: part(a, 0, cut), arrays)
+    held = tf.nest.map_structure(lambda a: part(a, cut, n), arrays)
+    return train, held

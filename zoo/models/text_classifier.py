@@ -1,0 +1,203 @@
+"""`TextClassifier`: the task base of the zoo's text classifiers (HAN, self-attentive).
+
+`fit(texts, labels)` with labels as class ids or as class names, `predict(texts)` ->
+probabilities `(B, C)`, `predict_labels(texts)` -> class names, `explain(texts)` ->
+per text: label, probabilities, the attention maps and the words they weigh.
+"""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from zoo.models.task import Task
+
+
+class TextClassifier(Task):
+    """A network whose dict output holds `"probabilities"`, on raw text.
+
+    Args:
+        backbone: the network: token ids -> dict with `"probabilities"` `(B, C)` and
+            attention maps (e.g. `zoo.models.han.HANClassifier`).
+        preprocessor: its `Preprocessor` layer (raw strings -> token ids).
+        label_names: the class names in class-id order (default `"0"`, `"1"`, ...).
+        compile: compile with the family's defaults (`default_compile`).
+        **kwargs: `keras.Model` keyword arguments (`name`, ...).
+
+    Labels given to `fit`/`evaluate` may be ids (ints) or names from
+    `label_names`; an unknown name is a `ValueError` naming it.
+    """
+
+    def __init__(
+        self, backbone, preprocessor=None, label_names=None, compile=True, **kwargs
+    ):
+        num_classes = backbone.output["probabilities"].shape[-1]
+        if label_names is None:
+            label_names = [str(i) for i in range(num_classes)]
+        label_names = [str(name) for name in label_names]
+        if len(label_names) != num_classes:
+            raise ValueError(
+                f"`label_names` must name the network's {num_classes} classes. "
+                f"Received: label_names={label_names!r}"
+            )
+        if len(set(label_names)) != len(label_names):
+            raise ValueError(
+                f"`label_names` must be distinct. Received: label_names={label_names!r}"
+            )
+        # === Layers ===
+        self.backbone = backbone
+        self.preprocessor = preprocessor
+
+        # === Functional Model ===
+        inputs = backbone.input
+        outputs = backbone(inputs)["probabilities"]
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+        # === Config ===
+        self.label_names = label_names
+        if compile:
+            self.default_compile()
+
+    def default_compile(self):
+        """Adam, sparse categorical cross-entropy on the probabilities, accuracy."""
+        self.compile(
+            optimizer=keras.optimizers.Adam(1e-3),
+            loss="sparse_categorical_crossentropy",
+            metrics=["accuracy"],
+        )
+
+    @property
+    def num_classes(self):
+        return len(self.label_names)
+
+    def encode_labels(self, labels):
+        """Class ids (int32) of labels given as ids or as names."""
+        if isinstance(labels, tf.Tensor):
+            if labels.dtype != tf.string:
+                return tf.cast(labels, tf.int32)
+            names = tf.constant(self.label_names)
+            matches = tf.equal(tf.expand_dims(labels, -1), names)
+            check = tf.debugging.assert_equal(
+                tf.reduce_all(tf.reduce_any(matches, axis=-1)),
+                True,
+                message=f"a label is none of the task's label_names {self.label_names}",
+            )
+            with tf.control_dependencies([check]):
+                return tf.cast(tf.argmax(tf.cast(matches, tf.int32), axis=-1), tf.int32)
+        values = np.asarray(labels)
+        if values.dtype.kind in "iu":
+            bad = np.flatnonzero((values < 0) | (values >= self.num_classes))
+            if bad.size:
+                raise ValueError(
+                    f"y[{bad[0]}] = {values[bad[0]]} is not a class id of "
+                    f"{self.label_names} (0..{self.num_classes - 1})"
+                )
+            return values.astype("int32")
+        index = {name: i for i, name in enumerate(self.label_names)}
+        ids = []
+        for i, label in enumerate(values.tolist()):
+            if isinstance(label, bytes):
+                label = label.decode("utf-8")
+            if not isinstance(label, str) or label not in index:
+                raise ValueError(
+                    f"y[{i}] = {label!r} is none of the task's label_names "
+                    f"{self.label_names}"
+                )
+            ids.append(index[label])
+        return np.asarray(ids, "int32")
+
+    def preprocess_samples(self, x, y=None, sample_weight=None):
+        if y is not None:
+            y = self.encode_labels(y)
+        return super().preprocess_samples(x, y, sample_weight)
+
+    def fit(self, x=None, y=None, *args, **kwargs):
+        if y is not None and not isinstance(y, tf.Tensor):
+            y = self.encode_labels(y)
+        validation = kwargs.get("validation_data")
+        if isinstance(validation, (tuple, list)) and len(validation) >= 2:
+            vx, vy, *rest = validation
+            kwargs["validation_data"] = (vx, self.encode_labels(vy), *rest)
+        return super().fit(x, y, *args, **kwargs)
+
+    def evaluate(self, x=None, y=None, *args, **kwargs):
+        if y is not None and not isinstance(y, tf.Tensor):
+            y = self.encode_labels(y)
+        return super().evaluate(x, y, *args, **kwargs)
+
+    def predict_labels(self, texts, batch_size=None):
+        """The most probable class name of each text."""
+        probabilities = self.predict(texts, batch_size=batch_size, verbose=0)
+        return [self.label_names[i] for i in np.argmax(probabilities, axis=-1)]
+
+    def explain(self, texts, batch_size=32):
+        """Label, probabilities and attention of each text.
+
+        Returns:
+            One dict per text: `"label"`, `"probabilities"` `(C,)`, every attention
+            map of the network (its dict outputs ending in `attention`) and the
+            string features of the preprocessor they refer to (`"words"`,
+            `"sentences"`, `"tokens"`: "" where padded, weight 0 there), each as
+            this text's row of its padded batch.
+        """
+        self.check_inputs(list(texts) if not isinstance(texts, list) else texts)
+        rows = predict_texts(self.backbone, self.preprocessor.module, texts, batch_size)
+        for row in rows:
+            row["label"] = self.label_names[int(np.argmax(row["probabilities"]))]
+        return rows
+
+    def get_config(self):
+        return {**super().get_config(), "label_names": list(self.label_names)}
+
+
+def predict_texts(model, preprocessor, texts, batch_size=64, extra=None):
+    """Runs preprocessor + model over raw texts; returns one dict per text.
+
+    The texts are run in order of length (less padding), in batches, inside one
+    `tf.function`; results come back in the order of `texts`. Every output of the
+    model (`"probabilities"` and the attention maps) and every string output of the
+    preprocessor (the words the attention refers to) is returned, as that text's row
+    of its padded batch (strings decoded; padding is `""` and zero weight).
+
+    Args:
+        model: a network following the models' convention: `model(token_ids)`
+            returns a dict holding `"probabilities"`.
+        preprocessor: string tensor `[B]` -> dict holding `"token_ids"`.
+        texts: list of str.
+        batch_size: texts per batch.
+        extra: optional `extra(outputs, features) -> dict` of more per-text tensors
+            computed in the same graph (e.g. a penalty norm).
+
+    Returns:
+        A list of `{name: NumPy row}` dicts.
+    """
+
+    @tf.function(reduce_retracing=True)
+    def run(text):
+        features = preprocessor(text)
+        outputs = dict(model(features["token_ids"], training=False))
+        if extra is not None:
+            outputs.update(extra(outputs, features))
+        for key, value in features.items():
+            if value.dtype == tf.string:
+                outputs[key] = value
+        return outputs
+
+    texts = list(texts)
+    order = np.argsort([len(t) for t in texts], kind="stable")
+    results = [None] * len(texts)
+    for start in range(0, len(texts), batch_size):
+        index = order[start : start + batch_size]
+        batch = {
+            k: v.numpy() for k, v in run(tf.constant([texts[i] for i in index])).items()
+        }
+        for j, i in enumerate(index):
+            results[i] = {k: _decoded(v[j]) for k, v in batch.items()}
+    return results
+
+
+def _decoded(row):
+    if isinstance(row, bytes):
+        return row.decode("utf-8")
+    if row.dtype == object:
+        return np.vectorize(lambda b: b.decode("utf-8"), otypes=[object])(row)
+    return row
