@@ -13,14 +13,21 @@ imported, as TF Serving links nothing else):
 2. every op in the graph and in its function library is registered by TensorFlow
    plus tensorflow-text (any other op is listed);
 3. every warm-up request is replayed through the SignatureDef tensor names; outputs
-   must have the declared dtypes and ranks and be finite; a signature whose manifest
-   entry records a `max_batch_size` must refuse its warm-up rows repeated to one row
-   more (InvalidArgument naming the limit);
+   must have the declared dtypes and ranks and be finite; the batch limit each
+   signature's graph enforces (read from the graph, `ServingModule.check_batch`'s
+   comparison, not from the manifest) must refuse the warm-up rows repeated to one
+   row more (InvalidArgument naming the limit), and the manifest must record that
+   same limit (`zoo predict` and `zoo deploy` read it there);
 4. the `keras_check` of the manifest: the `preprocess` signature's outputs are fed to
    the `.keras` model beside the version folder (loaded with
    `keras.saving.load_model` after importing the zoo's layers and models) and the
-   result must match the serving signature (allclose);
-5. the signatures are printed.
+   result must match the serving signature (allclose). When a `.keras` model is
+   present the comparison always runs: a manifest that skips it gets the default
+   comparison (the float outputs of `serving_default`, by name);
+5. no symbolic link in the version folder points outside it (TF Serving's container
+   mounts only the export root, and a link out of it is a file the export did not
+   write); every link is listed in the report;
+6. the signatures are printed.
 
 Exit status 0 when everything passed, 1 with a clear message otherwise, 2 when the
 export folder does not exist. `verify_export(path)` returns the same report as a dict;
@@ -39,15 +46,16 @@ the warm-up requests, as TF Serving does: verify exports from sources you trust.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 
 
-def _resolve(path):
+def _resolve(path, note=None):
     from zoo.export.paths import resolve_version_dir
 
-    return resolve_version_dir(path)
+    return resolve_version_dir(path, note=note)
 
 
 def _registered(op_name):
@@ -125,14 +133,16 @@ def verify_export(path, print_fn=None):
         "keras_check": {...}, "load_seconds"}`.
     """
     say = print_fn or (lambda line: None)
-    report = {"path": os.fspath(path), "ok": False, "errors": []}
+    report = {"path": os.fspath(path), "ok": False, "errors": [], "notes": []}
     errors = report["errors"]
     try:
-        version_dir = _resolve(path)
-    except FileNotFoundError as e:
+        version_dir = _resolve(path, note=report["notes"].append)
+    except (FileNotFoundError, ValueError) as e:
         errors.append(str(e))
         return report
     report["path"] = version_dir
+    for line in report["notes"]:
+        say(f"note: {line}")
     import numpy as np
 
     from zoo.export import manifest as manifest_lib
@@ -200,15 +210,32 @@ def verify_export(path, print_fn=None):
             errors.append(f"{warmup_path}: holds no requests.")
     say(f"replayed {warm['replayed']}/{warm['requests']} warm-up requests")
 
-    # 3b. The documented batch limit: one row over it is refused.
+    # 3b. The batch limit the graph enforces: one row over it is refused.
     report["batch_limit"] = _check_batch_limits(
         sess, signature_defs, manifest, first_inputs, errors
     )
     say(f"batch limit: {report['batch_limit']}")
 
-    # 4. Keras check.
+    # 4. Keras check: always when a .keras model is present.
     check = manifest.get("keras_check") or {"skipped": "no keras_check in the manifest"}
-    if "skipped" in check:
+    if "skipped" in check and os.path.exists(version_dir + ".keras"):
+        skipped = check["skipped"]
+        check = _default_keras_check(signature_defs)
+        say(
+            f"keras check: the manifest skips it ({skipped}) but "
+            f"{version_dir}.keras is present: comparing {sorted(check['outputs'])}"
+        )
+        report["keras_check"] = _keras_check(
+            sess, signature_defs, check, first_inputs, version_dir, errors, np
+        )
+        report["keras_check"]["manifest_skipped"] = str(skipped)
+        if not check["outputs"]:
+            errors.append(
+                f"keras check: {version_dir}.keras is present but the serving "
+                "signature has no float output to compare it on"
+            )
+            report["keras_check"]["ok"] = False
+    elif "skipped" in check:
         report["keras_check"] = {"skipped": check["skipped"]}
     else:
         report["keras_check"] = _keras_check(
@@ -216,20 +243,145 @@ def verify_export(path, print_fn=None):
         )
     say(f"keras check: {report['keras_check']}")
     sess.close()
+
+    # 5. Symbolic links.
+    report["symlinks"] = _check_symlinks(version_dir, errors)
+    if report["symlinks"]:
+        say(f"symlinks: {report['symlinks']}")
     report["ok"] = not errors
     return report
 
 
+def _default_keras_check(signature_defs):
+    """The comparison used when a `.keras` model is present but the manifest records
+    none: `serving_default`'s float outputs against the Keras outputs of that name."""
+    import tensorflow as tf
+
+    sig = signature_defs.get("serving_default")
+    outputs = {}
+    if sig is not None:
+        outputs = {
+            k: k
+            for k, info in sorted(sig.outputs.items())
+            if tf.dtypes.as_dtype(info.dtype).is_floating
+        }
+    return {
+        "signature": "serving_default",
+        "outputs": outputs,
+        "atol": 1e-4,
+        "rtol": 1e-3,
+    }
+
+
+def _check_symlinks(version_dir, errors):
+    """`{relative path: target}` of every symbolic link under `version_dir`; a link
+    whose target resolves outside `version_dir` is an error."""
+    root = os.path.realpath(version_dir)
+    links = {}
+    for folder, dirs, files in os.walk(version_dir):
+        for name in sorted(dirs + files):
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                continue
+            relative = os.path.relpath(path, version_dir)
+            links[relative] = os.readlink(path)
+            target = os.path.realpath(path)
+            if os.path.commonpath([root, target]) != root:
+                errors.append(
+                    f"{path}: a symbolic link to {target}, outside the export (TF "
+                    "Serving's container sees only the export root; copy the file "
+                    "in)"
+                )
+    return links
+
+
+_LESS_EQUAL = re.compile(r"(^|/)" + r"check_batch(_\d+)?/LessEqual(_\d+)?$")
+
+
+def graph_batch_limits(graph_def, signature_defs):
+    """`{signature: max_batch_size or None}`: the limit each signature's graph
+    enforces, read from `ServingModule.check_batch`'s comparison (the constant of
+    its `LessEqual`) in the functions the signature's outputs reach; the smallest
+    when there are several, None when there is no such check."""
+    import tensorflow as tf
+
+    functions = {f.signature.name: f for f in graph_def.library.function}
+    nodes = {n.name: n for n in graph_def.node}
+    limits = {}
+    for signature, sig in signature_defs.items():
+        reached = _reached_functions(
+            [t.name for t in sig.outputs.values()], nodes, functions
+        )
+        found = []
+        for name in reached:
+            body = {n.name: n for n in functions[name].node_def}
+            for node in body.values():
+                if node.op != "LessEqual" or not _LESS_EQUAL.search(node.name):
+                    continue
+                bound = (
+                    body.get(node.input[1].split(":")[0])
+                    if len(node.input) > 1
+                    else None
+                )
+                if bound is not None and bound.op == "Const":
+                    value = tf.make_ndarray(bound.attr["value"].tensor)
+                    if value.size == 1:
+                        found.append(int(value.reshape(-1)[0]))
+        limits[signature] = min(found) if found else None
+    return limits
+
+
+def _called(node):
+    for attr in node.attr.values():
+        if attr.HasField("func"):
+            yield attr.func.name
+        for func in attr.list.func:
+            yield func.name
+
+
+def _reached_functions(tensor_names, nodes, functions):
+    """Names of the library functions that the nodes computing `tensor_names` call,
+    directly or through other functions (If branches, loops, partitioned calls)."""
+    todo = [t.split(":")[0].lstrip("^") for t in tensor_names]
+    seen_nodes, reached, stack = set(), set(), []
+    while todo:
+        name = todo.pop()
+        if name in seen_nodes or name not in nodes:
+            continue
+        seen_nodes.add(name)
+        node = nodes[name]
+        stack.extend(_called(node))
+        todo.extend(i.split(":")[0].lstrip("^") for i in node.input)
+    while stack:
+        name = stack.pop()
+        if name in reached or name not in functions:
+            continue
+        reached.add(name)
+        for node in functions[name].node_def:
+            stack.extend(_called(node))
+    return reached
+
+
 def _check_batch_limits(sess, signature_defs, manifest, first_inputs, errors):
-    """Runs each signature that records a `max_batch_size` on one row more (its
-    warm-up rows repeated) and expects InvalidArgument naming the limit."""
+    """Runs each signature whose graph enforces a batch limit on one row more (its
+    warm-up rows repeated) and expects InvalidArgument naming the limit; the
+    manifest must record the limit the graph enforces."""
     import numpy as np
 
     from zoo.serving.errors import ServingError
 
+    enforced = graph_batch_limits(sess.meta_graph.graph_def, signature_defs)
+    recorded = manifest.get("signatures") or {}
     result = {}
-    for signature, info in (manifest.get("signatures") or {}).items():
-        limit = info.get("max_batch_size")
+    for signature in sorted(signature_defs):
+        limit = enforced.get(signature)
+        documented = (recorded.get(signature) or {}).get("max_batch_size")
+        if recorded and documented != limit:
+            errors.append(
+                f"batch limit: the manifest records max_batch_size={documented} for "
+                f"{signature!r}, its graph enforces "
+                f"{'none' if limit is None else limit}"
+            )
         if not limit:
             result[signature] = "not enforced"
             continue
