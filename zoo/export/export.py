@@ -13,7 +13,9 @@ VERSION is the next integer. Everything is written to a hidden temporary folder 
 the target (`NAME/.tmp-export-*`, which TF Serving ignores) and then renamed into
 place with `os.rename`, which is atomic and fails when the target exists: a
 concurrent exporter that won the same number makes this one take the next. If the
-export fails midway, the temporary files are removed and nothing is left behind.
+export fails midway, the temporary files are removed and nothing is left behind; what
+a killed export left (its writer's pid gone, or older than a day) is removed by the
+next export of that name (`remove_stale_staging`).
 
 The temporary folder is created with the mode `tf.saved_model.save` gives the folders
 it creates (0o755 less the umask), not `tempfile.mkdtemp`'s private 0o700, so a TF
@@ -22,6 +24,7 @@ place.
 """
 
 import os
+import re
 import secrets
 import shutil
 
@@ -145,6 +148,7 @@ def export_model(
 
     model_dir = os.path.join(os.fspath(base_dir), name)
     os.makedirs(model_dir, exist_ok=True)
+    remove_stale_staging(model_dir)
     tmp_dir = _make_staging_dir(model_dir)
     try:
         _track_variables(module, concrete.values())
@@ -207,22 +211,95 @@ def _common_limit(batch_limits):
 
 STAGING_PREFIX = ".tmp-export-"
 DIR_MODE = 0o755  # what TensorFlow's file system gives the folders it creates
+STALE_SECONDS = 24 * 3600
+# .tmp-export-<host hash>-<pid>-<token>[<suffix>]; older exports wrote
+# .tmp-export-<token>[<suffix>].
+_STAGING_RE = re.compile(
+    re.escape(STAGING_PREFIX) + r"(?:(?P<host>[0-9a-f]{8})-(?P<pid>[0-9]+)-)?[0-9a-f]+"
+)
+
+
+def _host_tag():
+    import hashlib
+    import socket
+
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
 
 
 def _make_staging_dir(model_dir):
     """A new, empty hidden folder in `model_dir`, mode `DIR_MODE` less the umask.
 
     Like `tempfile.mkdtemp` (a random name, `os.mkdir` fails rather than reuse an
-    existing folder) but readable by the users the umask allows.
+    existing folder) but readable by the users the umask allows. The name holds a
+    hash of the host name and the writer's pid, so `remove_stale_staging` can tell a
+    folder whose writer has gone.
     """
+    stem = f"{STAGING_PREFIX}{_host_tag()}-{os.getpid()}-"
     for _ in range(100):
-        path = os.path.join(model_dir, STAGING_PREFIX + secrets.token_hex(6))
+        path = os.path.join(model_dir, stem + secrets.token_hex(6))
         try:
             os.mkdir(path, DIR_MODE)  # the umask applies
         except FileExistsError:
             continue
         return path
     raise FileExistsError(f"{model_dir}: could not create a staging folder.")
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
+def remove_stale_staging(model_dir, max_age=STALE_SECONDS, now=None):
+    """Removes what killed exports left in `model_dir`: `.tmp-export-*` folders and
+    their side files (`.tmp-export-*.keras`) older than `max_age` seconds, or written
+    on this host by a process that no longer runs.
+
+    A running export's staging folder is left alone: its writer's pid is alive and,
+    on another host sharing the folder, it is younger than `max_age`.
+
+    Returns:
+        The paths removed.
+    """
+    import time
+
+    now = time.time() if now is None else now
+    host = _host_tag()
+    removed = []
+    try:
+        names = sorted(os.listdir(model_dir))
+    except FileNotFoundError:
+        return removed
+    for name in names:
+        match = _STAGING_RE.match(name)
+        if match is None:
+            continue
+        path = os.path.join(model_dir, name)
+        try:
+            age = now - os.lstat(path).st_mtime
+        except FileNotFoundError:
+            continue  # its writer finished meanwhile
+        gone = (
+            match["pid"] is not None
+            and match["host"] == host
+            and not _pid_alive(int(match["pid"]))
+        )
+        if not gone and age <= max_age:
+            continue
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.remove(path)
+            except FileNotFoundError:
+                continue
+        removed.append(path)
+    return removed
 
 
 def _track_variables(module, concrete_functions):
