@@ -4,11 +4,13 @@
 `keras.saving.load_model` reads any `.keras` file the zoo writes with no
 `custom_objects`. The layers need only Keras; the models, tasks and preprocessors
 need TensorFlow and tensorflow-text (the `train` extra) and are registered when they
-are installed. `ZOO_LAZY_IMPORT=1` in the environment skips the registration (for
-tools that import submodules themselves).
+are installed. The registration is skipped (each command imports what it uses, so
+that `--help` needs no TensorFlow) in the `zoo` command, in the recipes' entry points,
+and wherever `ZOO_LAZY_IMPORT=1` is set in the environment.
 """
 
 import os as _os
+import sys as _sys
 
 __version__ = "0.2.0"
 
@@ -25,5 +27,12 @@ def _register():
     import zoo.models  # noqa: F401
 
 
-if _os.environ.get("ZOO_LAZY_IMPORT") != "1":
+def _lazy():
+    if _os.environ.get("ZOO_LAZY_IMPORT") == "1":
+        return True
+    argv0 = _sys.argv[0] if _sys.argv else ""
+    return _os.path.basename(argv0) == "zoo"
+
+
+if not _lazy():
     _register()

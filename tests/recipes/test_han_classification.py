@@ -145,10 +145,16 @@ def test_demo_trains_reports_and_exports(demo_run):
 def test_export_in_fresh_process_matches_keras_model(demo_run, served):
     version_dir = demo_run[1]["export"]
     serving, explain = served["serving_default"], served["explain"]
-    model = keras.saving.load_model(version_dir + ".keras")
+    task = keras.saving.load_model(version_dir + ".keras")
+    assert type(task).__name__ == "HANTextClassifier"
+    model = task.backbone
     pre = HANPreprocessor(os.path.join(version_dir, "assets", "vocab.txt"), 8, 16)
     features = pre(tf.constant(TEXTS))
     expected = model(features["token_ids"])
+    # The task reads the raw texts itself, with the vocabulary it carries.
+    np.testing.assert_allclose(
+        task.predict(TEXTS, verbose=0), np.array(serving["probabilities"]), atol=1e-5
+    )
     for key in ("probabilities", "sentence_attention", "word_attention"):
         want = keras.ops.convert_to_numpy(expected[key])
         np.testing.assert_allclose(np.array(serving[key]), want, atol=1e-5)
