@@ -3,32 +3,44 @@
 Both systems train on the same pairs, one after the other, on the same machine, and
 both keep their weights at every `--every` minutes of training
 (`zoo.training.TimedSnapshots`: the clock runs from the start of training through the
-training steps, validation and callbacks, and stops while a snapshot is written).
+training steps, validation and callbacks, and is paused while a snapshot is written,
+so writing snapshots costs neither system training time).
 
-- The peer (`bench.translation_peer`: the TensorFlow NMT tutorial's model from Keras
-  built-ins, with letters of every script kept so that German or Vietnamese words
-  survive its standardization) trains until `--minutes`.
+- The peer (`bench.translation_peer`: the TensorFlow NMT-with-attention tutorial as
+  written, with letters of every script kept so that German or Vietnamese words
+  survive its standardization) trains on the tutorial's schedule
+  (`fit_tutorial`: 100-step epochs, 20 validation batches after each, at most 100
+  epochs, `EarlyStopping(patience=3)` on the validation loss) or until `--minutes`,
+  whichever ends first; when it ends before the limit its last weights are one more
+  snapshot (`end` in the JSON), and it has no later points.
 - The zoo is `python -m recipes.translation` with its defaults for `--data` plus
   `--time-limit MINUTES --snapshot-minutes EVERY`: it ends at its own epoch count or
-  at the limit, whichever comes first, and scores its snapshots itself.
+  at the limit, whichever comes first, and exports the model it selects.
 
-Every snapshot is scored on the test set with greedy decoding; the table's score is
+The two are not the same kind of weights: the zoo's snapshots are its weight average
+(`--ema`, as its validation and export use them) and its training steps may compute
+the logits product in bfloat16 (`--training-logits-dtype auto`), while the peer's are
+its raw float32 weights. Every comparison printed says so, as read from the zoo's run.
+
+Every snapshot of both systems is decoded greedily here, on the test set, and scored
+by one function (`score`, the same references for both): the table's score is
 lowercased BLEU on sacrebleu's 13a tokenization of detokenized output (the peer writes
 lowercased words, which the Moses detokenizer joins: "¿ qué hora es ?" -> "¿qué hora
-es?"; the score of its words as written is in the JSON too);
-the JSON file also holds lowercased BLEU on Moses-tokenized text, the published
-Multi30k scoring.
-The zoo's end point is also scored as the recipe delivers it (the epoch it selects,
-beam search). Beside the points, each system's training speed: target tokens/s and
-pairs/s, the median over its complete epochs (`zoo.training.Throughput`, the meter of
-`bench.translation_peer`). Output: a Markdown table, a JSON file and a PNG plot of
-BLEU against minutes.
+es?"; the zoo's output is text already); the JSON also holds cased BLEU and
+lowercased BLEU on Moses-tokenized text, the published Multi30k scoring, and for the
+zoo the score its recipe recorded for each snapshot (a check: the same number). The
+zoo's end point is its export (the epoch it selects) decoded with its beam search and
+scored by the same function. Beside the points, each system's training speed: target
+tokens/s and pairs/s, the median over its complete epochs (`zoo.training.Throughput`,
+the meter of `bench.translation_peer`; the peer's 100-step epochs are credited with
+the expected tokens of 100 of its batches). Output: a Markdown table, a JSON file and
+a PNG plot of BLEU against minutes.
 
     python -m bench.translation_time --data ../shared/data/multi30k \\
         --source de --target en --minutes 30 --every 2
 
-`--rescore` scores the peer's snapshots of an earlier run again (same `--run-dir`) and
-reads the zoo's recorded scores, without training.
+`--rescore` decodes and scores the snapshots of an earlier run again (same
+`--run-dir`), without training.
 """
 
 import argparse
@@ -59,8 +71,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--rescore",
         action="store_true",
-        help="no training: score the peer's snapshots in --run-dir again and read "
-        "the zoo's recorded scores (its recipe scored its own snapshots)",
+        help="no training: decode and score the snapshots in --run-dir again",
     )
     parser.add_argument("--run-dir", default="runs/bench_translation_time")
     parser.add_argument("--out", default="reports/bench_translation_time")
@@ -85,60 +96,162 @@ def detokenize(hypotheses, lang):
     return [detokenizer.detokenize(h.split()) for h in hypotheses]
 
 
-def run_peer(args, splits, train=True):
-    """Trains the peer for `args.minutes`, snapshots every `args.every`, and scores
-    the snapshots; with `train=False` only scores the snapshots in `args.run_dir`."""
-    import keras
-
-    from bench.translation_peer import PADDING, peer_translate, prepare_peer, speed
+def score(hypotheses, references, lang):
+    """The one scoring of both systems: lowercased BLEU on 13a tokens
+    (`bleu_lowercase`, the table's), cased BLEU (`bleu`) and lowercased BLEU on
+    Moses-tokenized text (`bleu_moses_lowercase`)."""
     from zoo.metrics import corpus_bleu, moses_bleu
-    from zoo.training import Throughput, TimedSnapshots, load_snapshot
 
-    keras.utils.set_random_seed(1234)
-    peer = prepare_peer(splits["train"], args.units, letters="unicode")
-    folder = os.path.join(args.run_dir, "peer", "snapshots")
-    result = {}
-    if train:
-        clock = TimedSnapshots(folder, args.every, args.minutes)
-        meter = Throughput(peer.tokens)
-        peer.model.fit(
-            peer.dataset,
-            epochs=10_000,
-            callbacks=[clock, meter],
-            verbose=2,
-            shuffle=False,
-        )
-        pairs = len(splits["train"].sources)
-        result["speed"] = speed("peer", meter.rates, peer.tokens, pairs, PADDING)
+    lowercase, signature = corpus_bleu(hypotheses, references, lowercase=True)
+    return {
+        "bleu_lowercase": lowercase,
+        "bleu": corpus_bleu(hypotheses, references)[0],
+        "bleu_moses_lowercase": moses_bleu(hypotheses, references, lang)[0],
+        "bleu_lowercase_signature": signature,
+    }
+
+
+def score_snapshots(folder, load, translate, test, lang):
+    """Every snapshot `folder/snapshots.json` lists, put into the model (`load(path)`),
+    decoded (`translate(sources)` -> list of str) and scored by `score` on the test
+    references.
+
+    Returns:
+        `(points, hypotheses)`: one dict per snapshot (its `snapshots.json` entry and
+        `score`'s numbers) and the last snapshot's translations.
+    """
     with open(os.path.join(folder, "snapshots.json"), encoding="utf-8") as f:
         snapshots = json.load(f)
-    test, points = splits["test"], []
+    points, hypotheses = [], []
     for snapshot in snapshots:
-        load_snapshot(peer.model, os.path.join(folder, snapshot["file"]))
-        spaced = peer_translate(peer, test.sources)
-        hypotheses = detokenize(spaced, args.target)
-        bleu, _ = corpus_bleu(hypotheses, test.targets, lowercase=True)
-        as_spaced, _ = corpus_bleu(spaced, test.targets, lowercase=True)
-        moses, _ = moses_bleu(hypotheses, test.targets, args.target)
-        points.append(
-            {
-                **snapshot,
-                "bleu_lowercase": bleu,
-                "bleu_moses_lowercase": moses,
-                "bleu_lowercase_spaced_words": as_spaced,
-            }
-        )
-        print(f"peer {snapshot['minutes']:6.2f} min: {bleu:.2f}", flush=True)
+        load(os.path.join(folder, snapshot["file"]))
+        hypotheses = translate(test.sources)
+        points.append({**snapshot, **score(hypotheses, test.targets, lang)})
+    return points, hypotheses
+
+
+def peer_clock(folder, every, minutes):
+    """`TimedSnapshots` for the peer, which also keeps its last weights as a snapshot
+    (marked `end`) when it stops before the limit (early stopping, 100 epochs)."""
+    from zoo.training import TimedSnapshots
+
+    class PeerSnapshots(TimedSnapshots):
+        def on_train_end(self, logs=None):
+            seconds = self.elapsed()
+            if self.limit is not None and seconds >= self.limit:
+                return
+            if not self.snapshots or self.snapshots[-1]["step"] != self._step:
+                self._save(seconds)
+                self.snapshots[-1]["end"] = True
+                self._save_listing()
+
+        def _save_listing(self):
+            from zoo.io import atomic_write
+
+            with atomic_write(os.path.join(self.folder, "snapshots.json")) as f:
+                json.dump(self.snapshots, f, indent=1)
+
+    return PeerSnapshots(folder, every, minutes)
+
+
+def peer_translator(peer, lang):
+    """`(load, translate)` of the peer: its snapshot loader and its greedy
+    translations, detokenized."""
+    from bench.translation_peer import peer_translate
+    from zoo.training import load_snapshot
+
+    def translate(sources):
+        return detokenize(peer_translate(peer, sources), lang)
+
+    return (lambda path: load_snapshot(peer.model, path)), translate
+
+
+def run_peer(args, splits, train=True):
+    """Trains the peer on the tutorial's schedule for at most `args.minutes`,
+    snapshots every `args.every`, and scores the snapshots; with `train=False` only
+    scores the snapshots in `args.run_dir`."""
+    import keras
+
+    from bench.translation_peer import (
+        PADDING,
+        PRECISION,
+        TUTORIAL_FIT,
+        fit_tutorial,
+        prepare_peer,
+        speed,
+    )
+    from zoo.training import Throughput
+
+    keras.utils.set_random_seed(1234)
+    peer = prepare_peer(splits["train"], args.units, "unicode", val=splits["val"])
+    folder = os.path.join(args.run_dir, "peer", "snapshots")
+    result = {"precision": PRECISION}
+    if train:
+        os.makedirs(folder, exist_ok=True)
+        clock = peer_clock(folder, args.every, args.minutes)
+        steps = TUTORIAL_FIT["steps_per_epoch"]
+        per_epoch = peer.tokens * steps / peer.batches  # expected tokens of an epoch
+        meter = Throughput(per_epoch, steps)
+        history = fit_tutorial(peer, [clock, meter])
+        pairs = len(splits["train"].sources) * steps / peer.batches
+        result["speed"] = speed("peer", meter.rates, per_epoch, pairs, PADDING)
+        result["stopped"] = {
+            "minutes": round(clock.elapsed() / 60.0, 4),
+            "epochs": len(history.history.get("loss", [])),
+            "steps": clock._step,
+        }
+    load, translate = peer_translator(peer, args.target)
+    points, hypotheses = score_snapshots(
+        folder, load, translate, splits["test"], args.target
+    )
+    for p in points:
+        print(f"peer {p['minutes']:6.2f} min: {p['bleu_lowercase']:.2f}", flush=True)
     return {**result, "points": points, "examples": hypotheses[:3]}
 
 
-def run_zoo(args, train=True):
-    """Runs the recipe with its defaults, limited and snapshotted; returns its
-    scored points and end point (from its metrics.json, which `train=False` only
-    reads)."""
+def zoo_translator(run_dir):
+    """`(load, translate, translate_end, weights)` of the zoo's run: its export
+    (`VERSION.keras` and preprocessor), a snapshot loader (into its training view),
+    greedy and export-beam translation functions reading the current weights, and
+    the export's own weights (to put back for the end point)."""
+    import keras
+
+    from bench.translation import latest_export
+    from zoo.export import load_manifest
+    from zoo.models.translation import TranslationPreprocessor, Translator
+    from zoo.training import load_snapshot
+
+    version_dir = latest_export(run_dir)
+    model = keras.saving.load_model(version_dir + ".keras", compile=False)
+    preprocessor = TranslationPreprocessor.from_export(version_dir)
+    decoding = load_manifest(version_dir)["metadata"]["decoding"]["serving_default"]
+    search = {
+        "alpha": decoding["length_penalty_alpha"],
+        "beta": decoding["coverage_penalty_beta"],
+        "length_a": decoding["length_a"],
+        "length_b": decoding["length_b"],
+    }
+    greedy = Translator(model, preprocessor, 1, **search)
+    beam = Translator(model, preprocessor, decoding["beam_width"], **search)
+    exported = model.get_weights()
+
+    def load(path):
+        load_snapshot(model.training_model(), path)
+
+    def end(sources):
+        model.set_weights(exported)
+        return beam.translate_texts(list(sources))
+
+    return load, (lambda s: greedy.translate_texts(list(s))), end, decoding
+
+
+def run_zoo(args, splits, train=True):
+    """Runs the recipe with its defaults, limited and snapshotted, then decodes and
+    scores its snapshots and its export here (`score`); with `train=False` only
+    scores an earlier run's."""
     import shlex
 
-    from bench.translation_peer import speed
+    from bench.translation_peer import speed, zoo_precision
 
     run_dir = os.path.join(args.run_dir, "zoo")
     report_dir = os.path.join(run_dir, "reports")
@@ -149,7 +262,7 @@ def run_zoo(args, train=True):
         "--target", args.target,
         "--run-dir", run_dir,
         "--report-dir", report_dir,
-        "--no-export",
+        "--export-dir", os.path.join(run_dir, "export"),
         "--resume", "never",
         "--time-limit", str(args.minutes),
         "--snapshot-minutes", str(args.every),
@@ -160,28 +273,42 @@ def run_zoo(args, train=True):
         subprocess.run(command, check=True)
     with open(os.path.join(report_dir, "metrics.json"), encoding="utf-8") as f:
         metrics = json.load(f)
-    search = metrics["search"]
+    load, translate, translate_end, decoding = zoo_translator(run_dir)
+    test = splits["test"]
+    points, _ = score_snapshots(
+        os.path.join(run_dir, "snapshots"), load, translate, test, args.target
+    )
+    recorded = {round(p["minutes"], 4): p for p in metrics.get("snapshots", [])}
+    for p in points:
+        mine = recorded.get(round(p["minutes"], 4), {})
+        p["recipe_bleu_lowercase"] = mine.get("bleu_lowercase")
+        print(f"zoo  {p['minutes']:6.2f} min: {p['bleu_lowercase']:.2f}", flush=True)
+    hypotheses = translate_end(test.sources)
+    search = f"beam{decoding['beam_width']}"
     return {
-        "points": metrics["snapshots"],
+        "points": points,
         "end": {
             "minutes": metrics["train_seconds"] / 60.0,
             "search": search,
-            "bleu_lowercase": metrics[search]["bleu_lowercase"],
-            "greedy_bleu_lowercase": metrics["greedy"]["bleu_lowercase"],
+            **score(hypotheses, test.targets, args.target),
+            "recipe_bleu_lowercase": metrics.get(search, {}).get("bleu_lowercase"),
         },
+        "examples": hypotheses[:3],
         "command": " ".join(command[1:]),
+        "precision": zoo_precision(run_dir, metrics),
         "speed": speed(
             "zoo",
             metrics["train_tokens_per_second_by_epoch"],
             metrics["train_target_tokens"],
             metrics["train_pairs"],
-            None,
+            "length buckets",
         ),
     }
 
 
 def table(results, every):
-    """The Markdown table: BLEU of each system at each multiple of `every`."""
+    """The Markdown table: BLEU of each system at each multiple of `every`, then
+    one line per system saying what its weights and precision are."""
     marks = sorted(
         {round(p["minutes"], 2) for r in results.values() for p in r["points"]}
     )
@@ -209,7 +336,16 @@ def table(results, every):
             )
             + " |"
         )
-    return "\n".join(lines)
+    return "\n".join([*lines, "", *precision_notes(results)])
+
+
+def precision_notes(results):
+    """`name: precision` of every system (weight averaging, dtype of the logits)."""
+    return [
+        f"{name}: {result['precision']}"
+        for name, result in results.items()
+        if result.get("precision")
+    ]
 
 
 def plot(results, path, title):
@@ -238,7 +374,8 @@ def plot(results, path, title):
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.text(0.01, 0.01, "\n".join(precision_notes(results)), fontsize=6.5)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
@@ -256,7 +393,7 @@ def main(argv=None):
         if name == "peer":
             results[name] = run_peer(args, splits, train)
         else:
-            results[name] = run_zoo(args, train)
+            results[name] = run_zoo(args, splits, train)
     pair = f"{args.source}-{args.target}"
     if args.rescore:  # the speeds of the run that trained
         previous = os.path.join(args.out, f"{pair}.json")
@@ -264,7 +401,9 @@ def main(argv=None):
             with open(previous, encoding="utf-8") as f:
                 before = json.load(f)["results"]
             for name, result in results.items():
-                result.setdefault("speed", before.get(name, {}).get("speed"))
+                for key in ("speed", "stopped"):
+                    if key not in result and key in before.get(name, {}):
+                        result[key] = before[name][key]
     os.makedirs(args.out, exist_ok=True)
     text = table(results, args.every)
     print(text, flush=True)
@@ -274,8 +413,8 @@ def main(argv=None):
             continue
         print(
             f"{name}: {s['median_tokens_per_second']} target tokens/s, "
-            f"{s['median_pairs_per_second']} pairs/s (median of {len(s['tokens_per_second'])}"
-            " complete epochs)",
+            f"{s['median_pairs_per_second']} pairs/s (median of "
+            f"{len(s['tokens_per_second'])} complete epochs; {result['precision']})",
             flush=True,
         )
     png = plot(

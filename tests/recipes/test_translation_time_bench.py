@@ -32,6 +32,13 @@ def test_table_lines_up_the_minutes_of_both_systems():
         "| 2 | 5.50 |  |",
         "| 1.4 (zoo's end, beam5) |  | 9.00 |",
     ]
+    results["peer"]["precision"] = "raw weights, float32"
+    results["zoo"]["precision"] = "weight-averaged snapshots, logits in bfloat16"
+    assert table(results, 1.0).splitlines()[-3:] == [
+        "",
+        "peer: raw weights, float32",
+        "zoo: weight-averaged snapshots, logits in bfloat16",
+    ]
 
 
 def test_peer_standardization_can_keep_every_letter():
@@ -41,6 +48,185 @@ def test_peer_standardization_can_keep_every_letter():
 
     out = standardize(tf.constant(["Mädchen läuft, Tiếng Việt!"]), letters="unicode")
     assert out.numpy()[0].decode() == "[START] mädchen läuft ,  tiếng việt ! [END]"
+
+
+class _Clock:
+    """A clock for `zoo.training.callbacks`: it advances when told to."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def perf_counter(self):
+        return self.now
+
+
+def _splits(n_train=20, n_test=3):
+    import types
+
+    from zoo.data.parallel import demo_corpus
+
+    corpus = demo_corpus(n_train + n_test, seed=0)
+
+    def part(a, b):
+        return types.SimpleNamespace(
+            sources=corpus.sources[a:b], targets=corpus.targets[a:b]
+        )
+
+    return {
+        "train": part(0, n_train),
+        "val": part(0, 4),
+        "test": part(n_train, n_train + n_test),
+    }
+
+
+def test_the_clock_is_paused_while_snapshots_are_written(tmp_path, monkeypatch):
+    # Each training step takes 1 s, writing a file 1000 s; snapshots every 10 s
+    # of training and a limit of 30 s: the snapshots are taken at steps 10, 20
+    # and 30 and training stops at step 30. Were the writing counted, the first
+    # snapshot would put the clock past every mark and the limit at step 10.
+    import keras
+
+    import bench.translation_peer as peer_module
+    import bench.translation_time as bench
+    import zoo.io
+    import zoo.training.callbacks as callbacks
+
+    clock = _Clock()
+    # the snapshots are scored elsewhere (the test of one scoring function)
+    monkeypatch.setattr(
+        bench, "peer_translator", lambda peer, lang: (lambda path: None, list)
+    )
+    monkeypatch.setattr(callbacks, "time", clock)
+
+    class Step(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            clock.now += 1.0
+
+    fit = peer_module.fit_tutorial
+    monkeypatch.setattr(
+        peer_module,
+        "fit_tutorial",
+        lambda peer, callbacks=(), **kw: fit(peer, [Step(), *callbacks], **kw),
+    )
+    write = zoo.io.atomic_write
+
+    def slow_write(*a, **kw):
+        clock.now += 1000.0
+        return write(*a, **kw)
+
+    monkeypatch.setattr(zoo.io, "atomic_write", slow_write)
+    every = 10 / 60
+    args = bench.parse_args(["--data", "x", "--minutes", "0.5", "--every", str(every),
+                             "--units", "4", "--run-dir", str(tmp_path)])  # fmt: skip
+    result = bench.run_peer(args, _splits())
+    assert [p["step"] for p in result["points"]] == [10, 20, 30]
+    assert [p["minutes"] for p in result["points"]] == pytest.approx(
+        [every, 2 * every, 3 * every], abs=1e-4
+    )
+    assert result["stopped"]["steps"] == 30
+    assert result["stopped"]["minutes"] == pytest.approx(0.5, abs=1 / 60)
+    assert not any(p.get("end") for p in result["points"])
+
+
+def test_a_peer_that_stops_early_keeps_its_last_weights(tmp_path, monkeypatch):
+    import keras
+
+    import zoo.training.callbacks as callbacks
+    from bench.translation_time import peer_clock
+
+    clock = _Clock()
+    monkeypatch.setattr(callbacks, "time", clock)
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    snapshots = peer_clock(str(tmp_path), every=10 / 60, minutes=1.0)
+    snapshots.set_model(model)
+    snapshots.on_train_begin()
+    for step in range(15):  # early stopping after 15 s of a 60 s budget
+        clock.now += 1.0
+        snapshots.on_train_batch_end(step)
+    snapshots.on_train_end()
+    listed = json.loads((tmp_path / "snapshots.json").read_text())
+    assert [(s["step"], s.get("end", False)) for s in listed] == [
+        (10, False),
+        (15, True),
+    ]
+    assert listed[1]["minutes"] == pytest.approx(15 / 60, abs=1e-4)
+
+
+def _snapshot_listing(folder, marks):
+    folder.mkdir(parents=True)
+    listing = [
+        {"minutes": m, "epoch": 1, "step": 10 * (i + 1), "file": f"s{i}.npz"}
+        for i, m in enumerate(marks)
+    ]
+    (folder / "snapshots.json").write_text(json.dumps(listing))
+
+
+def _translator(test, loaded):
+    """Outputs the references after snapshot `s0`, the references shuffled (one
+    place on) after any other."""
+    by_source = dict(zip(test.sources, test.targets, strict=True))
+
+    def translate(sources):
+        out = [by_source[s] for s in sources]
+        return out if loaded[-1].endswith("s0.npz") else out[1:] + out[:1]
+
+    return translate
+
+
+def test_both_systems_are_scored_by_one_function_on_the_same_references(
+    tmp_path, monkeypatch
+):
+
+    import bench.translation_peer as peer_module
+    import bench.translation_time as bench
+
+    splits = _splits(n_train=4, n_test=8)
+    test = splits["test"]
+    _snapshot_listing(tmp_path / "peer" / "snapshots", [1.0, 2.0])
+    _snapshot_listing(tmp_path / "zoo" / "snapshots", [1.0, 2.0])
+    (tmp_path / "zoo" / "reports").mkdir()
+    recorded = {  # the recipe's own numbers: kept beside, never the table's
+        "snapshots": [{"minutes": 1.0, "bleu_lowercase": 55.0}],
+        "beam5": {"bleu_lowercase": 66.0},
+        "train_seconds": 150.0,
+        "train_tokens_per_second_by_epoch": [10.0],
+        "train_target_tokens": 100,
+        "train_pairs": 10,
+    }
+    (tmp_path / "zoo" / "reports" / "metrics.json").write_text(json.dumps(recorded))
+    peer_loaded, zoo_loaded = [], []
+    monkeypatch.setattr(peer_module, "prepare_peer", lambda *a, **kw: None)
+    monkeypatch.setattr(
+        bench,
+        "peer_translator",
+        lambda peer, lang: (peer_loaded.append, _translator(test, peer_loaded)),
+    )
+    monkeypatch.setattr(
+        bench,
+        "zoo_translator",
+        lambda run_dir: (
+            zoo_loaded.append,
+            _translator(test, zoo_loaded),
+            lambda sources: list(test.targets),
+            {"beam_width": 5},
+        ),
+    )
+    args = bench.parse_args(["--data", "x", "--target", "en",
+                             "--run-dir", str(tmp_path)])  # fmt: skip
+    peer = bench.run_peer(args, splits, train=False)
+    zoo = bench.run_zoo(args, splits, train=False)
+    assert len(peer_loaded) == len(zoo_loaded) == 2
+    for key in ("bleu_lowercase", "bleu", "bleu_moses_lowercase"):
+        assert [p[key] for p in peer["points"]] == [p[key] for p in zoo["points"]]
+        assert peer["points"][0][key] == pytest.approx(100.0)
+        assert 0 < peer["points"][1][key] < 90
+    assert zoo["end"]["bleu_lowercase"] == pytest.approx(100.0)
+    assert zoo["end"]["recipe_bleu_lowercase"] == 66.0
+    assert [p["recipe_bleu_lowercase"] for p in zoo["points"]] == [55.0, None]
+    shuffled = test.targets[1:] + test.targets[:1]
+    assert bench.score(shuffled, test.targets, "en") == {
+        k: peer["points"][1][k] for k in bench.score(shuffled, test.targets, "en")
+    }
 
 
 @pytest.mark.slow
@@ -66,20 +252,30 @@ def test_both_systems_train_snapshot_and_score(tmp_path):
             "--zoo-flags", tiny, "--run-dir", str(tmp_path / "run"),
             "--out", str(tmp_path / "out")]  # fmt: skip
     results = main(argv)
-    for name in ("peer", "zoo"):
-        minutes = [p["minutes"] for p in results[name]["points"]]
-        assert minutes[:3] == pytest.approx([0.1, 0.2, 0.3])
-        assert all(0 <= p["bleu_lowercase"] <= 100 for p in results[name]["points"])
-    assert results["zoo"]["end"]["search"] == "beam2"
-    for name in ("peer", "zoo"):  # speed over complete epochs, by the same meter
-        speed = results[name]["speed"]
-        assert speed["tokens_per_second"] and min(speed["tokens_per_second"]) > 0
-        rates = speed["tokens_per_second"]
-        assert min(rates) <= speed["median_tokens_per_second"] <= max(rates)
-    assert results["peer"]["speed"]["padded_to"] == 40
+    zoo, peer = results["zoo"], results["peer"]
+    assert [p["minutes"] for p in zoo["points"]][:3] == pytest.approx([0.1, 0.2, 0.3])
+    # the peer's marks up to its end: the limit, or its early stop (then `end`)
+    minutes = [p["minutes"] for p in peer["points"]]
+    marks = [p for p in minutes if not any(q.get("end") for q in peer["points"])]
+    assert marks == [] or marks[:3] == pytest.approx([0.1, 0.2, 0.3])
+    assert minutes == sorted(minutes) and minutes[-1] <= 0.3 + 1e-6
+    # decoded and scored here, the zoo's snapshots and end point give the numbers
+    # its recipe recorded for them
+    for p in zoo["points"]:
+        assert p["bleu_lowercase"] == pytest.approx(p["recipe_bleu_lowercase"])
+    assert zoo["end"]["search"] == "beam2"
+    assert zoo["end"]["bleu_lowercase"] == pytest.approx(
+        zoo["end"]["recipe_bleu_lowercase"]
+    )
+    assert peer["speed"]["padding"] == "each batch to its longest sentence"
+    assert peer["precision"].startswith("raw weights")
+    assert "training logits product in" in zoo["precision"]
     saved = json.loads((tmp_path / "out" / "xx-en.json").read_text())
     assert saved["table"].startswith("| minutes | peer | zoo |")
-    assert (tmp_path / "out" / "xx-en.png").stat().st_size > 1000
+    assert saved["table"].splitlines()[-2:] == [
+        f"peer: {peer['precision']}",
+        f"zoo: {zoo['precision']}",
+    ]
     # --rescore: the same snapshots scored again, no training; speeds carried over
     again = main([*argv, "--rescore"])
     for name in ("peer", "zoo"):
@@ -87,9 +283,9 @@ def test_both_systems_train_snapshot_and_score(tmp_path):
             p["minutes"] for p in results[name]["points"]
         ]
         assert again[name]["speed"] == results[name]["speed"]
-    assert [p["bleu_lowercase"] for p in again["peer"]["points"]] == pytest.approx(
-        [p["bleu_lowercase"] for p in results["peer"]["points"]]
-    )
+        assert [p["bleu_lowercase"] for p in again[name]["points"]] == pytest.approx(
+            [p["bleu_lowercase"] for p in results[name]["points"]]
+        )
 
 
 def test_peer_words_are_detokenized_before_scoring():
