@@ -77,7 +77,12 @@ def test_split_is_fixed_and_disjoint():
     corpus = demo_corpus(500, seed=3)
     a = split_corpus(corpus, (0.1, 0.1), seed=7)
     b = split_corpus(corpus, (0.1, 0.1), seed=7)
-    assert [len(p) for p in a] == [400, 50, 50]
+    # demo_corpus repeats a few sentences: the held-out splits keep each source once
+    # (50 of the 495 distinct ones each) and drop its repeats.
+    assert len(set(corpus.sources)) == 495
+    assert [len(p) for p in a] == [399, 50, 50]
+    assert a[1].duplicates_dropped + a[2].duplicates_dropped == 1
+    assert not set(a[0].sources) & set(a[1].sources + a[2].sources)
     assert a[1].sources == b[1].sources and a[2].targets == b[2].targets
     with pytest.raises(ValueError, match="Received: fractions"):
         split_corpus(corpus, (0.6, 0.5))
@@ -200,7 +205,7 @@ def test_length_filter_applies_to_training_data_only(tmp_path):
     assert lengths["target"].as_dict()["max"] == 12
     assert "source words: mean" in str(report)
     # A TSV: the held-out pairs are drawn before the filter, and all kept.
-    rows = [(" ".join(["w"] * (1 + i % 15)), f"t{i}") for i in range(200)]
+    rows = [(" ".join([f"w{i}"] + ["w"] * (i % 15)), f"t{i}") for i in range(200)]
     tsv = _write(tmp_path / "a.tsv", "".join(f"{s}\t{t}\n" for s, t in rows))
     splits = load_parallel(tsv, "en", "xx", max_words=10)
     held = splits["val"].sources + splits["test"].sources

@@ -152,6 +152,8 @@ class ReadReport:
         too_long: pairs skipped because a side has more than `max_words` words.
         malformed: TSV lines without a tab (a missing target).
         examples: up to `max_examples` `"file:line: reason"` strings per kind.
+        held_out_duplicates: pairs left out of the seeded held-out splits because
+            their source sentence is already in one (see `split_corpus`).
         lengths: for training data read by `load_parallel`, `{"source": LengthStats,
             "target": LengthStats}` in words, measured before the length filter.
     """
@@ -163,6 +165,7 @@ class ReadReport:
     examples: list = dataclasses.field(default_factory=list)
     max_examples: int = 5
     lengths: dict = None
+    held_out_duplicates: int = 0
 
     def note(self, kind, path, line, detail=""):
         setattr(self, kind, getattr(self, kind) + 1)
@@ -181,6 +184,11 @@ class ReadReport:
             f"(empty={self.empty}, too_long={self.too_long}, "
             f"malformed={self.malformed})"
         )
+        if self.held_out_duplicates:
+            text += (
+                f"; {self.held_out_duplicates} pairs repeating a held-out source "
+                "sentence dropped from the held-out splits"
+            )
         if self.lengths:
             text += "".join(
                 f"\n  {side} words: {stats}" for side, stats in self.lengths.items()
@@ -199,6 +207,8 @@ class ParallelCorpus:
         report: the `ReadReport` of the read.
         locations: `(file, line)` of each pair (None for generated data).
         description: where the pairs came from (e.g. "2% of train, seeded").
+        duplicates_dropped: for a held-out split made by `split_corpus`, the pairs
+            of its source sentences that it did not keep.
     """
 
     sources: list
@@ -206,6 +216,7 @@ class ParallelCorpus:
     report: ReadReport = dataclasses.field(default_factory=ReadReport)
     locations: list = None
     description: str = ""
+    duplicates_dropped: int = 0
 
     def __len__(self):
         return len(self.sources)
@@ -398,11 +409,21 @@ def read_line_pairs(source_path, target_path, max_words=None, limit=None):
 
 
 def split_corpus(corpus, fractions=(0.02, 0.02), seed=1234):
-    """A fixed, seeded held-out split.
+    """A fixed, seeded held-out split by unique source sentence.
+
+    The split is drawn over the corpus' distinct source sentences (compared with
+    whitespace collapsed), so a sentence is either held out or trained on, never
+    both: every pair with a held-out source leaves the training data, and each
+    held-out split keeps one pair per source (the first). The other pairs of a
+    held-out source (duplicates of the pair or other translations of the sentence)
+    are dropped; their count is `ReadReport.held_out_duplicates` and is named in the
+    held-out corpus' `description`. On a corpus without repeated sources this is the
+    same split as a permutation of the pairs with `seed`.
 
     Args:
         corpus: a `ParallelCorpus`.
-        fractions: the held-out fractions, e.g. `(val, test)`; the rest is training.
+        fractions: the held-out fractions of the distinct sources, e.g. `(val,
+            test)`; the rest is training.
         seed: the permutation seed (the same seed gives the same split on any machine).
 
     Returns:
@@ -413,15 +434,26 @@ def split_corpus(corpus, fractions=(0.02, 0.02), seed=1234):
             "Held-out fractions must be positive and sum to less than 1. "
             f"Received: fractions={fractions!r}"
         )
-    order = list(range(len(corpus)))
+    groups = {}  # source sentence -> indices of its pairs, in corpus order
+    for i, source in enumerate(corpus.sources):
+        groups.setdefault(" ".join(source.split()), []).append(i)
+    members = list(groups.values())
+    order = list(range(len(members)))
     random.Random(seed).shuffle(order)
-    parts, start = [], 0
+    parts, start, dropped = [], 0, []
     for fraction in fractions:
         n = max(1, int(round(fraction * len(order))))
-        parts.append(sorted(order[start : start + n]))
+        chosen = order[start : start + n]
+        parts.append(sorted(members[g][0] for g in chosen))
+        dropped.append(sum(len(members[g]) - 1 for g in chosen))
         start += n
-    parts.insert(0, sorted(order[start:]))
-    return [corpus.subset(idx) for idx in parts]
+    parts.insert(0, sorted(i for g in order[start:] for i in members[g]))
+    corpus.report.held_out_duplicates += sum(dropped)
+    pieces = [corpus.subset(idx) for idx in parts]
+    for piece, count in zip(pieces[1:], dropped, strict=True):
+        piece.duplicates_dropped = count
+    pieces[0].duplicates_dropped = 0
+    return pieces
 
 
 # --- load_parallel ------------------------------------------------------------------
@@ -644,9 +676,15 @@ def load_parallel(
         train = pieces[0]
         train.description = f"train: {_name(specs['train'])} minus held-out pairs"
         for split, piece, fraction in zip(missing, pieces[1:], fractions, strict=True):
+            dropped = (
+                f"; {piece.duplicates_dropped} pairs repeating its source sentences "
+                "dropped"
+                if piece.duplicates_dropped
+                else ""
+            )
             piece.description = (
-                f"{split}: {fraction:.0%} of {_name(specs['train'])} (seeded split, "
-                f"seed {seed})"
+                f"{split}: {fraction:.0%} of {_name(specs['train'])} (seeded split "
+                f"by unique source sentence, seed {seed}{dropped})"
             )
             parts[split] = piece
     train.report.lengths = train.length_stats()
