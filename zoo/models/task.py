@@ -127,8 +127,15 @@ class Task(keras.Model):
         **kwargs,
     ):
         if validation_split and validation_data is None:
+            if isinstance(x, tf.data.Dataset):
+                raise ValueError(
+                    "validation_split needs lists or arrays; pass validation_data "
+                    "with a tf.data.Dataset"
+                )
+            self.check_inputs(x)
             (x, y, sample_weight), validation_data = _split(
-                (x, y, sample_weight), validation_split
+                (_as_arrays(x), _as_arrays(y), _as_arrays(sample_weight)),
+                validation_split,
             )
         # Lists and arrays are reshuffled every epoch (keras.Model.fit's default);
         # a tf.data.Dataset keeps its own order.
@@ -318,21 +325,8 @@ def _as_dataset(x, y=None, sample_weight=None, batch_size=None, shuffle=False):
             )
         return _batched(x, batch_size)
 
-    def convert(value):
-        if value is None or isinstance(value, (tf.Tensor, tf.RaggedTensor)):
-            return value
-        if isinstance(value, dict):
-            return {k: convert(v) for k, v in value.items()}
-        if isinstance(value, np.ndarray):
-            return value
-        if isinstance(value, (list, tuple)) and all(
-            isinstance(v, (str, bytes)) for v in value
-        ):
-            return np.asarray(value, dtype=object)
-        return np.asarray(value)
-
     data = keras.utils.pack_x_y_sample_weight(
-        convert(x), convert(y), convert(sample_weight)
+        _as_arrays(x), _as_arrays(y), _as_arrays(sample_weight)
     )
     lengths = {len(v) for v in tf.nest.flatten(data) if hasattr(v, "__len__")}
     if len(lengths) > 1:
@@ -351,6 +345,20 @@ def _as_dataset(x, y=None, sample_weight=None, batch_size=None, shuffle=False):
             lengths.pop() if lengths else 1024, reshuffle_each_iteration=True
         )
     return ds.batch(batch_size or 32)
+
+
+def _as_arrays(value):
+    """Lists of strings as NumPy object arrays, other lists as arrays; tensors, arrays
+    and None as they are; dicts value by value."""
+    if value is None or isinstance(value, (tf.Tensor, tf.RaggedTensor, np.ndarray)):
+        return value
+    if isinstance(value, dict):
+        return {k: _as_arrays(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and all(
+        isinstance(v, (str, bytes)) for v in value
+    ):
+        return np.asarray(value, dtype=object)
+    return np.asarray(value)
 
 
 def _split(arrays, validation_split):

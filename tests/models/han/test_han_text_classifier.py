@@ -57,6 +57,9 @@ def test_labels_as_ids_names_and_a_dataset_train_alike():
         _, labels = next(iter(ds))
         assert labels.numpy().tolist() == [1, 1, 0, 0] * 8
     task = make_task()
+    history = task.fit(TEXTS, LABELS, validation_split=0.25, epochs=1, verbose=0)
+    assert np.isfinite(history.history["val_loss"][0])
+    task = make_task()
     ds = tf.data.Dataset.from_tensor_slices((TEXTS, LABELS))  # unbatched, names
     history = task.fit(ds, epochs=1, verbose=0)
     assert np.isfinite(history.history["loss"][0])
