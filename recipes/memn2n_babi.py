@@ -28,13 +28,15 @@ Outputs: `runs/memn2n_babi/` (`vocab.txt`, a folder per model and restart: a rer
 the same command reuses finished runs), `reports/memn2n_babi/` (`test_errors.md`,
 `metrics.json`, `attention_task<N>_<i>.png`: per-hop attention over the sentences,
 supporting facts marked `*`, as the paper's Figure 2) and, when one model was trained
-(joint, one task or the demo), `saved_models/memn2n/VERSION/` (+ `.keras`):
+(joint, one task or the demo), `saved_models/memn2n/VERSION/` and `VERSION.keras`
+(the `MemN2NQuestionAnswerer` task: `predict_answers({"story": [...], "question":
+[...]})` on raw text after `import zoo`; `.backbone` is the `MemN2N` network):
 
 - `serving_default(story: string [None], question: string [None])` -> `answer` string
   [None], `probabilities` float [None, V], `attention` float [None, hops, slots] (slot
   0 = most recent sentence), `memory` string [None, slots] ("" = empty slot);
 - `preprocess(story, question)` -> `story` int32 [None, slots, J], `question` int32
-  [None, J], the Keras model's inputs.
+  [None, J], the network's inputs (of `VERSION.keras`'s `.backbone`).
 
 A story's lines are its sentences: the last 50 with words are kept (of its last 256
 KiB), each cut to J words (the longest training sentence); see `MemN2NPreprocessor`.
@@ -193,7 +195,10 @@ class MemN2NBabi(Recipe):
             )
         vocab, sentence_length, arrays = build_arrays(tasks, c.memory_size)
         vocab_file = vocab.save(os.path.join(c.run_dir, "vocab.txt"))
-        self.log(f"vocabulary {len(vocab)}, sentence length {sentence_length}")
+        self.log(
+            f"vocabulary {len(vocab)} and sentence length {sentence_length} "
+            "(training and validation stories)"
+        )
         data = dict(tasks=tasks, vocab=vocab, vocab_file=vocab_file, arrays=arrays)
         fp = fingerprint(vocab.tokens, sentence_length, arrays)
         return argparse.Namespace(**data, sentence_length=sentence_length,

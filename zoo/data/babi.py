@@ -10,7 +10,7 @@ Typical use:
 
 ```python
 tasks = load_babi("../shared/data/babi", tasks=[1, 2], size="1k")
-vocab = build_vocabulary(ex for t in tasks.values() for ex in t.all_examples())
+vocab = build_vocabulary(ex for t in tasks.values() for ex in t.training_examples())
 arrays = vectorize(tasks[1].train, vocab, memory_size=50, sentence_length=11)
 train_ds = make_dataset(arrays, batch_size=32, shuffle=True, noise_rate=0.1)
 ```
@@ -113,6 +113,11 @@ class BabiTask:
     def all_examples(self):
         """Every example of the task (train, valid, test)."""
         return (self.train or []) + (self.valid or []) + (self.test or [])
+
+    def training_examples(self):
+        """The examples a model may learn from or be chosen on (train, valid): the
+        vocabulary and the sentence length come from these only."""
+        return (self.train or []) + (self.valid or [])
 
 
 def parse_babi(lines, source="<string>", task=0, memory_size=50):

@@ -46,6 +46,36 @@ def test_build_arrays_covers_every_split_and_groups():
     assert training_groups({}, joint=True) == []
 
 
+def test_vocabulary_and_length_come_from_training_and_validation_only():
+    import dataclasses
+
+    tasks = babi.load_demo(num_stories=30, test_stories=10, memory_size=8)
+    task = tasks[babi.DEMO_TASK]
+    seen = babi.build_vocabulary(task.train + task.valid)
+    # a test story with a word, a longer sentence and an answer seen nowhere else
+    story = ("zebra went to the hallway and then to the kitchen again .",)
+    unseen = babi.BabiExample(
+        story, "where is zebra ?", "moon", supporting=(), task=0, source="x:1"
+    )
+    assert "zebra" not in seen and "moon" not in seen
+    test = [*task.test, unseen]
+    vocab, length, arrays = build_arrays(
+        {0: dataclasses.replace(task, test=test)}, memory_size=8
+    )
+    assert vocab.tokens == seen.tokens
+    assert length == babi.max_sentence_length(task.train + task.valid)
+    out = arrays[0]["test"]
+    assert out["answer"][-1] == 1  # [UNK]: no answer the model can give
+    question = out["question"][-1]
+    assert question[2] == 1 and (question[:2] > 1).all()  # "where is zebra"
+    memory = babi.dense_stories(out)[-1]
+    assert memory.shape == (8, length) and memory[0, 0] == 1  # "zebra", cut
+    np.testing.assert_array_equal(
+        arrays[0]["train"]["answer"],
+        [vocab.token_to_id(ex.answer) for ex in task.train],
+    )
+
+
 def test_predict_and_error_rate_agree_with_the_model():
     examples = _demo(6)
     vocab = babi.build_vocabulary(examples)

@@ -15,17 +15,24 @@ def test_error_table_and_summary():
     assert lines[0] == "| task | name | test error (%) | paper (%) |"
     assert "| 3 | three-supporting-facts | n/a | 21.9 |" in lines
     assert "| 4 | two-arg-relations | 10.0 | 13.4 |" in lines
-    assert "| mean | | 5.0 | 12.4 |" in lines
-    assert "| failed (> 5%) | | 1 | 11 |" in lines
+    # a missing task: no mean over the others, and it counts as failed
+    assert "| mean | | n/a (task 3 missing) | 12.4 |" in lines
+    assert "| failed (> 5%) | | 2 (task 3 missing) | 11 |" in lines
     assert format_error_table({0: 2.5}).splitlines()[2] == "| 0 | demo | 2.5 |"
     summary = summarize_errors(errors)
     assert summary == {
-        "mean_error": 5.0,
-        "failed": 1,
+        "mean_error": None,
+        "failed": 2,
         "measured_tasks": [1, 4],
         "unavailable_tasks": [3],
+        "measured_mean_error": 5.0,
     }
+    complete = summarize_errors({1: 0.0, 4: 10.0})
+    assert complete["mean_error"] == 5.0 and complete["failed"] == 1
+    lines = format_error_table({1: 0.0, 4: 10.0}).splitlines()
+    assert lines[-2:] == ["| mean | | 5.0 |", "| failed (> 5%) | | 1 |"]
     assert summarize_errors({1: None})["mean_error"] is None
+    assert summarize_errors({1: None, 2: None})["failed"] == 2
 
 
 def test_plot_attention_writes_one_png_per_sample(tmp_path):
@@ -63,7 +70,8 @@ def test_evaluate_tasks_and_the_written_report(tmp_path):
     metrics = evaluate_tasks(results, tasks, arrays)
     expected = error_rate(model, arrays[0]["test"])
     assert metrics["test_error"] == {"0": expected, "7": None}
-    assert metrics["mean_error"] == expected and metrics["unavailable_tasks"] == [7]
+    assert metrics["mean_error"] is None and metrics["unavailable_tasks"] == [7]
+    assert metrics["measured_mean_error"] == expected and metrics["failed"] >= 1
     assert metrics["train_error"] == {"task0": 9.0}
     assert metrics["unavailable"] == {"7": "no file"}
     path = tmp_path / "report" / "test_errors.md"

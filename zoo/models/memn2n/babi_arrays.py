@@ -18,13 +18,18 @@ def build_arrays(tasks, memory_size):
         tasks: dict task -> `zoo.data.babi.BabiTask`.
         memory_size: int, the memory slots.
 
+    The vocabulary and the sentence length are those of the training and validation
+    stories only (`BabiTask.training_examples`): a test word or answer never seen
+    there maps to `[UNK]` (id 1, which no answer has), and words of a test sentence
+    beyond the sentence length are cut, as serving does.
+
     Returns:
         `(vocab, sentence_length, arrays)`: a `zoo.text.vocabulary.Vocabulary` of
-        every word and answer of every split, the longest sentence or question in
-        words, and `arrays[task][split]` (`split` in train/valid/test; None when the
-        task has no such split).
+        every word and answer of the training and validation splits, their longest
+        sentence or question in words, and `arrays[task][split]` (`split` in
+        train/valid/test; None when the task has no such split).
     """
-    examples = [ex for t in tasks.values() for ex in t.all_examples()]
+    examples = [ex for t in tasks.values() for ex in t.training_examples()]
     vocab = babi.build_vocabulary(examples)
     sentence_length = babi.max_sentence_length(examples)
     arrays = {}

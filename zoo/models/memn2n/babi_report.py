@@ -19,21 +19,30 @@ PAPER_1K_JOINT_PE_LS_RN = {
 
 
 def summarize_errors(errors):
-    """Mean error and failed-task count (error > 5%) over the measured tasks.
+    """Mean error and failed-task count (error > 5%) over the tasks.
+
+    A task without a result (None) fails the summary: the mean over the tasks is
+    unavailable (None) rather than taken over fewer tasks, and the task counts as
+    failed. The mean of the measured tasks alone is `measured_mean_error`.
 
     Args:
         errors: dict task -> test error (%), or None where unavailable.
 
     Returns:
-        dict: `mean_error` (None when nothing was measured), `failed`,
-        `measured_tasks`, `unavailable_tasks`.
+        dict: `mean_error` (None when any task is unavailable or none was
+        measured), `failed` (unavailable tasks included), `measured_tasks`,
+        `unavailable_tasks`, `measured_mean_error` (None when none was measured).
     """
     measured = {t: e for t, e in errors.items() if e is not None}
+    unavailable = sorted(t for t, e in errors.items() if e is None)
+    mean = float(np.mean(list(measured.values()))) if measured else None
     return {
-        "mean_error": float(np.mean(list(measured.values()))) if measured else None,
-        "failed": int(sum(e > FAILED_ABOVE for e in measured.values())),
+        "mean_error": None if unavailable else mean,
+        "failed": int(sum(e > FAILED_ABOVE for e in measured.values()))
+        + len(unavailable),
         "measured_tasks": sorted(measured),
-        "unavailable_tasks": sorted(t for t, e in errors.items() if e is None),
+        "unavailable_tasks": unavailable,
+        "measured_mean_error": mean,
     }
 
 
@@ -41,8 +50,8 @@ def format_error_table(errors, paper=None):
     """Markdown table of test error per task, its mean and failed-task count.
 
     Args:
-        errors: dict task -> test error (%), or None (shown as n/a, left out of
-            the mean).
+        errors: dict task -> test error (%), or None (shown as n/a; the mean is
+            then n/a and the task counts as failed, `summarize_errors`).
         paper: optional dict task -> published error (%), shown as a column.
 
     Returns:
@@ -59,12 +68,19 @@ def format_error_table(errors, paper=None):
             row += f" {paper.get(task, float('nan')):.1f} |"
         lines.append(row)
     summary = summarize_errors(errors)
+    missing = summary["unavailable_tasks"]
+    missing_note = (
+        f" (task{'s' if len(missing) > 1 else ''} "
+        f"{', '.join(map(str, missing))} missing)"
+        if missing
+        else ""
+    )
     mean = "n/a" if summary["mean_error"] is None else f"{summary['mean_error']:.1f}"
-    row = f"| mean | | {mean} |"
+    row = f"| mean | | {mean}{missing_note} |"
     if paper:
         row += f" {np.mean(list(paper.values())):.1f} |"
     lines.append(row)
-    row = f"| failed (> 5%) | | {summary['failed']} |"
+    row = f"| failed (> 5%) | | {summary['failed']}{missing_note} |"
     if paper:
         row += f" {sum(e > FAILED_ABOVE for e in paper.values())} |"
     lines.append(row)
