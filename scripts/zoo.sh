@@ -16,19 +16,22 @@ PY="${PYTHON:-python3}"
 # jax and jaxlib for the JAX check (CPU wheels); keras, numpy and pytest there are
 # the versions installed in .venv, so both runs test the same Keras.
 JAX_VERSION="0.10.2"
+# The extras the demo and the tests need (pyproject.toml: the core install is keras and
+# numpy; train, serve and dev add TensorFlow, TF Serving's client and the test tools).
+EXTRAS="train,serve,dev"
 
 setup() {
     if [ ! -x "$VENV/bin/python" ]; then
         echo "[zoo] creating virtual environment in .venv"
         "$PY" -m venv "$VENV"
     fi
-    # Reinstall only when the dependency list changed.
+    # Reinstall only when the dependency list or the extras changed.
     local want
-    want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+    want="$( (echo "$EXTRAS"; cat pyproject.toml) | sha256sum | cut -d' ' -f1)"
     if [ ! -f "$VENV/.zoo-env-stamp" ] || [ "$(cat "$VENV/.zoo-env-stamp")" != "$want" ]; then
         echo "[zoo] installing attention-zoo and its dependencies (first run downloads TensorFlow)"
         "$VENV/bin/python" -m pip install --upgrade pip >/dev/null
-        "$VENV/bin/python" -m pip install -e ".[dev]"
+        "$VENV/bin/python" -m pip install -e ".[$EXTRAS]"
         echo "$want" > "$VENV/.zoo-env-stamp"
     fi
     "$VENV/bin/python" -c "import tensorflow, tensorflow_text, keras, zoo" >/dev/null 2>&1 || {
@@ -48,7 +51,9 @@ print(" ".join(f"{name}=={version(name)}" for name in ("keras", "numpy", "pytest
         echo "[zoo] creating the JAX check environment in .venv-jax"
         "$PY" -m venv "$VENV_JAX" || return 1
     fi
-    # Reinstall only when the requirement list or the project's metadata changed.
+    # Reinstall only when the requirement list or the project's metadata changed. The
+    # project is installed with its own (core) dependencies, as `pip install .` does:
+    # if they pulled TensorFlow in, the check below fails.
     want="$( (echo "$requirements"; cat pyproject.toml) | sha256sum | cut -d' ' -f1)"
     if [ ! -f "$VENV_JAX/.zoo-env-stamp" ] || [ "$(cat "$VENV_JAX/.zoo-env-stamp")" != "$want" ]; then
         echo "[zoo] installing $requirements into .venv-jax"
@@ -56,7 +61,7 @@ print(" ".join(f"{name}=={version(name)}" for name in ("keras", "numpy", "pytest
         # shellcheck disable=SC2086  # the list is split into its requirements
         if ! { "$VENV_JAX/bin/python" -m pip install --upgrade pip \
             && "$VENV_JAX/bin/python" -m pip install $requirements \
-            && "$VENV_JAX/bin/python" -m pip install --no-deps -e .; } >"$log" 2>&1; then
+            && "$VENV_JAX/bin/python" -m pip install -e .; } >"$log" 2>&1; then
             cat "$log" >&2
             echo "[zoo] installing into .venv-jax failed (log above, in .venv-jax/install.log)" >&2
             return 1
@@ -69,11 +74,13 @@ print(" ".join(f"{name}=={version(name)}" for name in ("keras", "numpy", "pytest
     fi
 }
 
-# The layers on JAX with no TensorFlow installed: they must use keras.ops only.
+# The core install on JAX with no TensorFlow installed: the layers must use keras.ops
+# only, and `import zoo.layers` must load no TensorFlow (tests/test_packaging.py).
 test_jax() {
     setup_jax || return 1
-    echo "[zoo] tests/layers with KERAS_BACKEND=jax (.venv-jax, no TensorFlow)"
-    KERAS_BACKEND=jax "$VENV_JAX/bin/python" -m pytest tests/layers -p no:cacheprovider -q
+    echo "[zoo] tests/layers and the core install with KERAS_BACKEND=jax (.venv-jax, no TensorFlow)"
+    KERAS_BACKEND=jax "$VENV_JAX/bin/python" -m pytest tests/layers tests/test_packaging.py \
+        -p no:cacheprovider -q
 }
 
 export KERAS_BACKEND=tensorflow
