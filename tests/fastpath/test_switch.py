@@ -90,3 +90,11 @@ def test_layers_load_the_fast_paths_without_an_import_by_the_caller():
         [sys.executable, "-c", code], env=env, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_the_fast_paths_are_the_tensorflow_entry_point_of_the_layers_registry():
+    from importlib.metadata import entry_points
+
+    found = entry_points(group=recurrence.ENTRY_POINT_GROUP, name="tensorflow")
+    assert [entry_point.value for entry_point in found] == ["zoo.fastpath"]
+    assert [entry_point.load() for entry_point in found] == [fastpath]

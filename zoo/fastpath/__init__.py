@@ -17,14 +17,17 @@ run only on the TensorFlow backend; elsewhere (and when switched off) the layers
 run their generic loops and `FusedAdam` is Keras' Adam, so results agree up to
 float32 rounding either way.
 
-Importing this package registers the loops with `zoo.layers.recurrence` (which
-imports it by itself on the TensorFlow backend, so the layers use the fast paths
-without an import by the caller). TensorFlow is imported only where the TensorFlow
-code runs: the package imports on any backend.
+Importing this package registers the loops with `zoo.layers.recurrence`. The
+package is declared as the TensorFlow backend's entry point of the group
+`zoo.layers.loops` (pyproject.toml), so the registry imports it on its first use on
+TensorFlow and the layers use the fast paths without an import by the caller; the
+layers themselves import nothing from here. Importing the package loads the loops and
+the switch only: `FusedAdam` (which builds on `zoo.training`'s weight averaging) is
+imported when it is first named. TensorFlow is imported only where the TensorFlow code
+runs: the package imports on any backend.
 """
 
 from zoo.fastpath import bidirectional_loop, gru_loops
-from zoo.fastpath.fused_adam import FusedAdam
 from zoo.fastpath.switch import enable, enabled, requested, scope
 from zoo.layers import recurrence
 
@@ -42,3 +45,11 @@ recurrence.register_loop(
 )
 
 __all__ = ["FusedAdam", "enable", "enabled", "requested", "scope"]
+
+
+def __getattr__(name):
+    if name == "FusedAdam":
+        from zoo.fastpath.fused_adam import FusedAdam
+
+        return FusedAdam
+    raise AttributeError(f"module 'zoo.fastpath' has no attribute {name!r}")

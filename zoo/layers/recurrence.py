@@ -21,12 +21,14 @@ Loop kinds and the signatures their loops have:
   `BidirectionalRNN` call without an initial state (outputs as
   `keras.layers.Bidirectional.call` returns them).
 
-On the TensorFlow backend the registry's first use imports `zoo.fastpath`, which
-registers its loops (each applies only while `zoo.fastpath.enabled()`), so the layers
-run them without an import by the caller; on any other backend nothing is imported.
+Implementations plug in from above: a package that provides loops for a backend
+declares the entry point `<backend> = "<module>"` in the group `zoo.layers.loops`
+(attention-zoo declares `tensorflow = "zoo.fastpath"`), and the registry's first use
+on that backend imports the module, which calls `register_loop`. So the layers run the
+fast loops without an import by the caller, while this module depends on no package
+above `zoo.layers`; on a backend no installed package provides loops for (JAX, torch)
+nothing is imported.
 """
-
-import importlib
 
 import keras
 from keras import ops
@@ -35,8 +37,8 @@ DECODER_LOOP = "attention_decoder"
 BIDIRECTIONAL_LOOP = "bidirectional_rnn"
 LOOP_KINDS = (DECODER_LOOP, BIDIRECTIONAL_LOOP)
 
-# the package that registers loops on each backend
-_BACKEND_LOOPS = {"tensorflow": "zoo.fastpath"}
+# the entry-point group of the modules that register loops, named by backend
+ENTRY_POINT_GROUP = "zoo.layers.loops"
 
 _registry = {kind: {} for kind in LOOP_KINDS}
 _loaded_backends = set()
@@ -92,12 +94,15 @@ def _check_kind(kind):
 
 
 def _load_backend_loops():
+    """Imports the modules the installed packages declare for this backend (once)."""
     backend = keras.backend.backend()
     if backend in _loaded_backends:
         return
-    if backend in _BACKEND_LOOPS:
-        importlib.import_module(_BACKEND_LOOPS[backend])
-    _loaded_backends.add(backend)
+    _loaded_backends.add(backend)  # first: the modules register while loading
+    from importlib.metadata import entry_points
+
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP, name=backend):
+        entry_point.load()
 
 
 def gru_update(input_gates, recurrent_gates, h, activation, recurrent_activation):
