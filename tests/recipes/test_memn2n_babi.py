@@ -182,7 +182,16 @@ def test_export_verifies_and_matches_keras_in_a_fresh_process(demo_run):
         "john went to the garden",
         "mary moved to the kitchen",
     ]
-    model = keras.saving.load_model(version_dir + ".keras")
+    # VERSION.keras is the task on raw text; its backbone is the network that reads
+    # the `preprocess` signature's ids.
+    task = keras.saving.load_model(version_dir + ".keras")
+    assert type(task).__name__ == "MemN2NQuestionAnswerer"
+    raw = {"story": stories, "question": questions}
+    np.testing.assert_allclose(
+        served["probabilities"], task.predict(raw, verbose=0), rtol=1e-4, atol=1e-5
+    )
+    assert task.predict_answers(raw)[:2] == ["office", "garden"]
+    model = task.backbone
     ids = np.array(served["story_ids"], dtype="int32")
     vocab = Vocabulary.load(os.path.join(version_dir, "assets", "vocab.txt"))
     question_ids = np.zeros((3, ids.shape[-1]), "int32")

@@ -6,7 +6,11 @@ predicts on raw strings and saves its vocabularies with it.
 """
 
 from zoo.models.han import HANClassifier, HANTextClassifier
-from zoo.models.memn2n import MemN2N
+from zoo.models.memn2n import (
+    MemN2N,
+    MemN2NQuestionAnswerer,
+    MemN2NQuestionAnswererPreprocessor,
+)
 from zoo.models.preprocessor import Preprocessor
 from zoo.models.sentence_embedder import (
     SelfAttentiveClassifier,
@@ -23,6 +27,8 @@ __all__ = [
     "Task",
     "TextClassifier",
     "MemN2N",
+    "MemN2NQuestionAnswerer",
+    "MemN2NQuestionAnswererPreprocessor",
     "SelfAttentiveClassifier",
     "SelfAttentiveEncoder",
     "Seq2SeqTranslator",

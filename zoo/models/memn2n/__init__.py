@@ -11,9 +11,13 @@ Model and training pieces (Keras only, imported with the package):
 
 TensorFlow pieces (imported on first use):
 
+- `MemN2NQuestionAnswerer` (the task: raw stories and questions in; `fit` with
+  answers as words, `predict`, `predict_answers`, `explain`, `save_to_preset`,
+  `export`) and its `MemN2NQuestionAnswererPreprocessor` layer.
 - `MemN2NPreprocessor`: raw story and question strings -> word ids, in graph.
 - `MemN2NServing`: the exported signatures (`serving_default`, `preprocess`);
-  `export_memn2n` exports a trained model with them.
+  `export_memn2n` exports a trained model with them (and the task as
+  `VERSION.keras`).
 - `compile_training_model`, `linear_start_callbacks`, `train_memn2n`,
   `best_of_restarts`: the paper's training protocol (`memn2n_training`).
 - `build_arrays`, `concat_arrays`, `select`, `training_groups`, `predict`,
@@ -30,6 +34,8 @@ from zoo.models.memn2n.memn2n import MemN2N
 from zoo.models.memn2n.run_cache import RunCache, run_key
 
 _LAZY = {
+    "MemN2NQuestionAnswerer": "memn2n_question_answerer",
+    "MemN2NQuestionAnswererPreprocessor": "memn2n_question_answerer_preprocessor",
     "MemN2NPreprocessor": "memn2n_preprocessor",
     "MemN2NServing": "memn2n_serving",
     "export_memn2n": "memn2n_serving",
@@ -58,6 +64,8 @@ __all__ = [
     "LinearStartSchedule",
     "MemN2N",
     "MemN2NPreprocessor",
+    "MemN2NQuestionAnswerer",
+    "MemN2NQuestionAnswererPreprocessor",
     "MemN2NServing",
     "PAPER_1K_JOINT_PE_LS_RN",
     "RunCache",

@@ -24,7 +24,8 @@ class RunCache:
     returns the run only when the key matches, so a rerun of the same command
     reuses it and a changed configuration trains again. Both files are written to
     a temporary name and renamed, `result.json` last: a run killed while saving is
-    not reused.
+    not reused. `final.keras` holds the network (a `MemN2N`), not a task: the
+    export's `VERSION.keras` is the `MemN2NQuestionAnswerer` task over it.
 
     Args:
         run_dir: the run's folder.

@@ -1,0 +1,240 @@
+"""MemN2NQuestionAnswerer: fit and predict on raw stories, saved, preset, exported."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tests.models.task_test_utils import run_task_test
+from zoo.data import babi
+from zoo.models.memn2n import (
+    MemN2N,
+    MemN2NQuestionAnswerer,
+    MemN2NQuestionAnswererPreprocessor,
+    export_memn2n,
+)
+
+PEOPLE = ("Mary", "John", "Sandra")
+PLACES = ("kitchen", "garden", "office", "hallway")
+
+
+def make_examples(n=24):
+    """`n` tiny bAbI task-1-like stories: two moves, then "Where is X?"."""
+    stories, questions, answers = [], [], []
+    for i in range(n):
+        a, b = PEOPLE[i % 3], PEOPLE[(i + 1) % 3]
+        pa, pb = PLACES[i % 4], PLACES[(i // 4 + 1) % 4]
+        stories.append(f"{a} went to the {pa}.\n{b} moved to the {pb}.")
+        asked = a if i % 2 == 0 else b
+        questions.append(f"Where is {asked}?")
+        answers.append(pa if asked == a else pb)
+    return stories, questions, answers
+
+
+STORIES, QUESTIONS, ANSWERS = make_examples()
+X = {"story": STORIES, "question": QUESTIONS}
+PREDICT_X = {
+    "story": [STORIES[0], "Sandra journeyed to the office.", ""],
+    "question": ["Where is Mary?", "Where is Sandra?", "Where is John?"],
+}
+
+
+def make_task(memory_size=6, **kwargs):
+    pre = MemN2NQuestionAnswererPreprocessor(memory_size=memory_size)
+    pre.adapt(STORIES, QUESTIONS, ANSWERS)
+    backbone = MemN2N(
+        pre.vocabulary_size, memory_size, pre.sentence_length, embedding_dim=8, hops=2
+    )
+    return MemN2NQuestionAnswerer(backbone, pre, **kwargs)
+
+
+def test_task_contract(tmp_path):
+    keras.utils.set_random_seed(1)
+    run_task_test(make_task(), X, ANSWERS, PREDICT_X, tmp_path)
+
+
+def test_adapt_builds_the_recipe_vocabulary_and_ids():
+    lines = []
+    for story, question, answer in zip(STORIES, QUESTIONS, ANSWERS, strict=True):
+        sentences = story.split("\n")
+        lines += [f"{i} {s}" for i, s in enumerate(sentences, start=1)]
+        lines.append(f"{len(sentences) + 1} {question}\t{answer}\t1")
+    examples = babi.parse_babi(lines)
+    pre = MemN2NQuestionAnswererPreprocessor(memory_size=6)
+    vocab = pre.adapt(STORIES, QUESTIONS, [a.upper() for a in ANSWERS])
+    # The recipe's vocabulary (`build_arrays`): answers lower-cased, words
+    # normalized and tokenized, punctuation dropped.
+    assert vocab == babi.build_vocabulary(examples)
+    assert pre.sentence_length == babi.max_sentence_length(examples) == 5
+    assert "?" not in vocab and "mary" in vocab and "Mary" not in vocab
+    assert pre.vocabulary == vocab.tokens and pre.vocabulary_size == len(vocab)
+    arrays = babi.vectorize(examples, vocab, memory_size=6, sentence_length=5)
+    ids = pre(X)
+    np.testing.assert_array_equal(ids["story"], babi.dense_stories(arrays))
+    np.testing.assert_array_equal(ids["question"], arrays["question"])
+
+
+def test_answers_are_the_network_classes():
+    task = make_task()
+    vocab = task.preprocessor.vocabulary
+    ids = task.encode_answers(["office", " Garden", "KITCHEN"])
+    assert [vocab[i] for i in ids] == ["office", "garden", "kitchen"]
+    assert task.encode_answers([2, 3]).tolist() == [2, 3]
+    ds = task._pipeline(X, ANSWERS, batch_size=32)
+    features, answers = next(iter(ds))
+    assert sorted(features) == ["question", "story"]
+    assert [vocab[i] for i in answers.numpy()] == ANSWERS
+    ds = tf.data.Dataset.from_tensor_slices((X, ANSWERS))  # unbatched, words
+    history = task.fit(ds, epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    probabilities = task.predict(PREDICT_X, verbose=0)
+    assert probabilities.shape == (3, len(vocab))
+    np.testing.assert_allclose(probabilities.sum(-1), 1.0, rtol=1e-5)
+    assert task.predict_answers(PREDICT_X) == [
+        vocab[i] for i in probabilities.argmax(-1)
+    ]
+
+
+def test_fit_learns_the_tiny_task():
+    keras.utils.set_random_seed(0)
+    task = make_task()
+    task.fit(X, ANSWERS, epochs=60, batch_size=8, verbose=0)
+    assert np.mean(np.array(task.predict_answers(X)) == np.array(ANSWERS)) >= 0.9
+
+
+def test_explain_is_the_answer_and_each_hops_attention_over_the_story():
+    task = make_task()
+    rows = task.explain(PREDICT_X, batch_size=2)
+    assert len(rows) == 3
+    row = rows[0]
+    assert sorted(row) == ["answer", "attention", "memory", "probabilities"]
+    assert row["memory"].tolist() == [
+        "john moved to the garden",
+        "mary went to the kitchen",
+        "",
+        "",
+        "",
+        "",
+    ]
+    assert row["attention"].shape == (2, 6)
+    np.testing.assert_allclose(row["attention"].sum(-1), [1.0, 1.0], rtol=1e-5)
+    np.testing.assert_allclose(
+        np.stack([r["probabilities"] for r in rows]),
+        task.predict(PREDICT_X, verbose=0),
+        atol=1e-6,
+    )
+    assert [r["answer"] for r in rows] == task.predict_answers(PREDICT_X)
+    assert rows[2]["memory"].tolist() == [""] * 6  # empty story: empty memory
+
+
+def test_predict_equals_the_export_signature(tmp_path):
+    from zoo.export import load_manifest
+    from zoo.export.verify import verify_export
+
+    keras.utils.set_random_seed(2)
+    task = make_task()
+    task.fit(X, ANSWERS, epochs=2, verbose=0)
+    version = task.export(tmp_path, examples=PREDICT_X)
+    loaded = keras.saving.load_model(version + ".keras")
+    assert isinstance(loaded, MemN2NQuestionAnswerer)
+    assert isinstance(loaded.backbone, MemN2N)
+    served = tf.saved_model.load(version).signatures["serving_default"]
+    out = served(
+        story=tf.constant(PREDICT_X["story"]),
+        question=tf.constant(PREDICT_X["question"]),
+    )
+    assert sorted(out) == ["answer", "attention", "memory", "probabilities"]
+    np.testing.assert_allclose(
+        out["probabilities"].numpy(), task.predict(PREDICT_X, verbose=0), atol=1e-5
+    )
+    np.testing.assert_allclose(
+        out["probabilities"].numpy(), loaded.predict(PREDICT_X, verbose=0), atol=1e-5
+    )
+    assert [a.decode() for a in out["answer"].numpy()] == task.predict_answers(
+        PREDICT_X
+    )
+    rows = task.explain(PREDICT_X)
+    for j, row in enumerate(rows):
+        np.testing.assert_allclose(out["attention"][j], row["attention"], atol=1e-5)
+        assert [s.decode() for s in out["memory"][j].numpy()] == row["memory"].tolist()
+    manifest = load_manifest(version)
+    assert manifest["limits"]["memory_slots"] == 6
+    report = verify_export(version)
+    assert report["ok"], report["errors"]
+    assert report["keras_check"]["ok"]
+
+
+def test_export_memn2n_builds_the_task_when_not_given(tmp_path):
+    from zoo.models.memn2n import MemN2NPreprocessor
+
+    task = make_task()
+    vocab_file = task.preprocessor.asset_paths["vocabulary.txt"]
+    version = export_memn2n(task.backbone, vocab_file, tmp_path)  # default warm-up
+    loaded = keras.saving.load_model(version + ".keras")
+    assert isinstance(loaded, MemN2NQuestionAnswerer)
+    assert loaded.preprocessor.vocabulary == task.preprocessor.vocabulary
+    np.testing.assert_allclose(
+        loaded.predict(PREDICT_X, verbose=0),
+        task.predict(PREDICT_X, verbose=0),
+        atol=1e-6,
+    )
+    module = MemN2NPreprocessor(vocab_file, memory_size=6, sentence_length=5)
+    pre = MemN2NQuestionAnswererPreprocessor.from_module(module)
+    assert pre.get_config()["sentence_length"] == 5
+    np.testing.assert_array_equal(pre(X)["story"], task.preprocessor(X)["story"])
+    with pytest.raises(ValueError, match="task over"):
+        export_memn2n(make_task().backbone, vocab_file, tmp_path, task=task)
+
+
+def test_bad_inputs_are_one_line_errors():
+    task = make_task()
+    with pytest.raises(ValueError, match=r"Received: 3 stories, 2 questions"):
+        task.predict({"story": STORIES[:3], "question": QUESTIONS[:2]}, verbose=0)
+    with pytest.raises(ValueError, match=r"Received: 3 stories, 2 questions"):
+        task.explain({"story": STORIES[:3], "question": QUESTIONS[:2]})
+    with pytest.raises(
+        ValueError, match=r"x\['question'\]\[1\] must be a string. Received: int 5"
+    ):
+        task.predict({"story": STORIES[:2], "question": ["Where is Mary?", 5]})
+    with pytest.raises(ValueError, match="not one string"):
+        task.predict({"story": STORIES[0], "question": QUESTIONS[0]}, verbose=0)
+    with pytest.raises(ValueError, match=r"must be a dict .* Received: list"):
+        task.predict(STORIES, verbose=0)
+    with pytest.raises(ValueError, match=r"Received: \['story'\]"):
+        task.predict({"story": STORIES}, verbose=0)
+    with pytest.raises(ValueError, match=r"y\[2\] = 'zebra' is not a word"):
+        task.fit(
+            {"story": STORIES[:3], "question": QUESTIONS[:3]},
+            ["office", "garden", "zebra"],
+            verbose=0,
+        )
+    with pytest.raises(ValueError, match=r"y\[0\] = '\[UNK\]' is not a word"):
+        task.fit({"story": STORIES[:1], "question": QUESTIONS[:1]}, ["[UNK]"])
+    with pytest.raises(ValueError, match=r"y\[1\] = 99 is not an answer id"):
+        task.fit({"story": STORIES[:2], "question": QUESTIONS[:2]}, [2, 99])
+    with pytest.raises(ValueError, match="same number of examples"):
+        task.fit(X, ANSWERS[:3], verbose=0)
+    for error in (
+        lambda: MemN2NQuestionAnswererPreprocessor().adapt(
+            STORIES, QUESTIONS[:2], ANSWERS
+        ),
+        lambda: MemN2NQuestionAnswererPreprocessor().adapt(
+            STORIES[:1], [7], ANSWERS[:1]
+        ),
+    ):
+        with pytest.raises(ValueError) as info:
+            error()
+        assert "\n" not in str(info.value)
+        assert "lengths" in str(info.value) or "questions[0]" in str(info.value)
+
+
+def test_the_preprocessor_must_fit_the_network():
+    pre = make_task().preprocessor
+    with pytest.raises(ValueError, match="memory_size must be the network's"):
+        MemN2NQuestionAnswerer(MemN2N(pre.vocabulary_size, 7, pre.sentence_length), pre)
+    with pytest.raises(ValueError, match="vocabulary_size"):
+        MemN2NQuestionAnswerer(MemN2N(5, 6, pre.sentence_length), pre)
+    with pytest.raises(ValueError, match="must be a MemN2N"):
+        MemN2NQuestionAnswerer(keras.Sequential(), pre)
+    with pytest.raises(ValueError, match="has no vocabulary yet"):
+        MemN2NQuestionAnswererPreprocessor(memory_size=6, sentence_length=5)(X)

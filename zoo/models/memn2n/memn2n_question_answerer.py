@@ -1,0 +1,288 @@
+"""`MemN2NQuestionAnswerer`: the end-to-end memory network as a task on raw text.
+
+`fit({"story": [...], "question": [...]}, answers)` with answers as words,
+`predict(x)` -> answer probabilities `(B, V)`, `predict_answers(x)` -> words,
+`explain(x)` -> per example the answer and each hop's attention over the story's
+sentences (what the export's `serving_default` returns).
+"""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from zoo.models.memn2n.clipped_sgd import ClippedSGD
+from zoo.models.memn2n.memn2n import MemN2N
+from zoo.models.memn2n.memn2n_question_answerer_preprocessor import (
+    MemN2NQuestionAnswererPreprocessor,
+)
+from zoo.models.task import Task, _short
+from zoo.text.vocabulary import RESERVED
+
+INPUT_NAMES = ("story", "question")
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class MemN2NQuestionAnswerer(Task):
+    """End-to-end memory network question answering on raw stories (bAbI style).
+
+    `MemN2N` (the network, word ids in) with its
+    `MemN2NQuestionAnswererPreprocessor`. Inputs are dicts of two string lists of
+    one length: `"story"` (sentences separated by "\\n", oldest first) and
+    `"question"`. The network answers with one word of its vocabulary (its output
+    classes are the vocabulary's ids), so answers given to `fit`/`evaluate` are
+    words of the preprocessor's vocabulary (stripped and lower-cased, as
+    `zoo.data.babi` reads them) or their ids; an unknown answer is a `ValueError`
+    naming it and its index. `save("x.keras")`, `save_to_preset(dir)` /
+    `from_preset(dir)` and `export(...)` (the TF Serving SavedModel of
+    `zoo.models.memn2n.export_memn2n`) keep the vocabulary with the weights.
+
+    Args:
+        backbone: a `MemN2N` whose memory size and sentence length are the
+            preprocessor's.
+        preprocessor: a `MemN2NQuestionAnswererPreprocessor` with its vocabulary
+            (the network's `vocabulary_size` words).
+        compile: compile with the recipe's optimizer: `ClippedSGD` (lr 0.01, each
+            weight's gradient norm clipped at 40), cross-entropy summed over the
+            batch, accuracy. Linear start is a training schedule of the recipe
+            (`zoo.models.memn2n.train_memn2n`), not part of this compile: a
+            backbone built with `linear_start=True` stays linear until
+            `backbone.memory.set_linear_start(False)`.
+        **kwargs: `keras.Model` keyword arguments (`name`, ...).
+
+    Example:
+
+    ```python
+    stories = ["Mary went to the office.\\nJohn moved to the garden.", ...]
+    questions = ["Where is Mary?", ...]
+    answers = ["office", ...]
+    pre = MemN2NQuestionAnswererPreprocessor(memory_size=10)
+    pre.adapt(stories, questions, answers)
+    qa = MemN2NQuestionAnswerer(
+        MemN2N(pre.vocabulary_size, 10, pre.sentence_length), pre
+    )
+    qa.fit({"story": stories, "question": questions}, answers, epochs=20)
+    qa.predict_answers({"story": stories[:1], "question": ["Where is John?"]})
+    ```
+    """
+
+    def __init__(self, backbone, preprocessor=None, compile=True, **kwargs):
+        if not isinstance(backbone, MemN2N):
+            raise ValueError(
+                f"`backbone` must be a MemN2N. Received: {type(backbone).__name__}"
+            )
+        if preprocessor is not None:
+            if not isinstance(preprocessor, MemN2NQuestionAnswererPreprocessor):
+                raise ValueError(
+                    "`preprocessor` must be a MemN2NQuestionAnswererPreprocessor. "
+                    f"Received: {type(preprocessor).__name__}"
+                )
+            _check_sizes(backbone, preprocessor)
+        # === Layers ===
+        self.backbone = backbone
+        self.preprocessor = preprocessor
+
+        # === Functional Model ===
+        inputs = backbone.input
+        outputs = backbone(inputs)["probabilities"]
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+        # === Config ===
+        if compile:
+            self.default_compile()
+
+    def default_compile(self):
+        """The recipe's optimizer and loss (`compile_training_model`'s, without
+        linear start): `ClippedSGD(0.01, clipnorm=40)`, summed cross-entropy."""
+        self.compile(
+            optimizer=ClippedSGD(learning_rate=0.01, clipnorm=40.0),
+            loss=keras.losses.SparseCategoricalCrossentropy(reduction="sum"),
+            metrics=[keras.metrics.SparseCategoricalAccuracy("accuracy")],
+        )
+
+    @property
+    def answer_vocabulary(self):
+        """The answer of each output class: the preprocessor's words in id order."""
+        return self.preprocessor.vocabulary
+
+    # --- Inputs and answers ---------------------------------------------------------
+
+    def check_inputs(self, x):
+        """Refuses inputs other than `{"story": [str], "question": [str]}` of one
+        length, naming what was received."""
+        if self.preprocessor is None:
+            return
+        if not isinstance(x, dict) or sorted(x) != sorted(INPUT_NAMES):
+            got = sorted(x) if isinstance(x, dict) else type(x).__name__
+            raise ValueError(
+                "x must be a dict {'story': [str], 'question': [str]}. Received: "
+                f"{got}"
+            )
+        super().check_inputs(x)
+        lengths = {k: len(v) for k, v in x.items() if hasattr(v, "__len__")}
+        if len(set(lengths.values())) > 1:
+            raise ValueError(
+                "x['story'] and x['question'] must hold the same number of strings. "
+                f"Received: {lengths.get('story')} stories, "
+                f"{lengths.get('question')} questions"
+            )
+
+    def encode_answers(self, answers):
+        """Answer ids (int32) of answers given as words or as ids."""
+        size = self.backbone.vocabulary_size
+        if isinstance(answers, tf.Tensor):
+            if answers.dtype != tf.string:
+                return tf.cast(answers, tf.int32)
+            words = tf.strings.lower(tf.strings.strip(answers), encoding="utf-8")
+            ids = tf.cast(self.preprocessor.module.lookup(words), tf.int32)
+            check = tf.debugging.assert_greater_equal(
+                ids,
+                len(RESERVED),
+                message="an answer is not a word of the task's vocabulary",
+            )
+            with tf.control_dependencies([check]):
+                return tf.identity(ids)
+        values = np.asarray(answers)
+        if values.ndim != 1:
+            raise ValueError(
+                f"y must be a list of answers, one per example. Received: shape "
+                f"{values.shape}"
+            )
+        if values.dtype.kind in "iu":
+            bad = np.flatnonzero((values < 0) | (values >= size))
+            if bad.size:
+                raise ValueError(
+                    f"y[{bad[0]}] = {values[bad[0]]} is not an answer id "
+                    f"(0..{size - 1})"
+                )
+            return values.astype("int32")
+        index = {word: i for i, word in enumerate(self.answer_vocabulary)}
+        ids = []
+        for i, answer in enumerate(values.tolist()):
+            if isinstance(answer, bytes):
+                answer = answer.decode("utf-8")
+            word = answer.strip().lower() if isinstance(answer, str) else None
+            if word is None or word in RESERVED or word not in index:
+                raise ValueError(
+                    f"y[{i}] = {_short(answer)} is not a word of the task's "
+                    f"vocabulary ({size} words): answers are words of the vocabulary "
+                    "the preprocessor was adapted on"
+                )
+            ids.append(index[word])
+        return np.asarray(ids, "int32")
+
+    def preprocess_samples(self, x, y=None, sample_weight=None):
+        if y is not None:
+            y = self.encode_answers(y)
+        return super().preprocess_samples(x, y, sample_weight)
+
+    def fit(self, x=None, y=None, *args, **kwargs):
+        if y is not None and not isinstance(y, tf.Tensor):
+            y = self.encode_answers(y)
+        validation = kwargs.get("validation_data")
+        if isinstance(validation, (tuple, list)) and len(validation) >= 2:
+            vx, vy, *rest = validation
+            if not isinstance(vx, tf.data.Dataset):
+                self.check_inputs(vx)
+            kwargs["validation_data"] = (vx, self.encode_answers(vy), *rest)
+        return super().fit(x, y, *args, **kwargs)
+
+    def evaluate(self, x=None, y=None, *args, **kwargs):
+        if y is not None and not isinstance(y, tf.Tensor):
+            y = self.encode_answers(y)
+        return super().evaluate(x, y, *args, **kwargs)
+
+    # --- Answers ----------------------------------------------------------------------
+
+    def predict_answers(self, x, batch_size=None):
+        """The most probable answer (a word) of each example."""
+        probabilities = self.predict(x, batch_size=batch_size, verbose=0)
+        words = self.answer_vocabulary
+        return [words[i] for i in np.argmax(probabilities, axis=-1)]
+
+    def explain(self, x, batch_size=32):
+        """Answer, probabilities and attention of each example.
+
+        Returns:
+            One dict per example, the outputs of the export's `serving_default`
+            for it: `"answer"` (str), `"probabilities"` `(V,)`, `"attention"`
+            `(hops, memory_size)` (each hop's weights over the memory slots, slot 0
+            = the most recent sentence) and `"memory"` `(memory_size,)` (the
+            sentence of each slot as the network read it, "" when empty).
+        """
+        self.check_inputs(x)
+        stories, questions = list(x["story"]), list(x["question"])
+        module, backbone = self.preprocessor.module, self.backbone
+
+        @tf.function(reduce_retracing=True)
+        def run(story, question):
+            features = module(story, question, return_sentences=True)
+            out = backbone(
+                {"story": features["story"], "question": features["question"]},
+                training=False,
+            )
+            probabilities = tf.cast(out["probabilities"], tf.float32)
+            return {
+                "answer": module.inverse(tf.argmax(probabilities, axis=-1)),
+                "probabilities": probabilities,
+                "attention": tf.cast(out["attention"], tf.float32),
+                "memory": features["memory"],
+            }
+
+        rows = []
+        for start in range(0, len(stories), batch_size):
+            end = start + batch_size
+            batch = run(
+                tf.constant(stories[start:end], tf.string),
+                tf.constant(questions[start:end], tf.string),
+            )
+            batch = {k: v.numpy() for k, v in batch.items()}
+            for j in range(len(batch["answer"])):
+                rows.append(
+                    {
+                        "answer": batch["answer"][j].decode("utf-8"),
+                        "probabilities": batch["probabilities"][j],
+                        "attention": batch["attention"][j],
+                        "memory": np.asarray(
+                            [s.decode("utf-8") for s in batch["memory"][j]], object
+                        ),
+                    }
+                )
+        return rows
+
+    # --- Export -----------------------------------------------------------------------
+
+    def export(
+        self, base_dir="saved_models", name="memn2n", examples=(), metadata=None
+    ):
+        """Writes `base_dir/name/VERSION/` (TF Serving) and `VERSION.keras` (this
+        task); returns the version folder. See `export_memn2n`."""
+        from zoo.models.memn2n.memn2n_serving import export_memn2n
+
+        return export_memn2n(
+            self.backbone,
+            self.preprocessor.asset_paths["vocabulary.txt"],
+            base_dir,
+            examples,
+            metadata,
+            name,
+            task=self,
+        )
+
+
+def _check_sizes(backbone, preprocessor):
+    """The preprocessor must give the network's input shapes and vocabulary."""
+    for key in ("memory_size", "sentence_length"):
+        if getattr(preprocessor, key) != getattr(backbone, key):
+            raise ValueError(
+                f"The preprocessor's {key} must be the network's "
+                f"({getattr(backbone, key)}). Received: {key}="
+                f"{getattr(preprocessor, key)!r}"
+            )
+    if preprocessor.asset_paths and (
+        preprocessor.vocabulary_size != backbone.vocabulary_size
+    ):
+        raise ValueError(
+            "The preprocessor's vocabulary must have the network's vocabulary_size "
+            f"({backbone.vocabulary_size}) words. Received: "
+            f"{preprocessor.vocabulary_size} words"
+        )

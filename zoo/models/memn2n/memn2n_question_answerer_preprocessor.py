@@ -1,0 +1,220 @@
+"""`MemN2NQuestionAnswererPreprocessor`: stories and questions -> word ids, a layer."""
+
+import keras
+
+from zoo.data.babi import MAX_STORY_BYTES
+from zoo.models.memn2n.memn2n_preprocessor import MemN2NPreprocessor
+from zoo.models.preprocessor import Preprocessor
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class MemN2NQuestionAnswererPreprocessor(Preprocessor):
+    """Raw `{"story", "question"}` strings -> `MemN2N`'s word ids.
+
+    The Keras layer of `MemN2NPreprocessor` (its steps and limits: a story's
+    sentences are its lines, the last `memory_size` with words kept, most recent in
+    slot 0, each sentence and the question cut to `sentence_length` words; unknown
+    words are `[UNK]`). The word vocabulary is the layer's asset (`vocabulary.txt`):
+    learned with `adapt(stories, questions, answers)` as the bAbI recipe builds it,
+    or given as `assets={"vocabulary.txt": path}`. Answers are words of the same
+    vocabulary: `MemN2N`'s output classes are its ids.
+
+    Args:
+        memory_size: memory slots of the network (50 in the paper).
+        sentence_length: words per sentence and per question; None: set by `adapt`
+            to the longest story sentence or question, in words (as the recipe does).
+        max_story_bytes: the longest story read (its last bytes, whole lines).
+        assets: `{"vocabulary.txt": path}` or None.
+        **kwargs: `keras.layers.Layer` keyword arguments.
+
+    Call arguments:
+        inputs: dict with `"story"` (strings `[B]`, sentences separated by "\\n")
+            and `"question"` (strings `[B]`).
+        return_sentences: also return `"memory"`, the sentence of each slot.
+
+    Returns:
+        `MemN2NPreprocessor`'s dict: `"story"` int32 `(B, memory_size,
+        sentence_length)`, `"question"` int32 `(B, sentence_length)` and, with
+        `return_sentences`, `"memory"` string `(B, memory_size)` ("" when empty).
+
+    Example:
+
+    >>> pre = MemN2NQuestionAnswererPreprocessor(memory_size=10)
+    >>> pre.adapt(["Mary went to the office.\\nJohn moved to the garden."],
+    ...           ["Where is Mary?"], ["office"])
+    >>> pre({"story": ["Mary went to the garden."], "question": ["Where is Mary?"]})[
+    ...     "story"].shape
+    TensorShape([1, 10, 5])
+    """
+
+    def __init__(
+        self,
+        memory_size=50,
+        sentence_length=None,
+        max_story_bytes=MAX_STORY_BYTES,
+        assets=None,
+        **kwargs,
+    ):
+        for key, value in (
+            ("memory_size", memory_size),
+            ("sentence_length", sentence_length),
+            ("max_story_bytes", max_story_bytes),
+        ):
+            if value is None and key == "sentence_length":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(
+                    f"`{key}` must be a positive int. Received: {key}={value!r}"
+                )
+        self.memory_size = memory_size
+        self.sentence_length = sentence_length
+        self.max_story_bytes = max_story_bytes
+        if assets is not None and sentence_length is None:
+            raise ValueError(
+                "`sentence_length` is needed with `assets` (only `adapt` learns it). "
+                "Received: sentence_length=None"
+            )
+        super().__init__(assets=assets, **kwargs)
+
+    @classmethod
+    def from_module(cls, module, **kwargs):
+        """The layer of an existing `MemN2NPreprocessor` (same vocabulary, limits)."""
+        if not isinstance(module, MemN2NPreprocessor):
+            raise ValueError(
+                "`module` must be a MemN2NPreprocessor. Received: "
+                f"{type(module).__name__}"
+            )
+        vocab_file = module.lookup.vocab_file.asset_path.numpy().decode("utf-8")
+        return cls(
+            memory_size=module.memory_size,
+            sentence_length=module.sentence_length,
+            max_story_bytes=module.max_story_bytes,
+            assets={"vocabulary.txt": vocab_file},
+            **kwargs,
+        )
+
+    def make_module(self, paths):
+        return MemN2NPreprocessor(
+            paths["vocabulary.txt"],
+            memory_size=self.memory_size,
+            sentence_length=self.sentence_length,
+            max_story_bytes=self.max_story_bytes,
+        )
+
+    def adapt(self, stories, questions, answers):
+        """Learns the word vocabulary of bAbI-style examples, as the recipe does.
+
+        `zoo.data.babi.build_vocabulary` of the examples: every word of the story
+        sentences (the story's lines) and questions through the family's
+        tokenization (`normalize`, then `tokenize`), and every answer as one word
+        (lower-cased and stripped, as `zoo.data.babi` reads answers; `"n,w"` is one
+        answer), most frequent first after `[PAD]` and `[UNK]`. When
+        `sentence_length` is None it becomes the longest sentence or question in
+        words (`zoo.data.babi.max_sentence_length`).
+
+        Args:
+            stories: list of str, sentences separated by "\\n".
+            questions: list of str, one per story.
+            answers: list of str, one per story.
+
+        Returns:
+            The `zoo.text.vocabulary.Vocabulary`.
+        """
+        import os
+        import tempfile
+
+        from zoo.data import babi
+
+        examples = _examples(stories, questions, answers, "adapt")
+        vocab = babi.build_vocabulary(examples)
+        if self.sentence_length is None:
+            self.sentence_length = babi.max_sentence_length(examples)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "vocabulary.txt")
+            vocab.save(path)
+            self.set_assets({"vocabulary.txt": path})
+        return vocab
+
+    @property
+    def vocabulary_size(self):
+        """Word ids, `[PAD]` and `[UNK]` included (the network's answer classes)."""
+        return self.module.lookup.size
+
+    @property
+    def vocabulary(self):
+        """The words in id order (`[PAD]`, `[UNK]`, ...): the answer of each class."""
+        self.module  # noqa: B018 - a ValueError when there is no vocabulary yet
+        if getattr(self, "_tokens_of", None) != self._asset_dir:
+            from zoo.text.vocabulary import Vocabulary
+
+            self._tokens = Vocabulary.load(self.asset_paths["vocabulary.txt"]).tokens
+            self._tokens_of = self._asset_dir
+        return self._tokens
+
+    def call(self, inputs, return_sentences=False):
+        if not isinstance(inputs, dict) or sorted(inputs) != ["question", "story"]:
+            keys = sorted(inputs) if isinstance(inputs, dict) else type(inputs).__name__
+            raise ValueError(
+                "MemN2NQuestionAnswererPreprocessor takes a dict with 'story' and "
+                f"'question'. Received: {keys}"
+            )
+        return self.module(
+            inputs["story"], inputs["question"], return_sentences=return_sentences
+        )
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "memory_size": self.memory_size,
+            "sentence_length": self.sentence_length,
+            "max_story_bytes": self.max_story_bytes,
+        }
+
+
+def _examples(stories, questions, answers, where):
+    """`zoo.data.babi.BabiExample`s of raw stories, questions and answers.
+
+    A story's lines (split on "\\n", "\\r\\n" or "\\r") are its statements;
+    answers are stripped and lower-cased, as `zoo.data.babi` reads them. Inputs that
+    are not lists of strings of one length are a one-line `ValueError`.
+    """
+    from zoo.data.babi import BabiExample
+
+    columns = {"stories": stories, "questions": questions, "answers": answers}
+    for key, column in columns.items():
+        if isinstance(column, (str, bytes)):
+            raise ValueError(
+                f"{where}: {key} must be a list of strings, not one string. "
+                f"Received: {key}={column!r:.60}"
+            )
+        columns[key] = list(column)
+        for i, item in enumerate(columns[key]):
+            if isinstance(item, bytes):
+                item = columns[key][i] = item.decode("utf-8")
+            if not isinstance(item, str):
+                raise ValueError(
+                    f"{where}: {key}[{i}] must be a string. Received: "
+                    f"{type(item).__name__} {item!r:.60}"
+                )
+    lengths = {k: len(v) for k, v in columns.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(
+            f"{where}: stories, questions and answers must be lists of one length. "
+            f"Received lengths {lengths}"
+        )
+    rows = zip(*columns.values(), strict=True)
+    return [
+        BabiExample(
+            story=tuple(
+                line.strip()
+                for line in story.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+                if line.strip()
+            ),
+            question=question.strip(),
+            answer=answer.strip().lower(),
+            supporting=(),
+            task=0,
+            source=f"{where}[{i}]",
+        )
+        for i, (story, question, answer) in enumerate(rows)
+    ]
