@@ -215,11 +215,18 @@ class HANClassification(TextClassificationRecipe):
     def report(self, model, data, metrics):
         from zoo.report import attention_report_html
 
+        c = self.config
         text = self.write_report(data, metrics)
+        name = (
+            "demo documents"
+            if self.demo
+            else os.path.basename(os.path.normpath(str(c.data)))
+        )
         path = attention_report_html(
-            os.path.join(self.config.report_dir, "attention.html"),
+            os.path.join(c.report_dir, "attention.html"),
             self.report_examples(data),  # seeded: right and wrong predictions
-            title=f"HAN attention: {data.description}",
+            title=f"HAN attention: {name}",
+            subtitle=data.description,
             summary=text,
         )
         self.log(f"attention report: {path}")

@@ -12,7 +12,51 @@ import html
 import math
 import os
 
-__all__ = ["attention_report_html", "top_words"]
+__all__ = ["attention_report_html", "display_spacing", "top_words"]
+
+# Tokens written against the word before them, and the word after them.
+_CLOSING = set(".,!?;:%)]}\u00bb\u201d\u2019\u2026") | {"...", "n't", "'s", "'re"}
+_OPENING = set("([{\u00ab\u201c\u2018$#")
+_JOINING = set("'\u2019-/")
+
+
+def display_spacing(words):
+    """Whether a space goes before each token, to show tokens as they were written.
+
+    The preprocessor splits punctuation off words (`japan ' s`, `0 . 1 %`); shown
+    with a space between every token they read as a tokenizer's output. No space
+    goes before closing punctuation, after opening punctuation, or on either side
+    of an apostrophe, hyphen or slash between two word characters, nor around a
+    point or comma between two digits.
+
+    Returns:
+        A list of bools, one per token (the first is always False).
+    """
+    spaces = []
+    for i, word in enumerate(words):
+        if i == 0:
+            spaces.append(False)
+            continue
+        prev = words[i - 1]
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        space = True
+        if word in _CLOSING or prev in _OPENING:
+            space = False
+        if word in _JOINING and prev[-1:].isalnum() and nxt[:1].isalnum():
+            space = False
+        if prev in _JOINING and i >= 2 and words[i - 2][-1:].isalnum():
+            space = space and not word[:1].isalnum()
+        if word in ".," and prev[-1:].isdigit() and nxt[:1].isdigit():
+            space = False
+        if (
+            prev in ".,"
+            and i >= 2
+            and words[i - 2][-1:].isdigit()
+            and word[:1].isdigit()
+        ):
+            space = False
+        spaces.append(space)
+    return spaces
 
 
 def _check_example(i, ex):
@@ -67,6 +111,7 @@ body { font-family: sans-serif; max-width: 60em; margin: 2em auto; color: #222; 
 .bar { flex: 0 0 1.2em; height: 1.1em; margin-right: 0.6em; border-radius: 2px; }
 .w { padding: 0 0.12em; border-radius: 2px; }
 .top { font-size: 0.85em; color: #444; margin: 0.3em 0 0.6em 0; }
+.sub { color: #555; white-space: pre-line; }
 pre { background: #f6f8fa; padding: 0.8em; overflow-x: auto; }
 """
 
@@ -109,7 +154,13 @@ def _doc_html(i, ex, label_names=None):
                 f'<span class="w" style="background: rgba(30, 100, 230, {a:.3f})" '
                 f'title="{score:.3f}">{esc(word)}</span>'
             )
-        text = " ".join(spans) if spans else esc(sentences[s])
+        if spans:
+            text = "".join(
+                (" " if space else "") + span
+                for span, space in zip(spans, display_spacing(ws), strict=True)
+            )
+        else:
+            text = esc(sentences[s])
         out.append(
             f'<div class="sent"><span class="bar" '
             f'style="background: rgba(220, 40, 40, {alpha:.3f})" '
@@ -119,7 +170,9 @@ def _doc_html(i, ex, label_names=None):
     return "".join(out)
 
 
-def attention_report_html(path, examples, title="Attention report", summary=None):
+def attention_report_html(
+    path, examples, title="Attention report", summary=None, subtitle=None
+):
     """Writes an HTML page highlighting the sentence and word attention of documents.
 
     Args:
@@ -128,7 +181,10 @@ def attention_report_html(path, examples, title="Attention report", summary=None
             lists of str), `"sentence_attention"` (S floats), `"word_attention"` (S
             lists of floats), and optionally `"predicted"`, `"probability"`, `"true"`.
             Padding (empty strings) is skipped.
-        title: page title.
+        title: page title (one line; the first 100 characters of its first line
+            are used).
+        subtitle: optional text under the heading (e.g. a description of the data,
+            several lines).
         summary: optional preformatted text shown at the top (e.g. the metrics of
             `zoo.metrics.format_report`).
 
@@ -138,11 +194,14 @@ def attention_report_html(path, examples, title="Attention report", summary=None
     for i, ex in enumerate(examples):
         _check_example(i, ex)
     esc = html.escape
+    lines = str(title).strip().splitlines() or ["Attention report"]
+    title = lines[0][:100]
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{esc(title)}</h1>",
+        f'<p class="sub">{esc(subtitle)}</p>' if subtitle else "",
         "<p>Red bars: sentence attention. Blue background: word attention scaled by "
         "the square root of its sentence's attention (Yang et al. 2016, Fig. 5). "
         "Hover for the values.</p>",
