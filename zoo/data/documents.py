@@ -156,6 +156,17 @@ def _sorted_labels(labels):
         return sorted(unique)
 
 
+def check_classes(label_names, train, path):
+    """A `DataError` unless there are at least two classes to tell apart."""
+    if len(label_names) < 2:
+        only = f" ({label_names[0]!r})" if label_names else ""
+        raise DataError(
+            f"one class only{only}: all {len(train)} training examples have the same "
+            "label, and a classifier needs at least two classes",
+            path=path,
+        )
+
+
 def encode_labels(documents, label_names):
     """Maps the string labels of `documents` to int ids (index in `label_names`).
 
@@ -192,20 +203,71 @@ def _check_document(text, where):
 # --- IMDB ------------------------------------------------------------------------
 
 
+class _TailReader:
+    """A read-only stream that remembers the last bytes it gave (for the check that a
+    tar archive ends with its end-of-archive block, after tarfile has stopped)."""
+
+    def __init__(self, raw, keep=1 << 16):
+        self.raw, self.keep, self.pos, self.tail = raw, keep, 0, b""
+
+    def read(self, n=-1):
+        data = self.raw.read(n)
+        self.pos += len(data)
+        self.tail = (self.tail + data)[-self.keep :]
+        return data
+
+    def bytes_at(self, start, n):
+        """The `n` bytes at absolute offset `start` (fewer at the end of the
+        stream), or None when they are no longer kept."""
+        while self.pos < start + n and self.read(start + n - self.pos):
+            pass
+        begin = self.pos - len(self.tail)
+        if start < begin:
+            return None
+        return self.tail[start - begin : start - begin + n]
+
+
+_TAR_BLOCK = 512
+
+
+def _check_tar_end(archive, stream, path, members):
+    """A DataError unless the archive ends with tar's end-of-archive (zero) block.
+
+    tarfile stops silently where the data ends, so a tar cut at a member boundary
+    (or inside a header) reads as a shorter, complete archive."""
+    end = stream.bytes_at(archive.offset, _TAR_BLOCK)
+    if end is None:
+        return  # trailing data beyond what is kept: tarfile found its end block
+    if len(end) < _TAR_BLOCK or end.strip(b"\0"):
+        raise DataError(
+            f"truncated or corrupt archive: it ends after {members} members "
+            f"(byte {archive.offset}) without tar's end-of-archive block; expected a "
+            "complete .tar.gz/.tgz/.tar of aclImdb",
+            path=path,
+        )
+
+
 def _read_imdb_tar(path, splits):
     out = {split: ([], [], []) for split in splits}
     with open(path, "rb") as f:
-        gzipped = f.read(2) == b"\x1f\x8b"
+        magic = f.read(6)
+    gzipped = magic[:2] == b"\x1f\x8b"
+    other = magic[:3] == b"BZh" or magic == b"\xfd7zXZ\x00"  # bzip2, xz
     try:
         # tarfile's own stream decompression stops silently at a truncated gzip
         # stream; GzipFile raises EOFError there.
-        stream = gzip.open(path, "rb") if gzipped else None
-        mode = "r|" if gzipped else "r|*"
+        raw = gzip.open(path, "rb") if gzipped else None
+        if raw is None and not other:
+            raw = open(path, "rb")  # noqa: SIM115 - closed below
+        stream = None if raw is None else _TailReader(raw)
+        mode = "r|*" if stream is None else "r|"
+        members = 0
         with (
-            contextlib.closing(stream) if stream else contextlib.nullcontext(),
+            contextlib.closing(raw) if raw else contextlib.nullcontext(),
             tarfile.open(path, mode=mode, fileobj=stream) as archive,  # no seeks
         ):
             for member in archive:
+                members += 1
                 if not member.isfile():
                     continue
                 match = _IMDB_MEMBER.search(member.name)
@@ -217,6 +279,8 @@ def _read_imdb_tar(path, splits):
                 texts.append(files.decode_document(data, where))
                 labels.append(match.group(2))
                 sources.append(where)
+            if stream is not None and members:
+                _check_tar_end(archive, stream, path, members)
     except (tarfile.TarError, EOFError, OSError, zlib.error) as e:
         if isinstance(e, FileNotFoundError):
             raise
@@ -256,7 +320,7 @@ def _read_imdb_dir(path, splits):
             for name in sorted(os.listdir(folder)):
                 if not name.endswith(".txt"):
                     continue
-                file = os.path.join(folder, name)
+                file = files.check_inside(os.path.join(folder, name), path)
                 texts.append(files.read_document(file))
                 labels.append(label)
                 sources.append(file)
@@ -381,15 +445,18 @@ def _visible(name):
     return not name.startswith(".")
 
 
-def _class_folders(folder, pattern):
-    """`{class: [file, ...]}` of the subfolders of `folder` holding matching files."""
+def _class_folders(folder, pattern, root=None):
+    """`{class: [file, ...]}` of the subfolders of `folder` holding matching files;
+    a class folder or file that links out of `root` (default `folder`) is a
+    `DataError`."""
+    root = folder if root is None else root
     classes = {}
     for name in sorted(os.listdir(folder)):
         sub = os.path.join(folder, name)
         if not _visible(name) or not os.path.isdir(sub):
             continue
         matches = [
-            os.path.join(sub, f)
+            files.check_inside(os.path.join(sub, f), root)
             for f in sorted(os.listdir(sub))
             if _visible(f)
             and fnmatch.fnmatch(f, pattern)
@@ -400,7 +467,7 @@ def _class_folders(folder, pattern):
     return classes
 
 
-def read_class_folder(path, pattern="*.txt"):
+def read_class_folder(path, pattern="*.txt", *, root=None):
     """Reads one folder per class, one file per document: `path/<class>/<file>`.
 
     Args:
@@ -408,6 +475,8 @@ def read_class_folder(path, pattern="*.txt"):
             folders without matching files are not classes).
         pattern: which files are documents (a shell pattern, e.g. `"*"` for every
             file).
+        root: the data folder that every file must lie in, symbolic links
+            resolved (default: `path`).
 
     Returns:
         `Documents` labelled with the folder names, sorted by class then file name;
@@ -416,12 +485,13 @@ def read_class_folder(path, pattern="*.txt"):
     Raises:
         MissingPathError: `path` does not exist.
         DataError: no class folder with matching files (listing what the folder
-            holds), an empty document, invalid UTF-8 (file and line).
+            holds), an empty document, invalid UTF-8 (file and line), a file that
+            is a symbolic link out of `root`.
     """
     path = files.check_exists(path, "folder")
     if not os.path.isdir(path):
         raise DataError("expected a folder of class folders, found a file", path=path)
-    classes = _class_folders(path, pattern)
+    classes = _class_folders(path, pattern, root)
     if not classes:
         raise DataError(
             f"no class folders: expected <class>/{pattern} inside. Found: "
@@ -445,7 +515,7 @@ def _class_folder_splits(path, pattern):
     for split, stems in files.SPLIT_NAMES.items():
         for stem in stems:
             sub = os.path.join(path, stem)
-            if os.path.isdir(sub) and _class_folders(sub, pattern):
+            if os.path.isdir(sub) and _class_folders(sub, pattern, path):
                 found[split] = sub
                 break
     if "train" in found:
@@ -620,7 +690,7 @@ def load_documents(
         description = f"{path} ({names}; {columns}): {sizes}"
     else:
         parts = {
-            split: read_class_folder(folder, pattern)
+            split: read_class_folder(folder, pattern, root=path)
             for split, folder in detail.items()
         }
         parts["train"] = parts.pop("all", parts.get("train"))
@@ -631,6 +701,7 @@ def load_documents(
     if label_names is None:
         label_names = _sorted_labels(train.labels)
     label_names = list(label_names)
+    check_classes(label_names, train, path)
     for part in (train, validation, test):
         encode_labels(part, label_names)  # raises on an unknown label
     return DocumentSplits(train, validation, test, label_names, description)

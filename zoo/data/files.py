@@ -441,6 +441,9 @@ def find_split_files(folder, suffixes, stems=None):
 
     Returns:
         `{split: path}`; empty when there is no training file.
+
+    Raises:
+        DataError: a split file that is a symbolic link out of `folder`.
     """
     stems = SPLIT_NAMES if stems is None else stems
     names = set(os.listdir(folder)) if os.path.isdir(folder) else set()
@@ -449,9 +452,30 @@ def find_split_files(folder, suffixes, stems=None):
         for stem in candidates:
             match = next((stem + s for s in suffixes if stem + s in names), None)
             if match is not None:
-                found[split] = os.path.join(folder, match)
+                found[split] = check_inside(os.path.join(folder, match), folder)
                 break
     return found if "train" in found else {}
+
+
+def check_inside(path, root):
+    """`path`, unless it resolves (through symbolic links) outside the folder `root`.
+
+    A data folder's files are read where they are; a link inside it that leads out
+    of it (to a credentials file, `/proc/self/environ`) is refused rather than read
+    into a vocabulary or a model.
+
+    Raises:
+        DataError: naming the link, its target and the data folder.
+    """
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    if os.path.commonpath([real_root, real]) != real_root:
+        raise DataError(
+            f"a symbolic link to {real}, outside the data folder {root}; copy the "
+            "file into the folder",
+            path=path,
+        )
+    return path
 
 
 def listing(folder, limit=10):

@@ -41,7 +41,13 @@ import random
 
 import numpy as np
 
-from zoo.data.files import SPLIT_NAMES, check_exists, iter_lines, listing
+from zoo.data.files import (
+    SPLIT_NAMES,
+    check_exists,
+    check_inside,
+    iter_lines,
+    listing,
+)
 from zoo.errors import ConfigError, DataError
 
 __all__ = [
@@ -488,7 +494,9 @@ def _pair_files(folder, source, target):
                         path=folder,
                     )
                 key = "val" if split == "validation" else split
-                found[key] = tuple(os.path.join(folder, n) for n in pair)
+                found[key] = tuple(
+                    check_inside(os.path.join(folder, n), folder) for n in pair
+                )
                 break
         if "train" in found:
             return found

@@ -437,15 +437,15 @@ def read_jsonl(path, text_column="text", label_column="label", label_names=None)
     return read_table_sentences(path, text_column, label_column, label_names, "jsonl")
 
 
-def read_class_folder(path, pattern="*.txt", label_names=None):
+def read_class_folder(path, pattern="*.txt", label_names=None, *, root=None):
     """Reads `path/<class>/<file>`: one example per file, labelled with its folder.
 
-    See `zoo.data.documents.read_class_folder`; `label_names` (default: the sorted
-    folder names) gives the ids.
+    See `zoo.data.documents.read_class_folder` (`root`: the data folder every file
+    must lie in); `label_names` (default: the sorted folder names) gives the ids.
     """
     from zoo.data.documents import read_class_folder as read_documents
 
-    docs = read_documents(path, pattern)
+    docs = read_documents(path, pattern, root=root)
     records = [
         (source, text.strip(), label)
         for text, label, source in zip(
@@ -520,8 +520,12 @@ def _read_table_file(path, text_column, label_column, label_names, format):
     )
 
 
-def _complete(parts, validation, test, seed):
-    """`{"train", "validation", "test"}` from the parts a layout has."""
+def _complete(parts, validation, test, seed, path):
+    """`{"train", "validation", "test"}` from the parts a layout has; one class only
+    is a `DataError` naming `path`."""
+    from zoo.data.documents import check_classes
+
+    check_classes(list(parts["train"].label_names), parts["train"], path)
     if "validation" in parts and "test" in parts:
         return parts
     train = parts["train"]
@@ -595,7 +599,7 @@ def load_sentences(
                 path=path,
             )
         data = _read_table_file(path, text_column, label_column, label_names, format)
-        return _complete({"train": data}, validation, test, seed)
+        return _complete({"train": data}, validation, test, seed, path)
     sst = {s: os.path.join(path, n) for s, n in SST_FILES.items()}
     if os.path.isfile(sst["train"]) and is_tree_file(sst["train"]):
         return load_sst(path, task, phrases=phrases)
@@ -614,21 +618,21 @@ def load_sentences(
                     train.label_names,
                     format,
                 )
-        return _complete(parts, validation, test, seed)
+        return _complete(parts, validation, test, seed, path)
     from zoo.data.documents import _class_folder_splits
 
     class_splits = _class_folder_splits(path, pattern)
     if class_splits:
         folders = dict(class_splits)
         folders["train"] = folders.pop("all", folders.get("train"))
-        train = read_class_folder(folders["train"], pattern, label_names)
+        train = read_class_folder(folders["train"], pattern, label_names, root=path)
         parts = {"train": train}
         for split in ("validation", "test"):
             if split in folders:
                 parts[split] = read_class_folder(
-                    folders[split], pattern, train.label_names
+                    folders[split], pattern, train.label_names, root=path
                 )
-        return _complete(parts, validation, test, seed)
+        return _complete(parts, validation, test, seed, path)
     raise DataError(
         "no known sentence layout in the folder; expected "
         + "; or ".join(LAYOUTS[1:])
