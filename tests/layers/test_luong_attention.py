@@ -379,3 +379,46 @@ def test_local_window_positions_exact_under_mixed_precision(policy):
     # The largest Gaussian factor (1 at s = t) sits on the row's own position.
     gauss = np.exp(-((np.arange(tv)[None, :] - rows) ** 2) / (2 * (d / 2) ** 2))
     assert np.all(np.argmax(gauss * inside, axis=-1) == np.arange(tq))
+
+
+@pytest.mark.parametrize("score", ["dot", "general", "concat"])
+@pytest.mark.parametrize("window", ["local-m", "local-p"])
+@pytest.mark.parametrize("probability", ["softmax", "hardmax"])
+def test_gathered_window_equals_masked_full_scores(score, window, probability):
+    # The O(D) path scores 2D+1 gathered positions; the reference scores all Tv
+    # and masks: same contexts, same (B, Tq, Tv) weights, same gradients.
+    rng = np.random.default_rng(7)
+    query = rng.normal(size=(3, 5, 8)).astype("float32")
+    value = rng.normal(size=(3, 17, 8)).astype("float32")
+    value_mask = np.ones((3, 17), bool)
+    value_mask[1, 11:] = False
+    value_mask[2, 3:] = False  # shorter than the window
+    query_mask = np.ones((3, 5), bool)
+    query_mask[0, 4] = False
+    units = 6 if (score == "concat" or window == "local-p") else None
+    gathered = LuongAttention(
+        score, units=units, window=window, window_size=3, probability=probability
+    )
+    gathered.build([query.shape, value.shape])
+    full = LuongAttention.from_config({**gathered.get_config(), "window_gather": False})
+    full.build([query.shape, value.shape])
+    full.set_weights(gathered.get_weights())
+    masks = [query_mask, value_mask]
+    c1, w1 = gathered([query, value], mask=masks, return_attention_scores=True)
+    c2, w2 = full([query, value], mask=masks, return_attention_scores=True)
+    np.testing.assert_allclose(to_numpy(c1), to_numpy(c2), atol=1e-5)
+    np.testing.assert_allclose(to_numpy(w1), to_numpy(w2), atol=1e-6)
+    assert np.all(to_numpy(w1)[~np.broadcast_to(value_mask[:, None], (3, 5, 17))] == 0)
+    if probability == "softmax":
+        # one decoder step at position t: the same as row t of the full call
+        keys = gathered.project_keys(value)
+        step, step_w = gathered.attend(
+            query[:, 2], keys, value, value_mask=value_mask, position=2
+        )
+        np.testing.assert_allclose(to_numpy(step), to_numpy(c2)[:, 2], atol=1e-5)
+        np.testing.assert_allclose(to_numpy(step_w), to_numpy(w2)[:, 2], atol=1e-6)
+
+
+def test_gathered_window_config_roundtrip():
+    layer = LuongAttention("general", window="local-p", window_gather=False)
+    assert LuongAttention.from_config(layer.get_config()).window_gather is False

@@ -70,6 +70,11 @@ class LuongAttention(ProjectedKeyAttention):
         window_gaussian: multiply local weights by the Gaussian factor (default True;
             the paper applies it in `"local-p"` only, set False for a paper-exact
             `"local-m"`).
+        window_gather: with a local window, score only the `2D + 1` source positions
+            around `round(p_t)` (gathered), so a step costs O(D) in the source
+            length instead of O(Tv) (default True); False scores every position and
+            masks those outside the window (the same weights, to float rounding).
+            The returned weights are `(.., Tv)` either way.
         probability: `"softmax"`, `"hardmax"` or `"gumbel"` (see
             `zoo.layers.probability`). With a local window the hard variants select the
             argmax of `score + log(Gaussian factor)`, i.e. the position whose soft
@@ -119,6 +124,7 @@ class LuongAttention(ProjectedKeyAttention):
         probability="softmax",
         kernel_initializer="glorot_uniform",
         seed=None,
+        window_gather=True,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -144,6 +150,7 @@ class LuongAttention(ProjectedKeyAttention):
         self.window = window
         self.window_size = window_size
         self.window_gaussian = bool(window_gaussian)
+        self.window_gather = bool(window_gather)
         self.probability = probability_lib.validate(probability)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.seed = seed
@@ -355,6 +362,18 @@ class LuongAttention(ProjectedKeyAttention):
         source_length = value.shape[-2]
         if source_length is None:
             source_length = ops.shape(value)[-2]
+        if self.window is not None and self.window_gather and self.score != "location":
+            context, weights = self._attend_gathered(
+                query, keys, value, value_mask, source_length, position, training
+            )
+            if query_mask is not None:
+                keep = ops.cast(query_mask, weights.dtype)
+                weights = weights * ops.expand_dims(keep, axis=-1)
+                context = context * ops.expand_dims(ops.cast(keep, context.dtype), -1)
+            if single_step:
+                context = ops.squeeze(context, axis=1)
+                weights = ops.squeeze(weights, axis=1)
+            return context, weights
         scores = self._scores(query, keys, source_length)  # (B, Tq, Tv)
         mask = None
         if value_mask is not None:
@@ -384,6 +403,78 @@ class LuongAttention(ProjectedKeyAttention):
             weights = ops.squeeze(weights, axis=1)
         return context, weights
 
+    def _attend_gathered(
+        self, query, keys, value, value_mask, source_length, position, training
+    ):
+        """Local attention over the `W = 2D + 1` positions around `round(p_t)` only.
+
+        Returns `(context (B, Tq, dv), weights (B, Tq, Tv))`; the weights outside
+        the gathered window are exactly 0 (scattered back into `Tv` positions).
+        """
+        dtype = precise_dtype(self.compute_dtype)
+        batch = ops.shape(value)[0]
+        rows = ops.shape(query)[1]
+        width = 2 * self.window_size + 1
+        p = self.aligned_position(query, value_mask, source_length, position)
+        p = ops.broadcast_to(p, (batch, rows, 1))  # (B, Tq, 1)
+        offsets = ops.arange(-self.window_size, self.window_size + 1)  # (W,)
+        # |s - p| <= D for integer s implies |s - round(p)| <= D: the window holds
+        # every allowed position.
+        center = ops.cast(ops.round(p), "int32")
+        index = center + ops.cast(offsets, "int32")  # (B, Tq, W)
+        inside = (index >= 0) & (index < source_length)
+        index = ops.clip(index, 0, ops.cast(source_length, "int32") - 1)
+        distance = ops.abs(ops.cast(index, dtype) - p)  # (B, Tq, W)
+        inside = inside & (distance <= ops.cast(float(self.window_size), dtype))
+        if value_mask is not None:
+            inside = inside & _gather_rows(ops.cast(value_mask, "bool"), index)
+        window_keys = _gather_rows(keys, index)  # (B, Tq, W, dk)
+        window_values = _gather_rows(value, index)  # (B, Tq, W, dv)
+        if self.score in ("dot", "general"):
+            scores = ops.sum(ops.expand_dims(query, 2) * window_keys, axis=-1)
+        else:  # concat
+            processed = scores_lib.project(query, self._weight(self.query_kernel))
+            hidden = ops.tanh(ops.expand_dims(processed, 2) + window_keys)
+            scores = ops.sum(hidden * self._weight(self.attention_v), axis=-1)
+        if self.scale_weight is not None:
+            scores = scores * self._weight(self.scale_weight)  # (B, Tq, W)
+        log_gauss = None
+        if self.window_gaussian:
+            half_width = float(self.window_size)
+            distance = ops.minimum(distance, ops.cast(half_width + 1.0, dtype))
+            sigma = half_width / 2.0
+            log_gauss = -ops.square(distance) / ops.cast(2.0 * sigma * sigma, dtype)
+        if self.probability == "softmax":
+            weights = masked_softmax(scores, inside)
+            if log_gauss is not None:
+                weights = weights * ops.cast(ops.exp(log_gauss), weights.dtype)
+        else:
+            if log_gauss is not None:
+                scores = scores + ops.cast(log_gauss, scores.dtype)
+            weights = probability_lib.attention_probabilities(
+                scores,
+                inside,
+                self.probability,
+                training=training,
+                seed_generator=self.seed_generator,
+            )
+        weights = ops.cast(weights, value.dtype)
+        context = ops.sum(ops.expand_dims(weights, -1) * window_values, axis=2)
+        # Back to (B, Tq, Tv), scattered (the clipped duplicates at the edges carry
+        # weight 0, and duplicates are summed).
+        shape = (batch, rows, width)
+        b = ops.broadcast_to(
+            ops.reshape(ops.arange(batch, dtype="int32"), (-1, 1, 1)), shape
+        )
+        q = ops.broadcast_to(
+            ops.reshape(ops.arange(rows, dtype="int32"), (1, -1, 1)), shape
+        )
+        where = ops.reshape(ops.stack([b, q, index], axis=-1), (-1, 3))
+        dense = ops.scatter(
+            where, ops.reshape(weights, (-1,)), (batch, rows, source_length)
+        )
+        return context, dense
+
     def get_config(self):
         config = super().get_config()
         config.update(
@@ -394,6 +485,7 @@ class LuongAttention(ProjectedKeyAttention):
                 "window": self.window,
                 "window_size": self.window_size,
                 "window_gaussian": self.window_gaussian,
+                "window_gather": self.window_gather,
                 "probability": self.probability,
                 "kernel_initializer": keras.initializers.serialize(
                     self.kernel_initializer
@@ -402,3 +494,13 @@ class LuongAttention(ProjectedKeyAttention):
             }
         )
         return config
+
+
+def _gather_rows(values, index):
+    """`values[b, index[b, q, w]]`: `(B, T, ...)` gathered by `(B, Tq, W)` indices
+    into `(B, Tq, W, ...)`."""
+    batch, length = ops.shape(values)[0], ops.shape(values)[1]
+    offsets = ops.reshape(ops.arange(batch, dtype="int32") * length, (-1, 1, 1))
+    flat = ops.reshape(values, (batch * length, *values.shape[2:]))
+    picked = ops.take(flat, ops.reshape(index + offsets, (-1,)), axis=0)
+    return ops.reshape(picked, (*ops.shape(index), *values.shape[2:]))
