@@ -2,6 +2,7 @@
 
 ```
 python -m recipes [--export-dir saved_models] [--recipes MODULE ...] [--timeout S]
+                  [--debug]
 ```
 
 Each recipe module's `main(argv)` runs in a child process on its built-in demo
@@ -11,7 +12,9 @@ Every export is then verified with `python -m zoo.export.verify` in a fresh proc
 the deployment files are regenerated for everything under the export folder
 (`python -m zoo.export.deploy`), and a summary table is printed. A recipe whose module
 does not exist yet is reported as "not available". The exit status is 1 when a recipe
-or a verification failed.
+or a verification failed. TensorFlow's C++ log lines are kept off stderr here and in
+the children (`zoo.tf_logging.quiet`) unless `--debug` is given or
+`TF_CPP_MIN_LOG_LEVEL` is set to 0-2.
 """
 
 import argparse
@@ -24,6 +27,8 @@ import sys
 import tempfile
 import time
 
+from zoo.cli import QUIET_PRELUDE
+
 RECIPES = [
     "recipes.han_classification",
     "recipes.self_attentive_embedding",
@@ -31,8 +36,10 @@ RECIPES = [
     "recipes.translation",
 ]
 
+# after zoo.cli.QUIET_PRELUDE: TensorFlow's C++ log lines kept off stderr as in the
+# parent (TF_CPP_MIN_LOG_LEVEL is inherited)
 _CHILD = """
-import json, sys
+import json
 from importlib import import_module
 result = import_module(sys.argv[1]).main(json.loads(sys.argv[2]))
 with open(sys.argv[3], "w") as f:
@@ -82,14 +89,20 @@ def run_recipe(module, export_dir, timeout):
         os.path.join("reports", name),
     ]
     env = {**os.environ, "KERAS_BACKEND": "tensorflow"}
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "result.json")
         print(f"[recipes] {name}: training on demo data", flush=True)
         try:
             proc = subprocess.run(
-                [sys.executable, "-c", _CHILD, module, json.dumps(argv), out],
+                [
+                    sys.executable,
+                    "-c",
+                    QUIET_PRELUDE + _CHILD,
+                    module,
+                    json.dumps(argv),
+                    out,
+                ],
                 env=env,
                 timeout=timeout,
                 stdout=sys.stdout,
@@ -189,7 +202,16 @@ def main(argv=None):
         default=1800,
         help="seconds allowed to each recipe and each verification",
     )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show TensorFlow's C++ log lines (also shown when TF_CPP_MIN_LOG_LEVEL "
+        "is set to 0-2)",
+    )
     args = parser.parse_args(argv)
+    from zoo import tf_logging
+
+    tf_logging.quiet(args.debug)  # before anything imports TensorFlow; children too
     os.makedirs(args.export_dir, exist_ok=True)
 
     rows = []

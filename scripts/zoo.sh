@@ -84,7 +84,8 @@ test_jax() {
 }
 
 export KERAS_BACKEND=tensorflow
-export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
+# TensorFlow's C++ log lines: the recipes and the zoo command keep them off stderr
+# unless TF_CPP_MIN_LOG_LEVEL is set (tests/conftest.py sets 2 for the tests)
 
 cmd="${1:-}"
 shift || true

@@ -37,7 +37,7 @@ def _json_lines(text):
 _NO_HEAVY_IMPORTS = """
 import os, sys
 from zoo.cli import main
-os.execv = lambda path, argv: print("EXEC", argv)
+os.execv = lambda path, argv: print("EXEC", argv[:2], argv[3:])
 for argv in (["--help"], ["train", "--help"], ["train", "--list"],
              ["predict", "--help"], ["--version"], ["train", "han", "--help"]):
     try:
@@ -50,19 +50,23 @@ print("HEAVY", sorted(m for m in heavy if m in sys.modules))
 
 
 def test_help_imports_nothing_heavy_and_train_runs_the_recipe_module():
+    # ZOO_LAZY_IMPORT=1: `import zoo` as in the console script, which registers no
+    # models (`zoo/__init__.py`)
     proc = subprocess.run(
         [sys.executable, "-c", _NO_HEAVY_IMPORTS],
         capture_output=True,
         text=True,
         timeout=120,
+        env=dict(os.environ, ZOO_LAZY_IMPORT="1"),
     )
     assert proc.returncode == 0, proc.stderr
     assert "HEAVY []" in proc.stdout
     assert "usage: zoo [-h] [--version] [--debug] COMMAND" in proc.stdout
     assert "han_classification        Hierarchical Attention Network" in proc.stdout
     assert "usage: zoo predict EXPORT [TEXT ...] [options]" in proc.stdout
-    assert f"EXEC {[sys.executable, '-m', 'recipes.han_classification', '--help']}" in (
-        proc.stdout
+    assert (
+        f"EXEC {[sys.executable, '-c']} {['recipes.han_classification', '--help']}"
+        in (proc.stdout)
     )
     import zoo
 
@@ -72,7 +76,8 @@ def test_help_imports_nothing_heavy_and_train_runs_the_recipe_module():
 def test_train_command_and_recipe_names(capsys, monkeypatch):
     assert cli.train_command("embedder", ["--epochs", "1"]) == [
         sys.executable,
-        "-m",
+        "-c",
+        cli._RUN_MODULE,
         "recipes.self_attentive_embedding",
         "--epochs",
         "1",
@@ -97,7 +102,8 @@ def test_train_command_and_recipe_names(capsys, monkeypatch):
     monkeypatch.setattr(cli.os, "execv", lambda path, argv: calls.append(argv))
     cli.main(["--debug", "train", "memn2n", "--hops", "3"])
     assert calls == [
-        [sys.executable, "-m", "recipes.memn2n_babi", "--hops", "3", "--debug"]
+        [sys.executable, "-c", cli._RUN_MODULE, "recipes.memn2n_babi", "--hops", "3"]
+        + ["--debug"]
     ]
 
 
@@ -285,3 +291,123 @@ def test_verify_command(exports, capsys):
     assert code == 0, err
     assert "batch limit: {'serving_default': 'refuses 9 rows'}" in out
     assert out.splitlines()[-1].startswith("OK: ")
+
+
+# --- TensorFlow's C++ log lines --------------------------------------------------------
+
+
+def _quiet_env(**extra):
+    """The environment of a user who set no TensorFlow log level (the tests set 2)."""
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    env.update(KERAS_BACKEND="tensorflow", **extra)
+    return env
+
+
+def _tensorflow_lines(text):
+    from zoo.tf_logging import is_tensorflow_log_line
+
+    return [line for line in text.splitlines() if is_tensorflow_log_line(line)]
+
+
+def test_recipes_run_as_python_m_does_and_quietly():
+    command = cli.train_command("han", ["--help"])
+    proc = subprocess.run(
+        command, capture_output=True, text=True, timeout=120, env=_quiet_env()
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: python -m recipes.han_classification ")
+    assert proc.stderr == ""
+    proc = subprocess.run(
+        cli.train_command("han", ["--epochs", "0"]),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_quiet_env(),
+    )
+    assert proc.returncode == 2 and "--epochs" in proc.stderr
+    # what a recipe's process does when it imports TensorFlow
+    code = cli.QUIET_PRELUDE + "import tensorflow\nprint('TF', tensorflow.__version__)"
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "x"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_quiet_env(),
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("TF ") and proc.stderr == ""
+
+
+def _zoo_script():
+    script = os.path.join(os.path.dirname(sys.executable), "zoo")
+    if not os.path.exists(script):
+        pytest.skip("the zoo console script is not installed next to this Python")
+    return script
+
+
+def test_predict_writes_no_tensorflow_log_lines(exports):
+    script = _zoo_script()
+    proc = subprocess.run(
+        [script, "predict", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0 and proc.stderr == ""
+    proc = subprocess.run(
+        [script, "predict", exports["classifier"], "The film was good."],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_quiet_env(),
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert _json_lines(proc.stdout)[0]["label"] == "positive"
+    assert proc.stderr == ""
+    # a user's level is theirs: TF_CPP_MIN_LOG_LEVEL=3 is quiet too, the exit status
+    # and one-line errors pass through the filter
+    proc = subprocess.run(
+        [script, "predict", exports["classifier"], "--signature", "absent", "x"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_quiet_env(TF_CPP_MIN_LOG_LEVEL="3"),
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ") and len(proc.stderr.splitlines()) == 1
+
+
+def test_quiet_leaves_a_users_level_and_debug_alone(monkeypatch):
+    from zoo import tf_logging
+
+    monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
+    assert tf_logging.quiet(debug=True) is False
+    assert "TF_CPP_MIN_LOG_LEVEL" not in os.environ
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "1")
+    assert tf_logging.quiet() is False and os.environ["TF_CPP_MIN_LOG_LEVEL"] == "1"
+    monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL")
+    assert tf_logging.quiet() is True  # TensorFlow is imported here: no import hook
+    assert os.environ["TF_CPP_MIN_LOG_LEVEL"] == "3"
+
+
+def test_filtered_stderr_drops_only_tensorflow_lines(capfd):
+    from zoo import tf_logging
+
+    lines = [
+        b"WARNING: All log messages before absl::InitializeLog() is called are "
+        b"written to STDERR\n",
+        b"I0000 00:00:1796240537.869487    5744 cudart_stub.cc:31] Could not find "
+        b"cuda drivers on your machine, GPU will not be used.\n",
+        b"E0000 00:00:1796240544.540354    5744 cuda_platform.cc:52] failed call to "
+        b"cuInit: INTERNAL: CUDA error: Failed call to cuInit: UNKNOWN ERROR (303)\n",
+        b"W1202 19:40:25.123456   12 some_file.cc:3] a warning\n",
+        b"a line of the program\n",
+    ]
+    with pytest.raises(RuntimeError):
+        with tf_logging.filtered_stderr():
+            for line in lines:
+                os.write(2, line)
+            print("from Python", file=sys.stderr)
+            raise RuntimeError("raised inside")
+    err = capfd.readouterr().err  # (capfd keeps Python's writes apart from fd 2's)
+    assert sorted(err.splitlines()) == ["a line of the program", "from Python"]
+    assert _tensorflow_lines(b"".join(lines).decode()) == [
+        line.decode().rstrip("\n") for line in lines[:4]
+    ]

@@ -20,15 +20,20 @@ REST API (`--rest_api_port`, 8501).
 
 A problem in what was given (a missing export, an unknown signature, a malformed input
 line, a refused request) is one line `error: ...` and exit status 2; `--debug` shows
-the traceback too. This module imports only the standard library and `zoo.errors` at
+the traceback too. TensorFlow's C++ log lines (`I0000 ... cudart_stub.cc`, `E0000 ...
+failed call to cuInit` on a machine without a GPU) are kept off stderr
+(`zoo.tf_logging.quiet`); `--debug` or `TF_CPP_MIN_LOG_LEVEL` set to 0-2 shows them.
+This module imports only the standard library, `zoo.errors` and `zoo.tf_logging` at
 import time, so `zoo --help` answers at once; TensorFlow is imported by the commands
 that run a model.
 """
 
 import argparse
+import contextlib
 import os
 import sys
 
+from zoo import tf_logging
 from zoo.errors import ConfigError, ZooError, one_line
 
 RECIPES = {
@@ -113,10 +118,37 @@ def resolve_recipe(name):
     return key
 
 
+# Python source that starts a new process the way the `zoo` command does: `zoo` imported
+# without registering its models (which imports TensorFlow), then
+# `zoo.tf_logging.quiet`, before anything imports TensorFlow; `--debug` among the
+# arguments after the first one shows TensorFlow's log lines.
+QUIET_PRELUDE = """\
+import os, sys
+_lazy = os.environ.get("ZOO_LAZY_IMPORT")
+os.environ["ZOO_LAZY_IMPORT"] = "1"
+from zoo import tf_logging
+if _lazy is None:
+    del os.environ["ZOO_LAZY_IMPORT"]
+else:
+    os.environ["ZOO_LAZY_IMPORT"] = _lazy
+tf_logging.quiet(debug="--debug" in sys.argv[2:])
+"""
+# `python -m MODULE ARGS` after the prelude: `python -c _RUN_MODULE MODULE ARGS`
+_RUN_MODULE = (
+    QUIET_PRELUDE
+    + """\
+import runpy
+del sys.argv[0]
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
+)
+
+
 def train_command(recipe, flags=()):
     """The command `zoo train RECIPE FLAGS` runs: `python -m recipes.RECIPE FLAGS`
-    with this interpreter."""
-    return [sys.executable, "-m", f"recipes.{resolve_recipe(recipe)}", *flags]
+    with this interpreter (through `runpy`, after `zoo.tf_logging.quiet`)."""
+    module = f"recipes.{resolve_recipe(recipe)}"
+    return [sys.executable, "-c", _RUN_MODULE, module, *flags]
 
 
 def _recipe_list():
@@ -134,7 +166,8 @@ usage: zoo train RECIPE [FLAGS ...]
        zoo train --list
 
 Runs `python -m recipes.RECIPE FLAGS` with this Python in a new process; FLAGS are the
-recipe's own (`zoo train RECIPE --help` lists them).
+recipe's own (`zoo train RECIPE --help` lists them). TensorFlow's C++ log lines are
+kept off stderr unless --debug is given or TF_CPP_MIN_LOG_LEVEL is set (0-2).
 
 recipes:
 {recipes}
@@ -260,6 +293,7 @@ def _rows(args, texts, input_names):
 def _predict(argv):
     parser = _predict_parser()
     args = parser.parse_intermixed_args(argv)
+    tf_logging.quiet(args.debug)
     return _run(args.debug, _predict_with, args)
 
 
@@ -361,6 +395,7 @@ def _remote_client(args):
 
 def _verify(argv):
     debug, argv = _pop_debug(argv)
+    tf_logging.quiet(debug)
 
     def run(argv):
         from zoo.export.verify import main
@@ -372,6 +407,7 @@ def _verify(argv):
 
 def _deploy(argv):
     debug, argv = _pop_debug(argv)
+    tf_logging.quiet(debug)
 
     def run(argv):
         from zoo.export.deploy import main
@@ -432,5 +468,22 @@ def main(argv=None):
     return 2
 
 
+def run():
+    """The console script: `main()`, then the exit. Once TensorFlow is loaded, the
+    process ends with `os._exit` after its output is flushed: the interpreter's
+    teardown of TensorFlow takes about a second and does nothing a finished command
+    needs (its files are closed, its sessions too)."""
+    status = main()
+    if "tensorflow" not in sys.modules:
+        return status
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # e.g. `zoo predict ... | head`
+        pass
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
+    os._exit(status if isinstance(status, int) else 1)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())
