@@ -195,6 +195,17 @@ def latest_export(run_dir):
     return os.path.join(model_dir, str(latest_version(model_dir)))
 
 
+def exported_translator(version_dir):
+    """The `Seq2SeqTranslator` of an export's `VERSION.keras` (its backbone when the
+    file holds the translation task on raw text)."""
+    import keras
+
+    import zoo.models.translation  # noqa: F401  (registers the saved classes)
+
+    model = keras.saving.load_model(version_dir + ".keras", compile=False)
+    return getattr(model, "backbone", model)
+
+
 def load_trained(args, run_dir):
     """`(model, preprocessor, decoding)` of the run's export; with `--decode-only`
     the weights of its best epoch (`best.keras`)."""
@@ -206,7 +217,7 @@ def load_trained(args, run_dir):
     from zoo.training import swap_weight_average
 
     version_dir = latest_export(run_dir)
-    model = keras.saving.load_model(version_dir + ".keras", compile=False)
+    model = exported_translator(version_dir)
     if args.decode_only:
         checkpoint = os.path.join(run_dir, "best.keras")
         if not os.path.isfile(checkpoint):

@@ -214,15 +214,13 @@ def zoo_translator(run_dir):
     (`VERSION.keras` and preprocessor), a snapshot loader (into its training view),
     greedy and export-beam translation functions reading the current weights, and
     the export's own weights (to put back for the end point)."""
-    import keras
-
-    from bench.translation import latest_export
+    from bench.translation import exported_translator, latest_export
     from zoo.export import load_manifest
     from zoo.models.translation import TranslationPreprocessor, Translator
     from zoo.training import load_snapshot
 
     version_dir = latest_export(run_dir)
-    model = keras.saving.load_model(version_dir + ".keras", compile=False)
+    model = exported_translator(version_dir)
     preprocessor = TranslationPreprocessor.from_export(version_dir)
     decoding = load_manifest(version_dir)["metadata"]["decoding"]["serving_default"]
     search = {
