@@ -397,7 +397,12 @@ def test_gathered_window_equals_masked_full_scores(score, window, probability):
     query_mask[0, 4] = False
     units = 6 if (score == "concat" or window == "local-p") else None
     gathered = LuongAttention(
-        score, units=units, window=window, window_size=3, probability=probability
+        score,
+        units=units,
+        window=window,
+        window_size=3,
+        probability=probability,
+        window_gather=True,
     )
     gathered.build([query.shape, value.shape])
     full = LuongAttention.from_config({**gathered.get_config(), "window_gather": False})
@@ -419,6 +424,9 @@ def test_gathered_window_equals_masked_full_scores(score, window, probability):
         np.testing.assert_allclose(to_numpy(step_w), to_numpy(w2)[:, 2], atol=1e-6)
 
 
-def test_gathered_window_config_roundtrip():
+def test_gathered_window_config_roundtrip_and_validation():
     layer = LuongAttention("general", window="local-p", window_gather=False)
     assert LuongAttention.from_config(layer.get_config()).window_gather is False
+    assert LuongAttention("general").window_gather == "auto"
+    with pytest.raises(ValueError, match="window_gather=1.5"):
+        LuongAttention("general", window="local-p", window_gather=1.5)

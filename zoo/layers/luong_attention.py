@@ -70,11 +70,15 @@ class LuongAttention(ProjectedKeyAttention):
         window_gaussian: multiply local weights by the Gaussian factor (default True;
             the paper applies it in `"local-p"` only, set False for a paper-exact
             `"local-m"`).
-        window_gather: with a local window, score only the `2D + 1` source positions
-            around `round(p_t)` (gathered), so a step costs O(D) in the source
-            length instead of O(Tv) (default True); False scores every position and
-            masks those outside the window (the same weights, to float rounding).
-            The returned weights are `(.., Tv)` either way.
+        window_gather: with a local window, whether to score only the `2D + 1`
+            source positions around `round(p_t)` (gathered), so that a step costs
+            O(D) in the source length instead of O(Tv): `"auto"` (default) gathers
+            for single-step queries (a decoder step, `attend` with a `(B, dq)`
+            query) and scores every position, then masks, for multi-row queries
+            (teacher forcing, where one matrix product over all positions is faster
+            than gathering `Tq * (2D + 1)` keys); `True` always gathers, `False`
+            never. The weights are the same to float rounding, and are returned as
+            `(.., Tv)` either way.
         probability: `"softmax"`, `"hardmax"` or `"gumbel"` (see
             `zoo.layers.probability`). With a local window the hard variants select the
             argmax of `score + log(Gaussian factor)`, i.e. the position whose soft
@@ -124,7 +128,7 @@ class LuongAttention(ProjectedKeyAttention):
         probability="softmax",
         kernel_initializer="glorot_uniform",
         seed=None,
-        window_gather=True,
+        window_gather="auto",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -150,7 +154,12 @@ class LuongAttention(ProjectedKeyAttention):
         self.window = window
         self.window_size = window_size
         self.window_gaussian = bool(window_gaussian)
-        self.window_gather = bool(window_gather)
+        if window_gather not in (True, False, "auto"):
+            raise ValueError(
+                "window_gather must be True, False or 'auto'. "
+                f"Received: window_gather={window_gather!r}"
+            )
+        self.window_gather = window_gather
         self.probability = probability_lib.validate(probability)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.seed = seed
@@ -362,7 +371,10 @@ class LuongAttention(ProjectedKeyAttention):
         source_length = value.shape[-2]
         if source_length is None:
             source_length = ops.shape(value)[-2]
-        if self.window is not None and self.window_gather and self.score != "location":
+        gather = self.window_gather is True or (
+            self.window_gather == "auto" and single_step
+        )
+        if self.window is not None and gather and self.score != "location":
             context, weights = self._attend_gathered(
                 query, keys, value, value_mask, source_length, position, training
             )
