@@ -36,7 +36,10 @@ Outputs: `runs/translation/`, `reports/translation/` (`metrics.json`,
 `serving_default` (beam) and `translate_greedy` map `text` to `translation`, `score`,
 `attention`, `source_tokens`, `target_tokens`; `preprocess` and `teacher_forced` give
 the Keras model's inputs and logits. At most 256 texts a request; inputs cut to 2048
-bytes and `--max-length` subwords.
+bytes and `--max-length` subwords. Beside it, `VERSION.keras` is the
+`Seq2SeqTextTranslator` task (network, vocabularies, searches): after `import zoo`,
+`keras.saving.load_model(path).translate(texts)` gives the export's greedy
+translations (`beam_width=` its beam search); `.backbone` is the network.
 """
 
 import argparse

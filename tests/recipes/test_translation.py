@@ -234,6 +234,13 @@ def test_export_reloads_in_fresh_process(demo_run):
     version_dir = result["export"]
     assert version_dir.endswith(os.path.join("translation", "1"))
     assert os.path.exists(version_dir + ".keras")
+    import keras
+
+    from zoo.models.translation import Seq2SeqTextTranslator, Seq2SeqTranslator
+
+    task = keras.saving.load_model(version_dir + ".keras")  # the task on raw text
+    assert isinstance(task, Seq2SeqTextTranslator) and task.beam_width == 3
+    assert isinstance(task.backbone, Seq2SeqTranslator)
     manifest = json.loads(
         open(os.path.join(version_dir, "assets.extra", "manifest.json")).read()
     )
@@ -258,6 +265,11 @@ def test_export_reloads_in_fresh_process(demo_run):
         assert batch == 2 and t_src == 8  # 7 words + "." (whole-word subwords)
         assert len(got["target_tokens"][0]) == t_tgt
         assert all(np.isfinite(got["score"])) and all(s < 0 for s in got["score"])
+    # the task's translate is the export's greedy and beam search
+    assert task.translate(SENTENCES) == out["translate_greedy"]["translation"]
+    assert (
+        task.translate(SENTENCES, beam_width=3) == out["serving_default"]["translation"]
+    )
 
 
 @pytest.mark.slow

@@ -18,7 +18,11 @@ from zoo.models.sentence_embedder import (
 )
 from zoo.models.task import Task
 from zoo.models.text_classifier import TextClassifier
-from zoo.models.translation import Seq2SeqTranslator
+from zoo.models.translation import (
+    Seq2SeqTextTranslator,
+    Seq2SeqTranslator,
+    Seq2SeqTranslatorPreprocessor,
+)
 
 __all__ = [
     "HANClassifier",
@@ -31,5 +35,7 @@ __all__ = [
     "MemN2NQuestionAnswererPreprocessor",
     "SelfAttentiveClassifier",
     "SelfAttentiveEncoder",
+    "Seq2SeqTextTranslator",
     "Seq2SeqTranslator",
+    "Seq2SeqTranslatorPreprocessor",
 ]

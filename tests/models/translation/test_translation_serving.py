@@ -99,6 +99,17 @@ def test_export_reloads_with_the_vocabularies_as_assets(module, tmp_path):
     np.testing.assert_array_equal(
         pre.source_ids(text), module.preprocessor.source_ids(text)
     )
+    # VERSION.keras is the task on raw text; its backbone is the network
+    import keras
+
+    from zoo.models.translation import Seq2SeqTextTranslator, Seq2SeqTranslator
+
+    task = keras.saving.load_model(version_dir + ".keras")
+    assert isinstance(task, Seq2SeqTextTranslator) and task.beam_width == 3
+    assert isinstance(task.backbone, Seq2SeqTranslator)
+    assert task.translate(TEXTS, beam_width=3) == [
+        t.decode() for t in module.serve(tf.constant(TEXTS))["translation"].numpy()
+    ]
     loaded = tf.saved_model.load(version_dir)
     for name, fn in (("serving_default", module.serve), ("teacher_forced", None)):
         got = loaded.signatures[name](text=text)

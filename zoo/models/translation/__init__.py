@@ -5,6 +5,9 @@
   `model.training_model()` is the view to compile and fit.
 - `TranslationPreprocessor`: the source and target subword tokenizers, in the graph
   (`vocabulary_cache_key` names what a vocabulary was learned from).
+- `Seq2SeqTextTranslator`: the task on raw text (`fit(sources, targets)`,
+  `translate(texts)`, `.keras` with its vocabularies, presets, `export`), with its
+  `Seq2SeqTranslatorPreprocessor` layer (sentence pairs -> ids and labels).
 - `Translator`, `translate_corpus`: text to translations with greedy or beam search;
   `evaluate_translations`: a test corpus translated, timed and scored (BLEU);
   `score_snapshots`: the same for each weight snapshot of a timed run.
@@ -19,7 +22,11 @@ Importing this package registers the Keras classes (`package="zoo"`).
 """
 
 from zoo.models.translation.masked_sparse_crossentropy import MaskedSparseCrossentropy
+from zoo.models.translation.seq2seq_text_translator import Seq2SeqTextTranslator
 from zoo.models.translation.seq2seq_translator import Seq2SeqTranslator
+from zoo.models.translation.seq2seq_translator_preprocessor import (
+    Seq2SeqTranslatorPreprocessor,
+)
 from zoo.models.translation.translation_dataset import (
     BUCKETS,
     count_target_tokens,
@@ -45,7 +52,9 @@ from zoo.models.translation.validation_bleu import ValidationBleu
 __all__ = [
     "BUCKETS",
     "MaskedSparseCrossentropy",
+    "Seq2SeqTextTranslator",
     "Seq2SeqTranslator",
+    "Seq2SeqTranslatorPreprocessor",
     "TranslationPreprocessor",
     "TranslationServing",
     "Translator",

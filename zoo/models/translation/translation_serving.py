@@ -108,10 +108,14 @@ def export_translator(
     name="translation",
     warmup_texts=None,
     metadata=None,
+    task=None,
 ):
     """Exports `base_dir/name/VERSION/` (and `VERSION.keras`); returns the folder.
 
-    The verifier's Keras check compares `teacher_forced` with the `.keras` model
+    `VERSION.keras` is the `Seq2SeqTextTranslator` task (`task`, or one made of the
+    module's model, preprocessor and search settings): after `import zoo` it
+    translates raw strings as the signatures do, and its `.backbone` is the
+    network. The verifier's Keras check compares `teacher_forced` with that network
     (beam and greedy search have no Keras counterpart). The manifest records the
     searches' settings, the preprocessing (`TranslationPreprocessor.from_export`
     reads it back) and the model's architecture.
@@ -124,8 +128,12 @@ def export_translator(
             Keras check); a short example when empty.
         metadata: manifest entries (`"recipe"`, `"data"`, ...). A `"metrics"` entry
             of per-search score dicts keeps their `MANIFEST_SCORES`.
+        task: the `Seq2SeqTextTranslator` saved as `VERSION.keras` (its network,
+            vocabularies and searches must be the module's), or None.
     """
     from zoo.export import export_model
+
+    task = _export_task(module, task)
 
     metadata = dict(metadata or {})
     if "metrics" in metadata:
@@ -141,7 +149,7 @@ def export_translator(
         name=name,
         signatures=module.signatures(),
         base_dir=base_dir,
-        keras_model=module.model,
+        keras_model=task,
         warmup={
             signature: {"text": warmup_texts}
             for signature in ("serving_default", "translate_greedy", "teacher_forced")
@@ -170,7 +178,8 @@ def export_translator(
             "keras_check_note": (
                 "beam search and greedy search have no Keras counterpart; the "
                 "verifier compares `teacher_forced` (the model on preprocess's "
-                "source ids and greedy decoder input) with the .keras model"
+                "source ids and greedy decoder input) with the .keras task's "
+                "backbone"
             ),
             "model": {
                 k: config[k]
@@ -187,3 +196,63 @@ def export_translator(
             },
         },
     )
+
+
+def _export_task(module, task):
+    """The `Seq2SeqTextTranslator` of `module`: `task` checked against it, or a
+    new uncompiled one."""
+    from zoo.models.translation.seq2seq_text_translator import Seq2SeqTextTranslator
+    from zoo.models.translation.seq2seq_translator_preprocessor import (
+        Seq2SeqTranslatorPreprocessor,
+    )
+
+    beam = module.beam
+    search = {
+        "beam_width": beam.beam_width,
+        "alpha": beam.alpha,
+        "beta": beam.beta,
+        "length_a": beam.length_a,
+        "length_b": beam.length_b,
+    }
+    if task is None:
+        return Seq2SeqTextTranslator(
+            module.model,
+            Seq2SeqTranslatorPreprocessor.from_module(module.preprocessor),
+            compile=False,
+            **search,
+        )
+    if not isinstance(task, Seq2SeqTextTranslator):
+        raise ValueError(
+            f"`task` must be a Seq2SeqTextTranslator. Received: {type(task).__name__}"
+        )
+    if task.backbone is not module.model:
+        raise ValueError(
+            "`task.backbone` must be the module's model. Received: "
+            f"{task.backbone.name!r}, the module's {module.model.name!r}"
+        )
+    got = {k: getattr(task, k) for k in search}
+    if got != search:
+        raise ValueError(
+            f"`task`'s searches must be the module's {search}. Received: {got}"
+        )
+    if task.preprocessor is None or not _same_preprocessing(
+        task.preprocessor.module, module.preprocessor
+    ):
+        raise ValueError(
+            "`task.preprocessor` must have the module's vocabularies, casing and "
+            f"max_length. Received: {type(task.preprocessor).__name__}"
+        )
+    return task
+
+
+def _same_preprocessing(a, b):
+    if (a.lowercase, a.max_length) != (b.lowercase, b.max_length):
+        return False
+    for x, y in (
+        (a.source_vocabulary, b.source_vocabulary),
+        (a.target_vocabulary, b.target_vocabulary),
+    ):
+        with open(x, "rb") as f, open(y, "rb") as g:
+            if f.read() != g.read():
+                return False
+    return True

@@ -1,0 +1,391 @@
+"""`Seq2SeqTextTranslator`: the attentional translator as a task on raw text."""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
+from zoo.models.task import Task
+from zoo.models.translation.masked_sparse_crossentropy import MaskedSparseCrossentropy
+from zoo.models.translation.seq2seq_translator import Seq2SeqTranslator
+from zoo.models.translation.seq2seq_translator_preprocessor import (
+    Seq2SeqTranslatorPreprocessor,
+)
+from zoo.models.translation.translator import Translator, as_text, translate_corpus
+
+# The recipe's training settings (recipes/translation.py on real data).
+LEARNING_RATE = 2e-3
+CLIPNORM = 5.0
+LABEL_SMOOTHING = 0.1
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class Seq2SeqTextTranslator(Task):
+    """Attentional encoder-decoder translation (Bahdanau / Luong) on raw sentences.
+
+    `Seq2SeqTranslator` (the network, ids in) with its
+    `Seq2SeqTranslatorPreprocessor`. `fit(x=sources, y=targets)` or
+    `fit(tf.data.Dataset of (source, target) strings)` trains with teacher forcing
+    on the pairs encoded as the recipe's training batches are (the decoder reads
+    `[START] subwords`, the labels are `subwords [END]`; the recipe also groups
+    pairs of similar length into batches, `fit` does not). `evaluate` takes the
+    same pairs and gives the loss. The compiled graph's output is the logits
+    `(B, Tt, V)`.
+
+    `translate(texts)` decodes with the family's `Translator` (greedy, or beam search
+    with `beam_width`), exactly as the export's `translate_greedy` and
+    `serving_default` signatures do; `export(...)` writes that export
+    (`zoo.models.translation.export_translator`) with this task as `VERSION.keras`.
+
+    `predict(texts)` is `translate(texts)` (greedy search, a list of str): the
+    network's teacher-forced logits need a target sentence, which a source alone
+    does not give, and the translations are what a prediction of this task is.
+    With `task.preprocessor = None`, `predict` is Keras' on preprocessed inputs
+    (`{"source_ids", "target_ids"}` -> logits).
+
+    Args:
+        backbone: a `Seq2SeqTranslator`.
+        preprocessor: a `Seq2SeqTranslatorPreprocessor` whose vocabulary sizes are
+            the network's, or None.
+        beam_width: the beam of `serving_default` in an export and of
+            `translate(texts, beam_width=task.beam_width)`.
+        alpha, beta: GNMT length and coverage penalties (greedy and beam search).
+        length_a, length_b: a translation stops after `ceil(a * |X| + b)` subwords
+            (and after the preprocessor's `max_length`).
+        compile: compile with the recipe's training settings (`default_compile`).
+        **kwargs: `keras.Model` keyword arguments (`name`, ...).
+
+    Example:
+
+    ```python
+    pre = Seq2SeqTranslatorPreprocessor(max_length=32)
+    pre.adapt(sources, targets, vocab_size=4000)
+    backbone = Seq2SeqTranslator(pre.source_vocab_size, pre.target_vocab_size)
+    translator = Seq2SeqTextTranslator(backbone, pre)
+    translator.fit(sources, targets, epochs=10)
+    translator.translate(["Ein Hund läuft."], beam_width=5)  # ["A dog runs."]
+    ```
+    """
+
+    def __init__(
+        self,
+        backbone,
+        preprocessor=None,
+        beam_width=5,
+        alpha=0.6,
+        beta=0.2,
+        length_a=1.5,
+        length_b=5,
+        compile=True,
+        **kwargs,
+    ):
+        if not isinstance(backbone, Seq2SeqTranslator):
+            raise ValueError(
+                "`backbone` must be a Seq2SeqTranslator. Received: "
+                f"{type(backbone).__name__}"
+            )
+        if preprocessor is not None and not isinstance(
+            preprocessor, Seq2SeqTranslatorPreprocessor
+        ):
+            raise ValueError(
+                "`preprocessor` must be a Seq2SeqTranslatorPreprocessor. Received: "
+                f"{type(preprocessor).__name__}"
+            )
+        _check_beam_width(beam_width)
+        if preprocessor is not None and preprocessor.asset_paths:
+            sizes = (preprocessor.source_vocab_size, preprocessor.target_vocab_size)
+            expected = (backbone.source_vocab_size, backbone.target_vocab_size)
+            if sizes != expected:
+                raise ValueError(
+                    "The preprocessor's (source, target) vocabulary sizes must be the "
+                    f"network's {expected}. Received: {sizes}"
+                )
+        # === Layers ===
+        self.backbone = backbone
+        self.preprocessor = preprocessor
+
+        # === Functional Model ===
+        inputs = backbone.input  # {"source_ids", "target_ids"}
+        outputs = backbone(inputs)["logits"]  # (B, Tt, V)
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+        # === Config ===
+        self.beam_width = beam_width
+        self.alpha = alpha
+        self.beta = beta
+        self.length_a = length_a
+        self.length_b = length_b
+        self._translators = _Translators()
+        if compile:
+            self.default_compile()
+
+    def default_compile(self):
+        """Adam (2e-3, each weight's gradient norm clipped at 5) and the
+        label-smoothed `MaskedSparseCrossentropy` (0.1): the recipe's settings,
+        without its fused optimizer, schedule, weight averaging and XLA (batches
+        vary in shape: XLA would recompile for each)."""
+        self.compile(
+            optimizer=keras.optimizers.Adam(LEARNING_RATE, clipnorm=CLIPNORM),
+            loss=MaskedSparseCrossentropy(LABEL_SMOOTHING),
+            jit_compile=False,
+        )
+
+    # --- Training on sentence pairs -----------------------------------------------
+
+    def preprocess_samples(self, x, y=None, sample_weight=None):
+        """A batch of `(source, target)` strings -> `({"source_ids", "target_ids"},
+        labels[, sample_weight])` (`Seq2SeqTranslatorPreprocessor`)."""
+        if self.preprocessor is None:
+            return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} fits and evaluates on (source, target) pairs: "
+                "the dataset gives sources only. Received: y=None"
+            )
+        return self.preprocessor(x, y, sample_weight)
+
+    def fit(self, x=None, y=None, *args, **kwargs):
+        self._check_pairs(x, y, "fit")
+        validation = kwargs.get("validation_data")
+        if isinstance(validation, (tuple, list)):
+            self._check_pairs(*validation[:2], "fit: validation_data")
+        return super().fit(x, y, *args, **kwargs)
+
+    def evaluate(self, x=None, y=None, *args, **kwargs):
+        if not kwargs.get("_use_cached_eval_dataset"):
+            self._check_pairs(x, y, "evaluate")
+        return super().evaluate(x, y, *args, **kwargs)
+
+    def _check_pairs(self, x, y=None, method="fit"):
+        if self.preprocessor is None:
+            return
+        if isinstance(x, tf.data.Dataset):
+            spec = x.element_spec
+            if not isinstance(spec, tuple) or len(spec) < 2:
+                raise ValueError(
+                    f"{method} needs a tf.data.Dataset of (source, target) strings. "
+                    f"Received: elements {spec}, y=None"
+                )
+            return
+        if y is None:
+            raise ValueError(
+                f"{method} needs the target texts: x=sources, y=targets, or a "
+                "tf.data.Dataset of (source, target) strings. Received: y=None"
+            )
+        self.check_inputs(x)
+        _check_texts(y, "y")
+
+    # --- Translation -------------------------------------------------------------
+
+    def translate(self, texts, beam_width=None, return_attention=False, batch_size=64):
+        """Translates source sentences.
+
+        The search of the export's signatures (`Translator`): greedy search when
+        `beam_width` is None or 1 (`translate_greedy`), beam search otherwise
+        (`serving_default` with `beam_width=task.beam_width`), with the task's
+        penalties and length limits. Texts are batched in order of length.
+
+        Args:
+            texts: source sentences (a list, tuple or array of str).
+            beam_width: None or 1 for greedy search, more for beam search.
+            return_attention: also return the attention weights of each text.
+            batch_size: texts per decoding call.
+
+        Returns:
+            A list of str. With `return_attention`, one dict per text:
+            `"translation"` str, `"score"` float (GNMT score), `"attention"` float
+            `(Tt, Ts)` (the weights each target subword gives the source subwords),
+            `"source_tokens"` and `"target_tokens"` (lists of str, the rows and
+            columns of `"attention"`).
+        """
+        texts = _as_texts(texts, "texts")
+        beam_width = 1 if beam_width is None else beam_width
+        _check_beam_width(beam_width)
+        if self.preprocessor is None:
+            raise ValueError(
+                "translate needs the task's preprocessor (raw text in). Received: "
+                "preprocessor=None"
+            )
+        outputs = translate_corpus(self.translator(beam_width), texts, batch_size)
+        if not return_attention:
+            return [as_text(o["translation"]) for o in outputs]
+        return [_with_attention(o) for o in outputs]
+
+    def translator(self, beam_width=1):
+        """The `Translator` of `translate` (one per beam width, traced once)."""
+        module = self.preprocessor.module
+        key = (beam_width, id(module))
+        found = self._translators.by_key.get(key)
+        if found is None:
+            found = Translator(
+                self.backbone,
+                module,
+                beam_width=beam_width,
+                alpha=self.alpha,
+                beta=self.beta,
+                length_a=self.length_a,
+                length_b=self.length_b,
+            )
+            self._translators.by_key[key] = found
+        return found
+
+    def predict(self, x=None, batch_size=None, **kwargs):
+        """Greedy translations of `x` (sources: a list or array of str, or a
+        `tf.data.Dataset` of sources or of `(source, target)` pairs), as
+        `translate(x)`; `verbose` is accepted and ignored. With no preprocessor,
+        Keras' `predict` on the network's inputs (the logits)."""
+        if self.preprocessor is None:
+            return super().predict(x, batch_size=batch_size, **kwargs)
+        kwargs.pop("verbose", None)
+        if kwargs:
+            raise ValueError(
+                "predict translates (greedy search, as translate); it takes no "
+                f"Keras predict options. Received: {sorted(kwargs)}"
+            )
+        if isinstance(x, tf.data.Dataset):
+            x = _dataset_sources(x)
+        return self.translate(x, batch_size=batch_size or 64)
+
+    # --- Export and config ---------------------------------------------------------
+
+    def serving_module(self, max_batch_size=DEFAULT_MAX_BATCH_SIZE):
+        """The `TranslationServing` of this task (its searches, its vocabularies)."""
+        from zoo.models.translation.translation_serving import TranslationServing
+
+        return TranslationServing(
+            self.backbone,
+            self.preprocessor.module,
+            beam_width=self.beam_width,
+            alpha=self.alpha,
+            beta=self.beta,
+            length_a=self.length_a,
+            length_b=self.length_b,
+            max_batch_size=max_batch_size,
+        )
+
+    def export(
+        self,
+        base_dir="saved_models",
+        name="translation",
+        warmup_texts=None,
+        metadata=None,
+        max_batch_size=DEFAULT_MAX_BATCH_SIZE,
+    ):
+        """Writes `base_dir/name/VERSION/` (TF Serving) and `VERSION.keras` (this
+        task); returns the version folder. See `export_translator`."""
+        from zoo.models.translation.translation_serving import export_translator
+
+        return export_translator(
+            self.serving_module(max_batch_size),
+            base_dir=base_dir,
+            name=name,
+            warmup_texts=warmup_texts,
+            metadata=metadata,
+            task=self,
+        )
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "beam_width": self.beam_width,
+            "alpha": self.alpha,
+            "beta": self.beta,
+            "length_a": self.length_a,
+            "length_b": self.length_b,
+        }
+
+
+class _Translators:
+    """The traced `Translator`s by beam width, out of Keras' attribute tracking."""
+
+    __slots__ = ("by_key",)
+
+    def __init__(self):
+        self.by_key = {}
+
+
+def _check_beam_width(beam_width):
+    if (
+        not isinstance(beam_width, (int, np.integer))
+        or isinstance(beam_width, bool)
+        or beam_width < 1
+    ):
+        raise ValueError(
+            f"`beam_width` must be a positive int. Received: beam_width={beam_width!r}"
+        )
+
+
+def _short(value, limit=60):
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _check_texts(texts, name):
+    """Refuses one string or a batch holding a non-string, naming it."""
+    if isinstance(texts, (str, bytes)):
+        raise ValueError(
+            f"{name} must be a batch of strings (a list), not one string. "
+            f"Received: {name}={_short(texts)}"
+        )
+    if isinstance(texts, tf.Tensor):
+        if texts.dtype != tf.string:
+            raise ValueError(
+                f"{name} must hold strings. Received: a {texts.dtype.name} tensor"
+            )
+        return
+    if isinstance(texts, np.ndarray) and texts.dtype.kind in "US":
+        return
+    if not isinstance(texts, (list, tuple, np.ndarray)):
+        raise ValueError(
+            f"{name} must be a list of strings. Received: {type(texts).__name__} "
+            f"{_short(texts)}"
+        )
+    for i, item in enumerate(texts):
+        if not isinstance(item, (str, bytes)):
+            raise ValueError(
+                f"{name}[{i}] must be a string. Received: {type(item).__name__} "
+                f"{_short(item)}"
+            )
+
+
+def _as_texts(texts, name):
+    """A batch of texts as a list of str (checked by `_check_texts`)."""
+    _check_texts(texts, name)
+    if isinstance(texts, tf.Tensor):
+        texts = texts.numpy()
+    values = np.asarray(texts, dtype=object).reshape(-1).tolist() if len(texts) else []
+    return [as_text(t) for t in values]
+
+
+def _dataset_sources(ds):
+    """The source strings of a dataset of sources or of `(source, target)` pairs,
+    batched or not."""
+    texts = []
+    for element in ds.as_numpy_iterator():
+        if isinstance(element, (tuple, list)):
+            element = element[0]
+        texts.extend(np.asarray(element, dtype=object).reshape(-1).tolist())
+    return [as_text(t) for t in texts]
+
+
+def _with_attention(output):
+    """One text's `Translator` outputs, padding cut from the attention map."""
+    source = [as_text(t) for t in output["source_tokens"]]
+    target = [as_text(t) for t in output["target_tokens"]]
+    source = source[: _length(source)]
+    target = target[: _length(target)]
+    return {
+        "translation": as_text(output["translation"]),
+        "score": float(output["score"]),
+        "attention": np.asarray(output["attention"])[: len(target), : len(source)],
+        "source_tokens": source,
+        "target_tokens": target,
+    }
+
+
+def _length(tokens):
+    """The tokens before the padding (`""`) at the end."""
+    n = len(tokens)
+    while n and not tokens[n - 1]:
+        n -= 1
+    return n
