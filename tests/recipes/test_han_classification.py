@@ -220,7 +220,7 @@ def test_word2vec_initialisation(tmp_path):
     from zoo.text.vocabulary import Vocabulary
 
     again, stats = load_embeddings(
-        tmp_path / "word2vec.txt", Vocabulary.load(tmp_path / "vocab.txt")
+        tmp_path / "word2vec.txt", Vocabulary.load(data.vocab_file)
     )
     assert stats.coverage == 1.0
     np.testing.assert_allclose(again[2:], matrix[2:], rtol=1e-4, atol=1e-6)

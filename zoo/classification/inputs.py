@@ -1,9 +1,23 @@
-"""`prepare_inputs`: labelled texts -> vocabulary, preprocessor and datasets."""
+"""`prepare_inputs`: labelled texts -> vocabulary, preprocessor and datasets.
+
+The vocabulary is built before the run folder's identity is checked (the model's
+size depends on it), so it is not written where another run's could be: it goes to
+`RUN_DIR/vocabularies/<fingerprint of its contents>/vocab.txt`, a file that no other
+configuration writes and that never changes once written. A run that is then refused
+(another run's backup in the folder) leaves the folder's run untouched; once the
+identity check has passed, `TextClassificationInputs.publish` copies the vocabulary
+to `RUN_DIR/vocab.txt` for people and tools that look there.
+"""
 
 import dataclasses
+import os
 import pathlib
+import secrets
+import shutil
 
 from zoo.classification.pipeline import build_word_vocabulary, labelled_datasets
+
+VOCABULARIES = "vocabularies"
 
 
 @dataclasses.dataclass
@@ -18,6 +32,8 @@ class TextClassificationInputs:
         fingerprint: digest of the vocabulary, the class names and the training
             data (what a resumed run must match).
         embeddings: the `InitialEmbeddings`, once chosen.
+        published_vocab_file: where `publish` copies the vocabulary (the
+            `vocab_file` asked of `prepare_inputs`).
     """
 
     texts: object
@@ -28,6 +44,19 @@ class TextClassificationInputs:
     test: object
     fingerprint: str
     embeddings: object = None
+    published_vocab_file: str = None
+
+    def publish(self):
+        """Copies the vocabulary to `published_vocab_file` (atomically); called once
+        the run folder's identity is checked. Returns the path written, or None."""
+        from zoo.io import atomic_path
+
+        target = self.published_vocab_file
+        if not target or os.path.abspath(target) == os.path.abspath(self.vocab_file):
+            return None
+        with atomic_path(target) as tmp:
+            shutil.copyfile(self.vocab_file, tmp)
+        return target
 
     @property
     def description(self):
@@ -62,7 +91,9 @@ def prepare_inputs(
             `build_word_vocabulary`).
         make_preprocessor: `vocab_file -> preprocessor`; the preprocessor maps a
             string tensor `[B]` to a dict holding `"token_ids"`.
-        vocab_file: the vocabulary file written.
+        vocab_file: the vocabulary's name and folder, `RUN_DIR/vocab.txt`: the
+            file is written to `RUN_DIR/vocabularies/<fingerprint>/vocab.txt`
+            (`keyed_vocabulary`) and copied to `vocab_file` by `publish`.
         vocab_size, min_count: the vocabulary's size limit and minimum count.
         batch_size: examples per batch.
         seed: the training set's shuffle seed.
@@ -75,12 +106,16 @@ def prepare_inputs(
     """
     from zoo.training import fingerprint
 
-    build_word_vocabulary(
-        texts.train.texts,
-        tokenize,
-        vocab_file,
-        max_size=vocab_size,
-        min_count=min_count,
+    requested = os.fspath(vocab_file)
+    vocab_file = keyed_vocabulary(
+        lambda path: build_word_vocabulary(
+            texts.train.texts,
+            tokenize,
+            path,
+            max_size=vocab_size,
+            min_count=min_count,
+        ),
+        requested,
     )
     preprocessor = make_preprocessor(vocab_file)
     kwargs = dict(preprocess_kwargs or {})
@@ -102,4 +137,39 @@ def prepare_inputs(
             texts.train.texts,
             texts.train.labels,
         ),
+        published_vocab_file=requested,
     )
+
+
+def keyed_vocabulary(build, vocab_file):
+    """Writes a vocabulary where only its own contents can be.
+
+    `build(path)` writes the file into a fresh hidden folder of
+    `dirname(vocab_file)/vocabularies/`; the folder is then renamed to the
+    fingerprint of the file's bytes (`zoo.training.fingerprint`). The same contents
+    give the same folder (kept as it is), other contents another folder, so no
+    configuration overwrites another's vocabulary.
+
+    Returns:
+        `dirname(vocab_file)/vocabularies/<fingerprint>/basename(vocab_file)`.
+    """
+    from zoo.training import fingerprint
+
+    folder, name = os.path.split(os.path.abspath(os.fspath(vocab_file)))
+    store = os.path.join(folder, VOCABULARIES)
+    os.makedirs(store, exist_ok=True)
+    staging = os.path.join(store, f".tmp-{secrets.token_hex(6)}")
+    os.mkdir(staging)  # the umask applies, as for the run folder's other files
+    try:
+        build(os.path.join(staging, name))
+        target = os.path.join(store, fingerprint(pathlib.Path(staging, name)))
+        if not os.path.isfile(os.path.join(target, name)):
+            shutil.rmtree(target, ignore_errors=True)  # a half-removed one
+            try:
+                os.rename(staging, target)
+            except OSError:
+                if not os.path.isfile(os.path.join(target, name)):
+                    raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return os.path.join(target, name)

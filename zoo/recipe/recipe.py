@@ -7,7 +7,10 @@ fills in the stages; `Recipe.run` calls them in this order:
    `fingerprint` of the data and vocabularies: `zoo.training.fingerprint`);
 2. `build_model(data)` -> the model, built inside the distribution strategy's scope;
 3. `train(model, data)`; the default fits `model.training_model()` on `data.train`
-   and `data.validation` with `self.fit`;
+   and `data.validation` with `self.fit` (which checks the run folder's identity);
+   then `data.publish()`, when the data has one, writes what the run folder shows
+   of the data (e.g. `RUN_DIR/vocab.txt`): nothing is written there before the
+   identity check but the lock;
 4. `evaluate(model, data)` -> a dict of test metrics holding `self.metric`;
    `report_dir/metrics.json` is then written from it;
 5. `report(model, data, metrics)`: attention maps and other reports;
@@ -94,27 +97,43 @@ class Recipe:
             raise SystemExit(getattr(error, "exit_code", 2)) from None
 
     def run(self):
-        """Runs the stages in order; returns `{"model", "metric", "value", "export"}`."""
+        """Runs the stages in order; returns `{"model", "metric", "value", "export"}`.
+
+        The run folder is locked for the whole run (`zoo.training.run_folder`): a
+        second process asking for it gets one line and exit status 2, naming the
+        pid that holds it. The backup of a finished training is kept until the
+        export is written, so a run killed during evaluation, a report or the
+        export is resumed by the same command from its trained weights.
+        """
         from zoo.training import get_strategy, set_seed
+        from zoo.training.distribution import worker_run_dir
+        from zoo.training.run_folder import keep_final_backups, run_lock
 
         config = self.config
         set_seed(config.training.seed)
-        data = self.load_data()
-        self.log(getattr(data, "description", "data loaded"))
         strategy = get_strategy(config.training.distribute)
-        with strategy.scope():
-            model = self.build_model(data)
-        self.train(model, data)
-        self.log("trained")
-        metrics = self.evaluate(model, data)
-        self.write_metrics(data, metrics)
-        self.report(model, data, metrics)
-        version_dir = None
-        if not config.no_export:
-            version_dir = self.export(model, data, metrics)
-            if version_dir is not None:
-                version_dir = str(version_dir)
-                self.log(f"exported: {version_dir}")
+        run_dir = worker_run_dir(config.training.run_dir, strategy)
+        with run_lock(run_dir), keep_final_backups() as kept:
+            data = self.load_data()
+            self.log(getattr(data, "description", "data loaded"))
+            with strategy.scope():
+                model = self.build_model(data)
+            self.train(model, data)
+            publish = getattr(data, "publish", None)
+            if callable(publish):  # the run's identity is checked: RUN_DIR is ours
+                publish()
+            self.log("trained")
+            metrics = self.evaluate(model, data)
+            self.write_metrics(data, metrics)
+            self.report(model, data, metrics)
+            version_dir = None
+            if not config.no_export:
+                version_dir = self.export(model, data, metrics)
+                if version_dir is not None:
+                    version_dir = str(version_dir)
+                    self.log(f"exported: {version_dir}")
+            for backup in kept:
+                backup.remove()
         name, value = self.headline(metrics)
         self.log(f"{name}: {value}")
         return {

@@ -21,6 +21,8 @@ callback: training tokens per second per epoch, tracing and validation excluded.
 
 `fit` adds, under `cfg.run_dir`:
 
+- `.lock`: the run folder's lock, held while the run lasts (a second process gets a
+  `RunLockedError` naming the pid that holds it: `zoo.training.run_folder`).
 - `run.json`: what the folder is a run of (the training options, the model's size and
   the caller's `run_identity`). A restart resumes the backup only when they are the
   same: it prints `resuming <run_dir> from epoch N (of M)`; a different run raises
@@ -30,7 +32,8 @@ callback: training tokens per second per epoch, tracing and validation excluded.
 - `backup/`: the weights and optimizer state after the last completed epoch. A run
   that is killed and started again with the same command resumes at the first epoch
   that had not completed, so at most the current epoch is lost. The backup is removed
-  when training finishes.
+  when training finishes, or, inside `keep_final_backups` (a recipe's run), replaced
+  by the final weights until the caller's run completes (a rerun loads them).
 - `best.keras`: the best model so far on `cfg.monitor`; after a resume its "best so
   far" is read back from the CSV log.
 - `log.csv`: one row per epoch (a resumed run continues it; a fresh start in the same
@@ -94,6 +97,9 @@ _EXPORTS = {
     "scheduled_learning_rate": "zoo.training.schedules",
     "save_model_atomic": "zoo.training.checkpoints",
     "RunMismatchError": "zoo.training.resume",
+    "RunLockedError": "zoo.training.run_folder",
+    "keep_final_backups": "zoo.training.run_folder",
+    "run_lock": "zoo.training.run_folder",
     "fingerprint": "zoo.training.resume",
     "fit": "zoo.training.fitting",
     "bucket_by_length": "zoo.training.data",
@@ -102,7 +108,12 @@ _EXPORTS = {
     "UnsupportedKerasError": "zoo.training.keras_workarounds",
 }
 # Modules that need no TensorFlow or Keras.
-_LIGHT = {"zoo.training.config", "zoo.training.resume", "zoo.io"}
+_LIGHT = {
+    "zoo.training.config",
+    "zoo.training.resume",
+    "zoo.training.run_folder",
+    "zoo.io",
+}
 
 __all__ = sorted(_EXPORTS)
 

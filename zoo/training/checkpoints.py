@@ -12,6 +12,11 @@ file intact, never a truncated one.
   one is in place. The epoch count is in the file's name, so weights and count are
   replaced together by one rename (Keras' `BackupAndRestore` writes them to two files
   in place, and a kill between the two leaves them out of step).
+- `backup/final-<N>.weights.h5`: the weights and optimizer state at the end of a
+  training that finished after N epochs (what `fit` returns, best weights restored),
+  kept instead of deleted while the caller still needs them
+  (`zoo.training.run_folder.keep_final_backups`): a rerun loads them rather than
+  training again.
 """
 
 import os
@@ -66,6 +71,7 @@ class Backup:
     """
 
     PATTERN = re.compile(r"^epoch-(\d+)\.weights\.h5$")
+    FINAL = re.compile(r"^final-(\d+)\.weights\.h5$")
 
     def __init__(self, folder):
         self.folder = folder
@@ -81,8 +87,37 @@ class Backup:
                 found.append((int(match.group(1)), os.path.join(self.folder, name)))
         return max(found) if found else (0, None)
 
+    def final(self):
+        """`(epochs, path)` of the backup of a finished training, or `(0, None)`."""
+        if not os.path.isdir(self.folder):
+            return 0, None
+        found = []
+        for name in os.listdir(self.folder):
+            match = self.FINAL.match(name)
+            if match:
+                found.append((int(match.group(1)), os.path.join(self.folder, name)))
+        return max(found) if found else (0, None)
+
+    def is_final(self, path):
+        return path is not None and bool(self.FINAL.match(os.path.basename(path)))
+
     def exists(self):
         return os.path.isdir(self.folder)
+
+    def save_final(self, model, epochs):
+        """Writes the weights at the end of a training that finished after `epochs`
+        epochs, then deletes the per-epoch backups."""
+        os.makedirs(self.folder, exist_ok=True)
+        path = os.path.join(self.folder, f"final-{epochs:05d}.weights.h5")
+        with atomic_path(path) as tmp:
+            model.save_weights(tmp)
+        for name in os.listdir(self.folder):
+            if self.PATTERN.match(name) or (
+                self.FINAL.match(name) and name != os.path.basename(path)
+            ):
+                os.remove(os.path.join(self.folder, name))
+        remove_temporaries(self.folder)
+        return path
 
     def save(self, model, completed_epochs):
         """Writes the weights and optimizer state after `completed_epochs` epochs,
@@ -125,15 +160,28 @@ class RestoreBackup(keras.callbacks.Callback):
 
 
 class SaveBackup(keras.callbacks.Callback):
-    """Writes the backup at every epoch end; deletes it when training completes
-    (not when it stops on an error, so the same command resumes)."""
+    """Writes the backup at every epoch end; when training completes, deletes it, or
+    with `keep_final` replaces it with the final weights (`Backup.save_final`). Not
+    when training stops on an error, so the same command resumes.
 
-    def __init__(self, backup):
+    Args:
+        backup: the `Backup`.
+        keep_final: keep the final weights rather than delete the backup.
+        completed: epochs completed before this `fit` (a resumed run).
+    """
+
+    def __init__(self, backup, keep_final=False, completed=0):
         super().__init__()
         self.backup = backup
+        self.keep_final = keep_final
+        self.completed = completed
 
     def on_epoch_end(self, epoch, logs=None):
+        self.completed = epoch + 1
         self.backup.save(self.model, epoch + 1)
 
     def on_train_end(self, logs=None):
-        self.backup.remove()
+        if self.keep_final:
+            self.backup.save_final(self.model, self.completed)
+        else:
+            self.backup.remove()

@@ -24,6 +24,7 @@ from zoo.training.checkpoints import Backup, BestCheckpoint, RestoreBackup, Save
 from zoo.training.data import validate_more_often
 from zoo.training.distribution import is_multi_worker, worker_run_dir
 from zoo.training.resume import run_identity_of, start_or_resume
+from zoo.training.run_folder import kept_backups, run_lock
 from zoo.training.schedules import fit_schedule
 from zoo.training.weight_averaging import (
     AverageIn,
@@ -53,11 +54,18 @@ def fit(model, train_ds, val_ds, cfg, callbacks=None, run_identity=None, **fit_k
 
     Returns:
         The `keras.callbacks.History` of this run (epochs completed before a resume
-        are in `log.csv`, not in the history).
+        are in `log.csv`, not in the history; empty when the run's training had
+        finished and its final weights were loaded instead).
+
+    `run_dir` is locked for the call (`zoo.training.run_folder.run_lock`). Inside
+    `zoo.training.run_folder.keep_final_backups`, the backup of a finished training
+    is kept (its final weights) rather than deleted, and a later call of the same
+    run loads those weights and returns without training.
 
     Raises:
         RunMismatchError: when `run_dir` holds a backup of another run (see
             `cfg.resume`).
+        RunLockedError: when another process holds `run_dir`.
         NonFiniteLossError: when the loss becomes NaN or infinite.
     """
     if "initial_epoch" in fit_kwargs:
@@ -67,7 +75,31 @@ def fit(model, train_ds, val_ds, cfg, callbacks=None, run_identity=None, **fit_k
         )
     strategy = getattr(model, "distribute_strategy", None)
     run_dir = worker_run_dir(cfg.run_dir, strategy)
-    os.makedirs(run_dir, exist_ok=True)
+    with run_lock(run_dir):
+        return _fit(
+            model,
+            train_ds,
+            val_ds,
+            cfg,
+            callbacks,
+            run_identity,
+            run_dir,
+            strategy,
+            fit_kwargs,
+        )
+
+
+def _fit(
+    model,
+    train_ds,
+    val_ds,
+    cfg,
+    callbacks,
+    run_identity,
+    run_dir,
+    strategy,
+    fit_kwargs,
+):
     remove_temporaries(run_dir)
     monitor = cfg.monitor if val_ds is not None else cfg.monitor.removeprefix("val_")
     backup = Backup(os.path.join(run_dir, "backup"))
@@ -110,6 +142,19 @@ def fit(model, train_ds, val_ds, cfg, callbacks=None, run_identity=None, **fit_k
         run_dir, cfg, identity, backup, csv_path
     )
     resuming = backup_path is not None
+    kept = kept_backups()
+    if backup.is_final(backup_path):
+        backup.restore(model, backup_path)
+        if kept is not None:
+            kept.append(backup)
+        else:
+            backup.remove()
+        history = keras.callbacks.History()  # no epoch trained in this call
+        history.set_model(model)
+        history.on_train_begin()
+        return history
+    if kept is not None:
+        kept.append(backup)
 
     all_callbacks = [RestoreBackup(backup, backup_path)] if resuming else []
     if weights:
@@ -166,7 +211,9 @@ def fit(model, train_ds, val_ds, cfg, callbacks=None, run_identity=None, **fit_k
         )
     # After the CSV log: a kill between the two trains the logged epoch again (and
     # the resume drops its row) rather than losing the epoch's row.
-    all_callbacks.append(SaveBackup(backup))
+    all_callbacks.append(
+        SaveBackup(backup, keep_final=kept is not None, completed=initial_epoch)
+    )
     if lines:
         all_callbacks.append(EpochLog())
     if isinstance(train_ds, tf.data.Dataset):

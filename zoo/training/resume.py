@@ -17,6 +17,11 @@ different one raises `RunMismatchError` naming the keys that differ, unless
 `cfg.resume` is "force" (resume anyway, with a warning) or "never" (delete the backup
 and start afresh). A fresh start also deletes what `fit` wrote for an earlier run in
 that folder (`best.keras`, `log.csv`, `tensorboard/`), so the folder holds one run.
+
+A training that finished inside `zoo.training.run_folder.keep_final_backups` (a
+recipe's run, until its export is written) leaves its final weights as the backup;
+the same run started again loads them and does not train again (it says so:
+`resuming <run_dir>: its training finished after N epochs; ...`).
 """
 
 import csv
@@ -259,14 +264,20 @@ def start_or_resume(run_dir, cfg, identity, backup, csv_path):
     Returns:
         `(initial_epoch, backup_path)`: the epoch to start at (the number of
         completed epochs when resuming, 0 for a fresh start) and the backup to load
-        (None for a fresh start).
+        (None for a fresh start). When the folder holds the final weights of a
+        finished training (`Backup.final`, kept until the caller's run completed),
+        `backup_path` is that file and training is not to be repeated
+        (`backup.is_final(backup_path)`).
 
     Raises:
         RunMismatchError: when the backup is of a different run (or of an unknown
             one) and `cfg.resume` is "auto", or when it holds more completed epochs
             than `cfg.epochs`.
     """
+    finished, final_path = backup.final()
     completed, path = backup.latest()
+    if final_path is not None:
+        completed, path = finished, final_path
     if path is None or cfg.resume == "never":
         start_fresh(run_dir, backup, identity, cfg.epochs)
         return 0, None
@@ -283,7 +294,7 @@ def start_or_resume(run_dir, cfg, identity, backup, csv_path):
         raise RunMismatchError(
             f"{problem}: {_HOW_TO_PROCEED}", run_dir=run_dir, differences=found
         )
-    if completed > cfg.epochs:
+    if completed > cfg.epochs and final_path is None:
         raise RunMismatchError(
             f"{run_dir} holds a backup after {completed} epochs, more than the "
             f"{cfg.epochs} asked for: pass --epochs {completed} or more to resume "
@@ -302,7 +313,13 @@ def start_or_resume(run_dir, cfg, identity, backup, csv_path):
         new_record["forced"] = forced
     write_record(run_dir, new_record)
     trim_log(csv_path, completed)
-    if completed < cfg.epochs:
+    if final_path is not None:
+        print(
+            f"resuming {run_dir}: its training finished after {completed} epochs; "
+            "loading the trained weights instead of training again (--resume never "
+            "trains afresh)"
+        )
+    elif completed < cfg.epochs:
         print(f"resuming {run_dir} from epoch {completed + 1} (of {cfg.epochs})")
     else:
         print(f"resuming {run_dir}: all {cfg.epochs} epochs were done")

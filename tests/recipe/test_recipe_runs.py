@@ -1,0 +1,130 @@
+"""A recipe's run folder belongs to one run: locked for the whole run, nothing of a
+refused run written over the folder's own, and a run killed after training (during
+evaluation, a report or the export) resumed from its trained weights."""
+
+import hashlib
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.recipe.test_recipe import ToyRecipe, _args
+from zoo.training.run_folder import LOCK_FILE
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+_HOLDER = """
+import sys, time
+from zoo.training.run_folder import run_lock
+with run_lock(sys.argv[1]):
+    print("locked", flush=True)
+    time.sleep(120)
+"""
+
+
+class Killed(Exception):
+    """Stands for a kill (not a `ZooError`: it leaves `main` as a kill would)."""
+
+
+class KilledDuringExport(ToyRecipe):
+    """The toy recipe; its export is killed while `kills` is positive. `seen`
+    holds the weights each export was given."""
+
+    kills = 0
+    seen = []
+
+    def export(self, model, data, metrics):
+        KilledDuringExport.seen.append([w.copy() for w in model.get_weights()])
+        if KilledDuringExport.kills > 0:
+            KilledDuringExport.kills -= 1
+            raise Killed
+        return None
+
+
+def test_a_kill_during_the_export_resumes_from_the_trained_weights(tmp_path, capsys):
+    args = _args(tmp_path, "--data", str(tmp_path), "--seed", "3")
+    run_dir = tmp_path / "run"
+    KilledDuringExport.kills, KilledDuringExport.seen = 1, []
+    with pytest.raises(Killed):
+        KilledDuringExport.main(args)
+    assert os.listdir(run_dir / "backup") == ["final-00003.weights.h5"]
+    logged = (run_dir / "log.csv").read_text()
+    assert len(logged.splitlines()) == 4  # header and 3 epochs
+    assert "resuming" not in capsys.readouterr().out
+
+    # The same command again: no epoch is trained again, and the export gets the
+    # weights that the killed run had trained.
+    result = KilledDuringExport.main(args)
+    out = capsys.readouterr().out
+    assert (
+        f"resuming {run_dir}: its training finished after 3 epochs; loading the "
+        "trained weights instead of training again"
+    ) in out
+    assert "epoch 1/3" not in out
+    assert (run_dir / "log.csv").read_text() == logged
+    killed, resumed = KilledDuringExport.seen
+    for a, b in zip(killed, resumed, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert result["value"] > 0.9
+    assert not (run_dir / "backup").exists()  # removed once the export is written
+
+
+def test_a_run_folder_in_use_is_one_line_and_exit_2(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(run_dir)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert proc.stdout.readline().strip() == "locked"
+        with pytest.raises(SystemExit) as exit_info:
+            ToyRecipe.main(_args(tmp_path, "--data", str(tmp_path)))
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err
+        assert err == (
+            f"error: {run_dir} is in use by another run (pid {proc.pid}): wait for "
+            "it to finish, or pass another --run-dir\n"
+        )
+        assert os.listdir(run_dir) == [LOCK_FILE]  # nothing written before
+    finally:
+        proc.kill()
+        proc.wait()
+    result = ToyRecipe.main(_args(tmp_path, "--data", str(tmp_path)))
+    assert result["value"] > 0.9
+
+
+def _digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def test_a_refused_configuration_leaves_the_runs_vocabulary_alone(tmp_path):
+    from recipes.han_classification import HANClassification
+
+    run_dir = tmp_path / "run"
+    base = ["--run-dir", str(run_dir), "--demo-size", "60"]
+    a = HANClassification(HANClassification.parse(base)).load_data()
+    before = _digest(a.vocab_file)
+    assert os.path.dirname(os.path.dirname(a.vocab_file)) == str(
+        run_dir / "vocabularies"
+    )
+    assert os.path.basename(a.vocab_file) == "vocab.txt"  # the export's asset name
+    b = HANClassification(HANClassification.parse([*base, "--vocab-size", "20"]))
+    b = b.load_data()
+    assert b.vocab_file != a.vocab_file
+    assert _digest(a.vocab_file) == before  # run A's vocabulary untouched
+    assert b.vocabulary_size == 20 and a.vocabulary_size > 20
+    # Nothing at RUN_DIR/vocab.txt until a run's identity is checked.
+    assert not (run_dir / "vocab.txt").exists()
+    assert a.publish() == str(run_dir / "vocab.txt")
+    assert _digest(run_dir / "vocab.txt") == before
+    # The same configuration again gives the same file.
+    again = HANClassification(HANClassification.parse(base)).load_data()
+    assert again.vocab_file == a.vocab_file and again.fingerprint == a.fingerprint
+    assert sorted(os.listdir(run_dir / "vocabularies")) == sorted(
+        {os.path.basename(os.path.dirname(d.vocab_file)) for d in (a, b)}
+    )
