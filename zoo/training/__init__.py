@@ -39,7 +39,9 @@ callback: training tokens per second per epoch, tracing and validation excluded.
 - `log.csv`: one row per epoch (a resumed run continues it; a fresh start in the same
   folder restarts it, and deletes the earlier run's `best.keras` and TensorBoard logs).
 - `tensorboard/`: TensorBoard logs (when the `tensorboard` package is installed).
-- early stopping on `cfg.monitor` with `patience` and `restore_best_weights=True`.
+- early stopping on `cfg.monitor` with `patience` and `restore_best_weights=True`;
+  a resumed run continues its state (best value, best epoch and weights, waiting
+  count), as it does the plateau decay's.
 - a NaN guard, learning-rate decay on a plateau (`decay_factor` < 1), the learning
   rate in the logs (`zoo.training.callbacks`).
 - with `ema` > 0, weight averaging: validation, `best.keras` and early stopping see the

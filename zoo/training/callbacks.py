@@ -17,6 +17,7 @@ import csv
 import json
 import math
 import os
+import re
 import sys
 import time
 
@@ -112,6 +113,112 @@ def monitor_history(csv_path, monitor):
     return [v for v in values if math.isfinite(v)]
 
 
+def monitor_values(csv_path, monitor):
+    """The `monitor` value of every epoch of an existing CSV log, in order: a float
+    (NaN and infinities kept, as Keras compared them) or None where the epoch logged
+    none."""
+    if not os.path.exists(csv_path):
+        return []
+    values = []
+    with open(csv_path, newline="") as f:
+        for row in csv.DictReader(f):
+            try:
+                values.append(float(row[monitor]))
+            except (KeyError, TypeError, ValueError):
+                values.append(None)
+    return values
+
+
+class ResumableEarlyStopping(keras.callbacks.EarlyStopping):
+    """`EarlyStopping(restore_best_weights=True)` whose state survives a resume.
+
+    At each improvement the best weights are also written to
+    `folder/best-<epoch>.npz` (atomically; the previous best's file is kept until
+    the next improvement, so the file of the best epoch of the last backup is there
+    after a kill between the two). A resumed run replays the monitor values of the
+    epochs already done (`history`, from the CSV log) through Keras' own logic, so
+    its best value, best epoch and waiting count are those of the interrupted run,
+    and loads the best epoch's weights: it stops at the same epoch and restores the
+    same weights as a run that was not interrupted.
+
+    Args:
+        monitor, mode, patience: as for `keras.callbacks.EarlyStopping`.
+        folder: where the best weights are kept (the run's backup folder).
+        history: the monitor values of the completed epochs (`monitor_values`).
+    """
+
+    PATTERN = re.compile(r"^best-(\d+)\.npz$")
+
+    def __init__(self, monitor, mode, patience, folder, history=()):
+        super().__init__(
+            monitor=monitor, mode=mode, patience=patience, restore_best_weights=True
+        )
+        self.folder = folder
+        self.history = list(history)
+
+    def _path(self, epoch):
+        return os.path.join(self.folder, f"best-{epoch:05d}.npz")
+
+    def _files(self):
+        if not os.path.isdir(self.folder):
+            return {}
+        found = {}
+        for name in os.listdir(self.folder):
+            match = self.PATTERN.match(name)
+            if match:
+                found[int(match.group(1))] = os.path.join(self.folder, name)
+        return found
+
+    def on_train_begin(self, logs=None):
+        super().on_train_begin(logs)
+        if not self.history:
+            return
+        self.restore_best_weights = False  # replay the values, not the weights
+        try:
+            for epoch, value in enumerate(self.history):
+                if value is not None:
+                    super().on_epoch_end(epoch, {self.monitor: value})
+        finally:
+            self.restore_best_weights = True
+        self.model.stop_training = False
+        self.stopped_epoch = 0
+        self.best_weights = (
+            self._load(self.best_epoch) if self.best is not None else None
+        )
+
+    def _load(self, epoch):
+        import numpy as np
+
+        path = self._files().get(epoch)
+        if path is None:
+            return None
+        with np.load(path) as saved:
+            weights = [saved[f"arr_{i}"] for i in range(len(saved.files))]
+        current = self.model.get_weights()
+        if [w.shape for w in weights] != [w.shape for w in current]:
+            return None
+        return weights
+
+    def on_epoch_end(self, epoch, logs=None):
+        before = (self.best_epoch, self.best)
+        super().on_epoch_end(epoch, logs)
+        improved = self.best_epoch == epoch and (self.best_epoch, self.best) != before
+        if not improved or self.best_weights is None:
+            return
+        import numpy as np
+
+        from zoo.io import atomic_path
+
+        os.makedirs(self.folder, exist_ok=True)
+        previous = self._files()
+        with atomic_path(self._path(epoch)) as tmp:
+            np.savez(tmp, *self.best_weights)
+        keep = max((e for e in previous if e < epoch), default=None)
+        for e, path in previous.items():
+            if e not in (epoch, keep):
+                os.remove(path)
+
+
 def maximize(monitor, mode):
     """Whether `monitor` is better high (`mode="max"`, or "auto" for accuracies)."""
     return mode == "max" or (mode == "auto" and "acc" in monitor)
@@ -155,7 +262,8 @@ class PlateauDecay(keras.callbacks.ReduceLROnPlateau):
         self.model.optimizer.learning_rate = self.learning_rate
         verbose, self.verbose = self.verbose, 0
         for epoch, value in enumerate(self.history):
-            super().on_epoch_end(epoch, {self.monitor: value})
+            if value is not None:
+                super().on_epoch_end(epoch, {self.monitor: value})
         self.verbose = verbose
 
 

@@ -16,9 +16,10 @@ from zoo.training.callbacks import (
     LogLearningRate,
     NaNGuard,
     PlateauDecay,
+    ResumableEarlyStopping,
     TimedSnapshots,
     best_so_far,
-    monitor_history,
+    monitor_values,
 )
 from zoo.training.checkpoints import Backup, BestCheckpoint, RestoreBackup, SaveBackup
 from zoo.training.data import validate_more_often
@@ -177,13 +178,13 @@ def _fit(
     if best is not None:
         checkpoint.best = best
     all_callbacks.append(checkpoint)
+    history = monitor_values(csv_path, monitor) if resuming else ()
     if cfg.patience > 0:
+        # A resumed run continues the interrupted run's early stopping: best value,
+        # best epoch (and its weights, kept in the backup folder), waiting count.
         all_callbacks.append(
-            keras.callbacks.EarlyStopping(
-                monitor=monitor,
-                mode=cfg.mode,
-                patience=cfg.patience,
-                restore_best_weights=True,
+            ResumableEarlyStopping(
+                monitor, cfg.mode, cfg.patience, backup.folder, history
             )
         )
     if weights:
@@ -198,7 +199,7 @@ def _fit(
                 cfg.decay_factor,
                 cfg.decay_patience,
                 learning_rate,
-                monitor_history(csv_path, monitor) if resuming else (),
+                history,
                 verbose=int(verbose != 0),
             )
         )
