@@ -113,6 +113,23 @@ def test_fit_learns_the_corpus_from_a_dataset_of_pairs():
     assert task.predict(SOURCES, verbose=0) == translations  # greedy, as translate
 
 
+def test_validation_pairs_and_datasets_evaluate_alike():
+    task = make_task()
+    history = task.fit(
+        SOURCES * 4,
+        TARGETS * 4,
+        validation_data=(SOURCES, TARGETS),
+        batch_size=8,
+        epochs=1,
+        verbose=0,
+    )
+    loss = task.evaluate(SOURCES, TARGETS, verbose=0)
+    np.testing.assert_allclose(history.history["val_loss"][0], loss, rtol=1e-5)
+    pairs = tf.data.Dataset.from_tensor_slices((SOURCES, TARGETS))
+    np.testing.assert_allclose(task.evaluate(pairs, verbose=0), loss, rtol=1e-5)
+    assert task.predict(pairs) == task.translate(SOURCES)
+
+
 def test_translate_equals_the_exports_signatures(tmp_path):
     from zoo.export import load_manifest
 
