@@ -63,6 +63,40 @@ class MissingPathError(DataError, FileNotFoundError):
         return (type(self), (self.path, self.what, self.line))
 
 
+class DiskFullError(ZooError, OSError):
+    """A write that ran out of disk space or quota; the message names the file and
+    says what was kept.
+
+    Args:
+        message: the one-line message.
+        reason: the system's words for it (e.g. "No space left on device").
+    """
+
+    def __init__(self, message, reason=None):
+        super().__init__(message)
+        self.message = message
+        self.reason = reason
+
+    def __str__(self):
+        return self.message
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.reason))
+
+
+_DISK_FULL_ERRNOS = (28, 122)  # ENOSPC, EDQUOT (Linux)
+_DISK_FULL_TEXTS = ("no space left on device", "disk quota exceeded", "errno = 28")
+
+
+def is_disk_full(error):
+    """Whether `error` (an `OSError`, or a library's error that only says so in its
+    message: h5py, TensorFlow) is a full disk or an exhausted quota."""
+    if isinstance(error, OSError) and error.errno in _DISK_FULL_ERRNOS:
+        return True
+    text = str(error).lower()
+    return any(t in text for t in _DISK_FULL_TEXTS)
+
+
 def one_line(error):
     """The one-line form of `error` for the terminal: `error: <message>`."""
     text = " ".join(str(error).split()) or type(error).__name__

@@ -17,7 +17,9 @@ with atomic_path("runs/x/final.keras") as tmp:  # any writer that takes a path
 A kill during a write leaves its temporary file behind, named `.tmp-<random>-<name>`;
 `remove_temporaries(folder)` deletes those of a folder. The temporary file is created
 with the permissions a plain `open(path, "w")` would give (umask applied), not the
-owner-only mode of `tempfile.mkstemp`.
+owner-only mode of `tempfile.mkstemp`. A write that runs out of disk space is a
+`zoo.errors.DiskFullError` (one line naming the file; exit status 2 in the commands),
+with the temporary file removed and the previous file kept.
 
 Stdlib-only on purpose: importing it costs nothing.
 """
@@ -26,6 +28,8 @@ import contextlib
 import os
 import secrets
 import shutil
+
+from zoo.errors import DiskFullError, is_disk_full
 
 TEMPORARY_PREFIX = ".tmp-"
 
@@ -50,6 +54,8 @@ def atomic_path(path):
 
     Raises:
         FileNotFoundError: when the body wrote no file at the temporary path.
+        zoo.errors.DiskFullError: when the disk (or quota) is full; `path` is left
+            as it was.
     """
     path = os.path.abspath(os.fspath(path))
     tmp = temporary_path(path)
@@ -62,8 +68,21 @@ def atomic_path(path):
         _fsync_file(tmp)
         os.replace(tmp, path)
         _fsync_folder(os.path.dirname(path))
+    except Exception as e:
+        if is_disk_full(e) and not isinstance(e, DiskFullError):
+            kept = "the previous file is kept" if os.path.exists(path) else "no file"
+            reason = _reason(e)
+            raise DiskFullError(
+                f"{path}: the disk is full ({reason}); {kept}", reason
+            ) from None
+        raise
     finally:
         _remove(tmp)
+
+
+def _reason(error):
+    text = getattr(error, "strerror", None) or str(error)
+    return " ".join(text.split())[:120]
 
 
 @contextlib.contextmanager

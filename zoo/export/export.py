@@ -30,6 +30,7 @@ import shutil
 
 import tensorflow as tf
 
+from zoo.errors import DiskFullError, is_disk_full
 from zoo.export import manifest as manifest_lib
 from zoo.export import warmup as warmup_lib
 from zoo.export.paths import (  # noqa: F401  (public names of this module too)
@@ -175,11 +176,18 @@ def export_model(
         version_dir = _rename_to_next_version(tmp_dir, model_dir, list(extras))
         for suffix in extras:
             os.rename(tmp_dir + suffix, version_dir + suffix)
-    except BaseException:
+    except BaseException as e:
         shutil.rmtree(tmp_dir, ignore_errors=True)
         for suffix in extras:
             if os.path.exists(tmp_dir + suffix):
                 os.remove(tmp_dir + suffix)
+        if is_disk_full(e):
+            reason = " ".join(str(e).split())
+            raise DiskFullError(
+                f"{model_dir}: the disk is full, the export was not written "
+                f"({reason[-160:]}); nothing of it is left and the earlier versions "
+                "are untouched"
+            ) from None
         raise
     return version_dir
 

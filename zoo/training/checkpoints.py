@@ -25,6 +25,7 @@ import shutil
 
 import keras
 
+from zoo.errors import DiskFullError, is_disk_full
 from zoo.io import atomic_path, remove_temporaries
 
 
@@ -57,7 +58,19 @@ class BestCheckpoint(keras.callbacks.ModelCheckpoint):
     def on_epoch_end(self, epoch, logs=None):
         if os.path.exists(self.filepath):  # left by a killed save
             os.remove(self.filepath)
-        super().on_epoch_end(epoch, logs)
+        try:
+            super().on_epoch_end(epoch, logs)
+        except Exception as e:
+            if not is_disk_full(e) or isinstance(e, DiskFullError):
+                raise
+            if os.path.exists(self.filepath):
+                os.remove(self.filepath)
+            kept = "the previous best is kept" if os.path.exists(self.path) else ""
+            raise DiskFullError(
+                f"{self.path}: the disk is full, the best model of epoch {epoch + 1} "
+                f"was not saved ({' '.join(str(e).split())[:120]})"
+                + (f"; {kept}" if kept else "")
+            ) from None
         if os.path.exists(self.filepath):
             with atomic_path(self.path) as tmp:
                 os.replace(self.filepath, tmp)
@@ -124,8 +137,22 @@ class Backup:
         then deletes the older backups."""
         os.makedirs(self.folder, exist_ok=True)
         path = os.path.join(self.folder, f"epoch-{completed_epochs:05d}.weights.h5")
-        with atomic_path(path) as tmp:
-            model.save_weights(tmp)
+        try:
+            with atomic_path(path) as tmp:
+                model.save_weights(tmp)
+        except DiskFullError as e:
+            done, kept = self.latest()
+            what = (
+                f"the backup after epoch {done} is kept ({kept}): free some space "
+                "and run the same command to resume from there"
+                if kept
+                else "no backup is kept"
+            )
+            raise DiskFullError(
+                f"the disk is full ({e.reason}): could not write the backup after "
+                f"epoch {completed_epochs} to {self.folder}; {what}",
+                e.reason,
+            ) from None
         for name in os.listdir(self.folder):
             match = self.PATTERN.match(name)
             if match and int(match.group(1)) != completed_epochs:
