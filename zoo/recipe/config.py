@@ -133,7 +133,11 @@ class RecipeConfig:
     Attributes:
         data: the training data (a file or folder); `None` runs on the generated demo
             corpus.
-        run_dir: checkpoints, backup and logs (`runs/<recipe>` by default).
+        run_dir: checkpoints, backup and logs (`runs/<recipe>` by default). A run
+            folder holds one run: it is locked while the run lasts (another process
+            is refused, naming its pid), and a run of another configuration is
+            refused while the folder holds a backup (`--resume never` replaces it);
+            give each configuration that runs side by side its own `--run-dir`.
         report_dir: metrics, attention maps and reports (`reports/<recipe>`).
         export_dir: the TF Serving base folder; exports go to `DIR/NAME/VERSION/`.
         no_export: skip the SavedModel export.
@@ -154,7 +158,9 @@ class RecipeConfig:
     )
     run_dir: str = option(
         None,
-        "checkpoints, backup (resumption) and logs",
+        "checkpoints, backup (resumption) and logs; one run at a time (locked "
+        "while it runs; another configuration is refused while a backup is there: "
+        "give it its own folder)",
         metavar="DIR",
     )
     report_dir: str = option(

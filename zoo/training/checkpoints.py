@@ -119,17 +119,16 @@ class Backup:
 
     def save_final(self, model, epochs):
         """Writes the weights at the end of a training that finished after `epochs`
-        epochs, then deletes the per-epoch backups."""
+        epochs, then deletes everything else in the folder (the per-epoch backups,
+        early stopping's best weights)."""
         os.makedirs(self.folder, exist_ok=True)
         path = os.path.join(self.folder, f"final-{epochs:05d}.weights.h5")
         with atomic_path(path) as tmp:
             model.save_weights(tmp)
         for name in os.listdir(self.folder):
-            if self.PATTERN.match(name) or (
-                self.FINAL.match(name) and name != os.path.basename(path)
-            ):
-                os.remove(os.path.join(self.folder, name))
-        remove_temporaries(self.folder)
+            other = os.path.join(self.folder, name)
+            if name != os.path.basename(path) and os.path.isfile(other):
+                os.remove(other)
         return path
 
     def save(self, model, completed_epochs):
