@@ -44,6 +44,8 @@ def test_extras_per_kind_of_user():
         "tensorflow",
         "tensorflow-text",
         "tensorflow-serving-api",
+        "grpcio",
+        "protobuf",
     }
     assert extras["gpu"] == {"tensorflow"}
     assert {"pytest", "ruff"} <= extras["dev"]
