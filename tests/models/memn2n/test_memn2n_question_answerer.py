@@ -87,6 +87,10 @@ def test_answers_are_the_network_classes():
     ds = tf.data.Dataset.from_tensor_slices((X, ANSWERS))  # unbatched, words
     history = task.fit(ds, epochs=1, verbose=0)
     assert np.isfinite(history.history["loss"][0])
+    for kwargs in ({"validation_split": 0.25}, {"validation_data": (X, ANSWERS)}):
+        history = task.fit(X, ANSWERS, epochs=1, verbose=0, **kwargs)
+        assert np.isfinite(history.history["val_loss"][0])
+    assert np.isfinite(task.evaluate(X, ANSWERS, verbose=0)[0])
     probabilities = task.predict(PREDICT_X, verbose=0)
     assert probabilities.shape == (3, len(vocab))
     np.testing.assert_allclose(probabilities.sum(-1), 1.0, rtol=1e-5)
@@ -98,7 +102,10 @@ def test_answers_are_the_network_classes():
 def test_fit_learns_the_tiny_task():
     keras.utils.set_random_seed(0)
     task = make_task()
-    task.fit(X, ANSWERS, epochs=60, batch_size=8, verbose=0)
+    # 40 passes over the examples in one epoch (a dataset of words as answers):
+    # the same steps as 40 epochs of lists, without an epoch's overhead each.
+    ds = tf.data.Dataset.from_tensor_slices((X, ANSWERS)).shuffle(24, seed=0)
+    task.fit(ds.repeat(40).batch(8), epochs=1, verbose=0)
     assert np.mean(np.array(task.predict_answers(X)) == np.array(ANSWERS)) >= 0.9
 
 
