@@ -108,3 +108,27 @@ def test_replace_average_momentum_respects_and_refuses_overrides():
     assert "_update_model_variables_moving_average" not in vars(own)
     with pytest.raises(ValueError, match="Overrides overrides Keras'"):
         keras_workarounds.replace_average_momentum(Overrides(0.1, use_ema=True), _half)
+
+
+@pytest.mark.parametrize("known_length", [True, False])
+def test_epoch_iterators_counts_what_fit_creates(monkeypatch, known_length):
+    import tensorflow as tf
+
+    x = np.zeros((32, 3), "float32")
+    ds = tf.data.Dataset.from_tensor_slices((x, x[:, :1])).batch(8)
+    if not known_length:
+        ds = ds.filter(lambda a, b: True)
+    created = []
+    real = tf.data.Dataset.__iter__
+
+    def counting(self):
+        if self is ds:
+            created.append(1)
+        return real(self)
+
+    monkeypatch.setattr(tf.data.Dataset, "__iter__", counting)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    model.fit(ds, epochs=3, verbose=0, shuffle=False)
+    assert len(created) == keras_workarounds.epoch_iterators(ds, 3)
+    assert keras_workarounds.epoch_iterators(ds, 0) == 0

@@ -31,7 +31,11 @@ callback: training tokens per second per epoch, tracing and validation excluded.
   change on a resume, so a run can be extended (`zoo.training.resume`).
 - `backup/`: the weights and optimizer state after the last completed epoch. A run
   that is killed and started again with the same command resumes at the first epoch
-  that had not completed, so at most the current epoch is lost. The backup is removed
+  that had not completed, so at most the current epoch is lost. The backup holds the
+  states of the model's random generators too (dropout), and a resumed run draws a
+  reshuffled `tf.data` pipeline's order of each epoch as the interrupted run would
+  have (without `steps_per_epoch`, on one replica), so with the same seed it trains
+  as a run that was not interrupted. The backup is removed
   when training finishes, or, inside `keep_final_backups` (a recipe's run), replaced
   by the final weights until the caller's run completes (a rerun loads them).
 - `best.keras`: the best model so far on `cfg.monitor`; after a resume its "best so

@@ -11,7 +11,10 @@ file intact, never a truncated one.
   epochs (`Backup`), written at every epoch end, the previous one deleted once the new
   one is in place. The epoch count is in the file's name, so weights and count are
   replaced together by one rename (Keras' `BackupAndRestore` writes them to two files
-  in place, and a kill between the two leaves them out of step).
+  in place, and a kill between the two leaves them out of step). The file also holds
+  the states of the model's random generators (`keras.random.SeedGenerator`, e.g. a
+  dropout layer's), which `save_weights` leaves out, so a resumed run draws the
+  random numbers the interrupted one would have.
 - `backup/final-<N>.weights.h5`: the weights and optimizer state at the end of a
   training that finished after N epochs (what `fit` returns, best weights restored),
   kept instead of deleted while the caller still needs them
@@ -76,6 +79,38 @@ class BestCheckpoint(keras.callbacks.ModelCheckpoint):
                 os.replace(self.filepath, tmp)
 
 
+SEED_STATES = "zoo_seed_states"  # the group of the backup file holding them
+
+
+def seed_states(model):
+    """The model's variables that are not weights: its `SeedGenerator` states."""
+    weights = {id(v) for v in model.weights}
+    return [v for v in model.variables if id(v) not in weights]
+
+
+def _save_weights(model, path):
+    import h5py
+    import numpy as np
+
+    model.save_weights(path)
+    with h5py.File(path, "a") as f:
+        group = f.create_group(SEED_STATES)
+        for i, variable in enumerate(seed_states(model)):
+            group.create_dataset(str(i), data=np.asarray(variable))
+
+
+def _restore_seed_states(model, path):
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        if SEED_STATES not in f:
+            return
+        group = f[SEED_STATES]
+        for i, variable in enumerate(seed_states(model)):
+            if str(i) in group and group[str(i)].shape == tuple(variable.shape):
+                variable.assign(group[str(i)][()])
+
+
 class Backup:
     """The backup folder of a run: `epoch-<N>.weights.h5` after N completed epochs.
 
@@ -124,7 +159,7 @@ class Backup:
         os.makedirs(self.folder, exist_ok=True)
         path = os.path.join(self.folder, f"final-{epochs:05d}.weights.h5")
         with atomic_path(path) as tmp:
-            model.save_weights(tmp)
+            _save_weights(model, tmp)
         for name in os.listdir(self.folder):
             other = os.path.join(self.folder, name)
             if name != os.path.basename(path) and os.path.isfile(other):
@@ -138,7 +173,7 @@ class Backup:
         path = os.path.join(self.folder, f"epoch-{completed_epochs:05d}.weights.h5")
         try:
             with atomic_path(path) as tmp:
-                model.save_weights(tmp)
+                _save_weights(model, tmp)
         except DiskFullError as e:
             done, kept = self.latest()
             what = (
@@ -166,6 +201,7 @@ class Backup:
             # The optimizer's variables must exist before its state is loaded.
             optimizer.build(model.trainable_variables)
         model.load_weights(path)
+        _restore_seed_states(model, path)
 
     def remove(self):
         if os.path.isdir(self.folder):

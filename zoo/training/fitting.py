@@ -217,6 +217,13 @@ def _fit(
     )
     if lines:
         all_callbacks.append(EpochLog())
+    if initial_epoch and _advance_shuffle(train_ds, fit_kwargs, strategy):
+        # A resumed run sees each epoch's data in the order the interrupted run
+        # would have: tf.data draws a shuffled pipeline's order for an epoch when an
+        # iterator is created, so one iterator per completed epoch is created (and
+        # dropped, no element read) before Keras creates its own.
+        for _ in range(keras_workarounds.epoch_iterators(train_ds, initial_epoch)):
+            iter(train_ds)
     if isinstance(train_ds, tf.data.Dataset):
         # The caller shuffles its tf.data pipeline; Keras ignores `shuffle` for
         # datasets but warns when it is True (its default) on every `fit`.
@@ -231,6 +238,16 @@ def _fit(
             verbose=keras_verbose,
             **fit_kwargs,
         )
+
+
+def _advance_shuffle(train_ds, fit_kwargs, strategy):
+    """Whether Keras creates one iterator of `train_ds` per epoch on this strategy
+    (a `tf.data.Dataset`, no `steps_per_epoch`, not distributed over replicas)."""
+    if not isinstance(train_ds, tf.data.Dataset):
+        return False
+    if fit_kwargs.get("steps_per_epoch") is not None:
+        return False
+    return strategy is None or strategy.num_replicas_in_sync == 1
 
 
 def _progress(verbose, stream=None):

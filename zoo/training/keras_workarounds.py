@@ -73,6 +73,38 @@ def require(workaround, upstream, *internals):
             )
 
 
+# --- Data order on a resume ----------------------------------------------------------
+
+
+def epoch_iterators(train_ds, epochs):
+    """How many iterators of `train_ds` Keras' `fit` creates in its first `epochs`
+    epochs (no `steps_per_epoch`).
+
+    tf.data draws a reshuffled pipeline's order when an iterator is created, so a
+    resumed run that creates this many iterators (and reads none) before its own
+    `fit` sees each later epoch in the order of a run that was not interrupted.
+    There is no public API for the count: it follows `EpochIterator.
+    _enumerate_iterator` (keras/src/trainers/epoch_iterator.py), which creates an
+    iterator when an epoch begins and, when the dataset's cardinality is known,
+    another one when the epoch's last batch is read; a dataset of unknown
+    cardinality runs out instead, and the next epoch creates a new iterator (one per
+    epoch). `tests/training/test_keras_workarounds.py` counts them on the installed
+    Keras.
+    """
+    import tensorflow as tf
+    from keras.src.trainers import epoch_iterator
+
+    require(
+        "epoch_iterators",
+        "the missing public API for the data order of a resumed fit",
+        (epoch_iterator.EpochIterator, "_enumerate_iterator"),
+    )
+    if epochs <= 0:
+        return 0
+    known = int(tf.data.experimental.cardinality(train_ds)) >= 0
+    return 2 * epochs if known else epochs
+
+
 # --- Learning-rate schedules -------------------------------------------------------
 
 
