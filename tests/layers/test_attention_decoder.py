@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from keras import ops
 
-from tests.layers.layer_test_utils import assert_config_roundtrip
+from tests.layers.layer_test_utils import assert_config_roundtrip, loss_and_gradients
 from zoo.layers.attention_decoder import AttentionDecoder
 
 B, TT, TS, DEPTH, UNITS, VOCAB = 2, 5, 6, 8, 8, 11
@@ -16,6 +16,19 @@ VARIANTS = [
     {"attention": "bahdanau", "readout": "layer_norm"},
     {"attention": "luong", "score": "general", "readout": "layer_norm"},
     {"attention": "none", "readout": "layer_norm"},
+    {"attention": "luong", "score": "general", "window": "local-m", "window_size": 2},
+    {"attention": "luong", "score": "location", "max_source_length": TS},
+    {"attention": "luong", "score": "cosine"},
+    {"attention": "bahdanau", "attention_normalize": True},
+    {"attention": "bahdanau", "attention_probability": "hardmax"},
+    {"attention": "luong", "score": "general", "attention_probability": "gumbel"},
+    {
+        "attention": "luong",
+        "score": "dot",
+        "window": "local-p",
+        "window_size": 2,
+        "attention_probability": "hardmax",
+    },
 ]
 
 
@@ -52,8 +65,39 @@ def test_step_equals_teacher_forcing(kwargs):
     assert np.all(weights.sum(-1) <= 1.0 + 1e-5)
     if kwargs["attention"] != "luong" or kwargs.get("window") is None:
         np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
+    if kwargs.get("attention_probability", "softmax") != "softmax":
+        # hard attention: one source position per step, weight exactly 1
+        assert set(np.unique(weights)) <= {0.0, 1.0}
     if kwargs["attention"] == "none":
         np.testing.assert_allclose(weights[1, :, :4], 0.25, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"attention": "bahdanau", "attention_probability": "hardmax"},
+        {"attention": "luong", "score": "general", "attention_probability": "gumbel"},
+        {"attention": "luong", "score": "cosine", "window": "local-m"},
+        {"attention": "luong", "score": "location", "max_source_length": TS},
+    ],
+    ids=lambda k: "-".join(map(str, k.values())),
+)
+def test_variants_train_end_to_end(kwargs):
+    target, memory, mask, states = _inputs()
+    decoder = AttentionDecoder(VOCAB, UNITS, **kwargs)
+    decoder([target, memory, mask, *states])  # build
+    variables = decoder.attention_layer.trainable_variables
+
+    def fn(memory):
+        logits = decoder([target, memory, mask, *states], training=True)
+        loss = ops.mean(ops.square(logits))
+        return loss, loss
+
+    loss, grads = loss_and_gradients(fn, [memory], variables)
+    assert np.isfinite(loss)
+    # the attention receives gradients (straight-through for the hard variants)
+    assert np.abs(grads[0]).max() > 0
+    assert any(np.abs(g).max() > 0 for g in grads[1:])
 
 
 def test_context_feeding_changes_output_with_memory():
@@ -94,8 +138,17 @@ def test_config_roundtrip():
     "kwargs,match",
     [
         ({"attention": "monotonic"}, "Received: attention='monotonic'"),
-        ({"score": "location"}, "Received: score='location'"),
-        ({"window": "local-m"}, "Received: window='local-m'"),
+        ({"score": "bilinear"}, "Received: score='bilinear'"),
+        ({"window": "local-x"}, "Received: window='local-x'"),
+        (
+            {"attention": "luong", "score": "location"},
+            "Received: max_source_length=None",
+        ),
+        (
+            {"attention": "luong", "attention_normalize": True},
+            "Received: attention='luong'",
+        ),
+        ({"attention_probability": "argmax"}, "argmax"),
         ({"cell": "rnn"}, "Received: cell='rnn'"),
         ({"dropout": 1.0}, "Received: dropout=1.0"),
         ({"embedding_dropout": -0.5}, "Received: embedding_dropout=-0.5"),

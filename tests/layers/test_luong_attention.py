@@ -109,8 +109,10 @@ def test_config_roundtrip(config):
 
 
 def test_invalid_arguments_name_received_value():
-    with pytest.raises(ValueError, match="Received: score='cosine'"):
-        LuongAttention("cosine")
+    with pytest.raises(ValueError, match="Received: score='bilinear'"):
+        LuongAttention("bilinear")
+    with pytest.raises(ValueError, match="score='cosine' needs query and key"):
+        LuongAttention("cosine")([np.zeros((1, 2, 6)), np.zeros((1, 4, 3))])
     with pytest.raises(ValueError, match="Received: window='local'"):
         LuongAttention(window="local")
     with pytest.raises(ValueError, match="Received: window_size=0"):
@@ -381,7 +383,7 @@ def test_local_window_positions_exact_under_mixed_precision(policy):
     assert np.all(np.argmax(gauss * inside, axis=-1) == np.arange(tq))
 
 
-@pytest.mark.parametrize("score", ["dot", "general", "concat"])
+@pytest.mark.parametrize("score", ["dot", "general", "concat", "cosine"])
 @pytest.mark.parametrize("window", ["local-m", "local-p"])
 @pytest.mark.parametrize("probability", ["softmax", "hardmax"])
 def test_gathered_window_equals_masked_full_scores(score, window, probability):
@@ -430,3 +432,19 @@ def test_gathered_window_config_roundtrip_and_validation():
     assert LuongAttention("general").window_gather == "auto"
     with pytest.raises(ValueError, match="window_gather=1.5"):
         LuongAttention("general", window="local-p", window_gather=1.5)
+
+
+def test_cosine_score_is_sharpened_content_addressing():
+    query, value, _, query_mask, value_mask = _data()
+    query = query[..., :DV]  # dq == dk
+    layer = LuongAttention("cosine")
+    _, weights = layer(
+        [query, value], mask=[query_mask, value_mask], return_attention_scores=True
+    )
+    unit_q = query / np.linalg.norm(query, axis=-1, keepdims=True)
+    unit_v = value / np.linalg.norm(value, axis=-1, keepdims=True)
+    scores = 5.0 * np.einsum("btd,bsd->bts", unit_q, unit_v)  # beta starts at 5
+    mask = np.broadcast_to(value_mask[:, None, :], scores.shape)
+    expected = _softmax(scores, mask) * query_mask[..., None]
+    np.testing.assert_allclose(to_numpy(weights), expected, atol=1e-5)
+    assert [v.name for v in layer.trainable_variables] == ["scale"]

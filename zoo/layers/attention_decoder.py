@@ -3,16 +3,21 @@
 import keras
 from keras import ops
 
+from zoo.layers import probability as probability_lib
 from zoo.layers import recurrence
-from zoo.layers.arguments import check_dropout_rates, check_positive_ints
+from zoo.layers.arguments import (
+    check_dropout_rates,
+    check_optional_positive_ints,
+    check_positive_ints,
+)
 from zoo.layers.bahdanau_attention import BahdanauAttention
 from zoo.layers.luong_attention import LuongAttention
 from zoo.layers.recurrence import gru_update, lstm_update
 
 ATTENTIONS = ("bahdanau", "luong", "none")
 CELLS = ("gru", "lstm")
-LUONG_SCORES = ("dot", "general", "concat")
-LUONG_WINDOWS = (None, "local-p")
+LUONG_SCORES = ("dot", "general", "concat", "location", "cosine")
+LUONG_WINDOWS = (None, "local-m", "local-p")
 LOGITS_DTYPES = ("float32", "bfloat16")
 READOUTS = ("tanh", "layer_norm")
 
@@ -45,9 +50,17 @@ class AttentionDecoder(keras.layers.Layer):
     - `"luong"` (Luong et al. 2015): the current state queries,
       `h_t = RNN([e_t; h~_{t-1}], h_{t-1})` (input feeding),
       `c_t, a_t = attend(h_t)`, and the attentional hidden state
-      `h~_t = tanh(W_c [c_t; h_t])` is the readout; `score` is `"dot"`, `"general"` or
-      `"concat"`, `window` is `None` (global) or `"local-p"` (predicted position,
-      Gaussian-weighted window of half-width `window_size`).
+      `h~_t = tanh(W_c [c_t; h_t])` is the readout; `score` is `"dot"`, `"general"`,
+      `"concat"`, `"location"` (needs `max_source_length`) or `"cosine"`, `window` is
+      `None` (global), `"local-m"` (window around the decoder step `t`) or
+      `"local-p"` (predicted position), Gaussian-weighted, of half-width
+      `window_size` (`zoo.layers.LuongAttention`).
+
+    Soft or hard attention (`attention_probability`): `"softmax"` (the papers'),
+    `"hardmax"` (one source position, straight-through gradient) or `"gumbel"`
+    (Gumbel-softmax sampling in training, hardmax at inference), for `"bahdanau"`
+    and `"luong"` (`zoo.layers.probability`). `attention_normalize=True` is
+    Bahdanau attention with a weight-normalised scoring vector and a score bias.
     - `"none"`: a fixed context, the masked mean of the encoder outputs (uniform
       weights over the source), is fed at every step as in the encoder-decoder of Cho
       et al. 2014; the readout is as for `"bahdanau"`. Its reported attention
@@ -89,10 +102,16 @@ class AttentionDecoder(keras.layers.Layer):
         units: RNN units.
         embedding_dim: target embedding size (default `units`).
         attention: `"bahdanau"`, `"luong"` or `"none"`.
-        score: Luong score, `"dot"`, `"general"` or `"concat"` (`"dot"` needs
-            encoder outputs of depth `units`).
-        window: Luong window, `None` or `"local-p"`.
+        score: Luong score, `"dot"`, `"general"`, `"concat"`, `"location"` or
+            `"cosine"` (`"dot"` and `"cosine"` need encoder outputs of depth
+            `units`).
+        window: Luong window, `None`, `"local-m"` or `"local-p"`.
         window_size: half-width `D` of the local window.
+        max_source_length: the longest source, in positions: required by
+            `score="location"` (one weight row per source position), unused
+            otherwise.
+        attention_probability: `"softmax"`, `"hardmax"` or `"gumbel"`.
+        attention_normalize: weight-normalised Bahdanau scoring (see above).
         attention_units: hidden size of the Bahdanau/concat scorer (default `units`).
         cell: `"gru"` or `"lstm"`.
         dropout: dropout rate on the readout (and on the embeddings when
@@ -156,10 +175,25 @@ class AttentionDecoder(keras.layers.Layer):
         tie_embeddings=False,
         embedding_dropout=None,
         readout="tanh",
+        max_source_length=None,
+        attention_probability="softmax",
+        attention_normalize=False,
         **kwargs,
     ):
         super().__init__(**kwargs)
         check_positive_ints(vocab_size=vocab_size, units=units)
+        check_optional_positive_ints(max_source_length=max_source_length)
+        attention_probability = probability_lib.validate(attention_probability)
+        if score == "location" and attention == "luong" and max_source_length is None:
+            raise ValueError(
+                "score='location' needs `max_source_length` (one weight row per "
+                "source position). Received: max_source_length=None"
+            )
+        if attention_normalize and attention != "bahdanau":
+            raise ValueError(
+                "`attention_normalize` applies to attention='bahdanau' only. "
+                f"Received: attention={attention!r}"
+            )
         if attention not in ATTENTIONS:
             raise ValueError(
                 f"`attention` must be one of {ATTENTIONS}. Received: "
@@ -210,6 +244,9 @@ class AttentionDecoder(keras.layers.Layer):
         self.score = score
         self.window = window
         self.window_size = window_size
+        self.max_source_length = max_source_length
+        self.attention_probability = attention_probability
+        self.attention_normalize = bool(attention_normalize)
         self.attention_units = attention_units
         self.cell_type = cell
         self.dropout = float(dropout)
@@ -228,15 +265,21 @@ class AttentionDecoder(keras.layers.Layer):
             self.cell = keras.layers.LSTMCell(units, name="cell")
         if attention == "bahdanau":
             self.attention_layer = BahdanauAttention(
-                attention_units or units, name="attention"
+                attention_units or units,
+                normalize=self.attention_normalize,
+                probability=attention_probability,
+                name="attention",
             )
         elif attention == "luong":
-            luong_units = attention_units if (score == "concat" or window) else None
+            luong_units = (
+                attention_units if (score == "concat" or window == "local-p") else None
+            )
             self.attention_layer = LuongAttention(
                 score=score,
                 units=luong_units,
                 window=window,
                 window_size=window_size,
+                probability=attention_probability,
                 name="attention",
             )
         else:
@@ -287,8 +330,9 @@ class AttentionDecoder(keras.layers.Layer):
         feed_dim = self.units if self.attention == "luong" else memory_dim
         self.cell.build((None, self.embedding_dim + feed_dim))
         if self.attention_layer is not None:
+            source_length = self.max_source_length if self.score == "location" else None
             self.attention_layer.build(
-                [(None, None, self.units), (None, None, memory_dim)]
+                [(None, None, self.units), (None, source_length, memory_dim)]
             )
         if self.attentional is not None:
             self.attentional.build((None, memory_dim + self.units))
@@ -613,6 +657,9 @@ class AttentionDecoder(keras.layers.Layer):
                 "tie_embeddings": self.tie_embeddings,
                 "embedding_dropout": self.embedding_dropout_rate,
                 "readout": self.readout_type,
+                "max_source_length": self.max_source_length,
+                "attention_probability": self.attention_probability,
+                "attention_normalize": self.attention_normalize,
             }
         )
         return config

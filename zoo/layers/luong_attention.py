@@ -16,8 +16,9 @@ from zoo.layers.bahdanau_attention import (
 from zoo.layers.initializers import fresh_initializer
 from zoo.layers.masking import masked_softmax, merge_masks, precise_dtype
 
-LUONG_SCORES = ("dot", "general", "concat", "location")
+LUONG_SCORES = ("dot", "general", "concat", "location", "cosine")
 WINDOWS = (None, "local-m", "local-p")
+COSINE_SHARPNESS = 5.0
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -31,6 +32,9 @@ class LuongAttention(ProjectedKeyAttention):
     - `"general"`: `h_t^T W_a h_s`;
     - `"concat"`: `v_a^T tanh(W_a [h_t; h_s])`, computed as
       `v_a^T tanh(W_q h_t + W_k h_s)` with hidden size `units`;
+    - `"cosine"`: `beta * cos(h_t, h_s)`, content-based addressing (Graves et al.
+      2014), with a learned sharpness `beta` initialised to 5 (cosines lie in
+      [-1, 1]: a softmax over them alone is nearly uniform); needs `dq == dk`;
     - `"location"`: `a_t = W_a h_t`, from the query only; `W_a` has one row per source
       position, so the maximum source length is taken from the value shape at build
       time (it must be known) and shorter sources use its first `Tv` scores.
@@ -61,7 +65,7 @@ class LuongAttention(ProjectedKeyAttention):
     passed on as the output mask.
 
     Args:
-        score: `"dot"`, `"general"`, `"concat"` or `"location"`.
+        score: `"dot"`, `"general"`, `"concat"`, `"location"` or `"cosine"`.
         units: hidden size of `"concat"` and of the `"local-p"` position network
             (default: the query depth). Not used otherwise.
         scale: learn a scalar that multiplies the scores.
@@ -109,7 +113,9 @@ class LuongAttention(ProjectedKeyAttention):
 
     Reference:
         Luong, Pham and Manning, "Effective Approaches to Attention-based Neural
-        Machine Translation", EMNLP 2015 (sections 3.1 and 3.2).
+        Machine Translation", EMNLP 2015 (sections 3.1 and 3.2). The cosine score:
+        Graves, Wayne and Danihelka, "Neural Turing Machines", 2014 (content-based
+        addressing).
 
     Departures from the paper: the layer returns the context `c_t` only; the
     attentional state `tanh(W_c [c_t; h_t])` and input feeding belong to the decoder.
@@ -187,9 +193,9 @@ class LuongAttention(ProjectedKeyAttention):
         self.kernel = self.query_kernel = self.key_kernel = self.attention_v = None
         self.scale_weight = self.position_kernel = self.position_v = None
         self.max_length = None
-        if self.score == "dot" and query_dim != key_dim:
+        if self.score in ("dot", "cosine") and query_dim != key_dim:
             raise ValueError(
-                "score='dot' needs query and key of the same depth; use "
+                f"score={self.score!r} needs query and key of the same depth; use "
                 "score='general' otherwise. "
                 f"Received: query depth {query_dim!r}, key depth {key_dim!r}"
             )
@@ -226,9 +232,13 @@ class LuongAttention(ProjectedKeyAttention):
                 shape=(query_dim, self.max_length),
                 initializer=new_initializer(),
             )
-        if self.scale:
+        if self.scale or self.score == "cosine":
             self.scale_weight = self.add_weight(
-                name="scale", shape=(), initializer="ones"
+                name="scale",
+                shape=(),
+                initializer=keras.initializers.Constant(
+                    COSINE_SHARPNESS if self.score == "cosine" else 1.0
+                ),
             )
         if self.window == "local-p":
             self.position_kernel = self.add_weight(
@@ -264,6 +274,8 @@ class LuongAttention(ProjectedKeyAttention):
     def _scores(self, query, keys, source_length):
         if self.score in ("dot", "general"):
             scores = scores_lib.dot_score(query, keys)
+        elif self.score == "cosine":
+            scores = scores_lib.cosine_score(query, keys)
         elif self.score == "concat":
             processed = scores_lib.project(query, self._weight(self.query_kernel))
             scores = scores_lib.concat_score(
@@ -444,6 +456,9 @@ class LuongAttention(ProjectedKeyAttention):
         window_values = _gather_rows(value, index)  # (B, Tq, W, dv)
         if self.score in ("dot", "general"):
             scores = ops.sum(ops.expand_dims(query, 2) * window_keys, axis=-1)
+        elif self.score == "cosine":
+            unit_q = _unit(query)
+            scores = ops.sum(ops.expand_dims(unit_q, 2) * _unit(window_keys), axis=-1)
         else:  # concat
             processed = scores_lib.project(query, self._weight(self.query_kernel))
             hidden = ops.tanh(ops.expand_dims(processed, 2) + window_keys)
@@ -516,3 +531,11 @@ def _gather_rows(values, index):
     flat = ops.reshape(values, (batch * length, *values.shape[2:]))
     picked = ops.take(flat, ops.reshape(index + offsets, (-1,)), axis=0)
     return ops.reshape(picked, (*ops.shape(index), *values.shape[2:]))
+
+
+def _unit(x, epsilon=1e-6):
+    """`x / ||x||` over the last axis (as `scores.cosine_score` normalises)."""
+    norm = ops.sqrt(
+        ops.maximum(ops.sum(ops.square(x), axis=-1, keepdims=True), epsilon)
+    )
+    return x / norm
