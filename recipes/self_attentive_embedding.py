@@ -43,10 +43,13 @@ of sample test sentences, rows = hops, columns = words) and
 `zoo.models.sentence_embedder.SentenceEmbedderServing`: `serving_default(text)` ->
 `probabilities`, `label`; `embed(text)` -> `embedding` [None, r, 2u], `attention`
 [None, r, T] and the `tokens` the attention columns refer to; `preprocess(text)` ->
-`token_ids`, the Keras model's input. Beside it: `VERSION.keras` (the classifier),
-`VERSION.encoder.keras` (the `SelfAttentiveEncoder` alone, token ids -> {"embedding",
-"attention"}, loaded by `keras.saving.load_model` after `import zoo.models`) and
-`VERSION.encoder.vocab.txt` (its vocabulary, for `SentencePreprocessor`).
+`token_ids`, the Keras model's input. Beside it, read by `keras.saving.load_model`
+after `import zoo`, vocabulary included: `VERSION.keras` (the
+`SelfAttentiveTextClassifier` task: raw texts -> `predict`, `explain`, `embed`; the
+classifier network, token ids in, is its `.backbone`) and `VERSION.encoder.keras` (the
+`SentenceEmbedder` task: raw texts -> `embed`; the `SelfAttentiveEncoder` alone, token
+ids -> {"embedding", "attention"}, is its `.backbone`); and `VERSION.encoder.vocab.txt`
+(the vocabulary, for `SentencePreprocessor`).
 
 Preprocessing runs in the graph: normalisation, word tokenisation, the first
 `--max-length` tokens kept (longer texts are truncated, never rejected; inputs over

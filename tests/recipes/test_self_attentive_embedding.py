@@ -3,7 +3,8 @@ corpus.
 
 One demo run (module fixture) feeds the slow tests: metrics and heat maps, the export
 reloaded in a fresh process (both signatures, same outputs as the Keras files, bad
-inputs), and the transfer of the saved encoder under a new head in a fresh process.
+inputs; the `.keras` files are tasks on raw text, their networks `.backbone`), and
+the transfer of the saved encoder under a new head in a fresh process.
 """
 
 import json
@@ -178,8 +179,13 @@ def test_export_reloads_in_fresh_process_with_same_outputs(demo_run, fresh):
 
     from zoo.models.sentence_embedder import SentencePreprocessor
 
-    classifier = keras.saving.load_model(version_dir + ".keras")
-    encoder = keras.saving.load_model(version_dir + ".encoder.keras")
+    # the .keras files hold tasks on raw text; their networks (token ids in) are
+    # `.backbone`
+    task = keras.saving.load_model(version_dir + ".keras")
+    embedder = keras.saving.load_model(version_dir + ".encoder.keras")
+    assert type(task).__name__ == "SelfAttentiveTextClassifier"
+    assert type(embedder).__name__ == "SentenceEmbedder"
+    classifier, encoder = task.backbone, embedder.backbone
     pre = SentencePreprocessor(version_dir + ".encoder.vocab.txt")
     ids = pre(tf.constant(TEXTS))
     np.testing.assert_array_equal(served["token_ids"], ids["token_ids"].numpy())
@@ -198,6 +204,13 @@ def test_export_reloads_in_fresh_process_with_same_outputs(demo_run, fresh):
     # empty text: zero attention and embedding, finite probabilities
     assert np.all(served["attention"][3] == 0) and np.all(served["embedding"][3] == 0)
     assert np.all(np.isfinite(served["probabilities"]))
+    # the tasks on the raw texts give what the signatures give
+    np.testing.assert_allclose(
+        task.predict(TEXTS, verbose=0), served["probabilities"], atol=1e-5
+    )
+    assert task.predict_labels(TEXTS) == labels
+    np.testing.assert_allclose(task.embed(TEXTS), served["embedding"], atol=1e-5)
+    np.testing.assert_allclose(embedder.embed(TEXTS), served["embedding"], atol=1e-5)
 
 
 @pytest.mark.slow

@@ -85,11 +85,21 @@ def test_export_writes_the_encoder_beside_the_version(parts, tmp_path):
         open(preprocessor.vocab_file) as g,
     ):
         assert f.read() == g.read()
-    encoder = keras.saving.load_model(version_dir + ".encoder.keras")
+    # a SentenceEmbedder task (raw strings in); the encoder itself is its .backbone
+    embedder = keras.saving.load_model(version_dir + ".encoder.keras")
+    assert type(embedder).__name__ == "SentenceEmbedder"
     ids = preprocessor(tf.constant(TEXTS))["token_ids"]
+    expected = model.encoder(ids)["embedding"].numpy()
     np.testing.assert_allclose(
-        encoder(ids)["embedding"].numpy(),
-        model.encoder(ids)["embedding"].numpy(),
+        embedder.backbone(ids)["embedding"].numpy(), expected, atol=1e-6
+    )
+    np.testing.assert_allclose(embedder.embed(TEXTS), expected, atol=1e-5)
+    classifier = keras.saving.load_model(version_dir + ".keras")
+    assert type(classifier).__name__ == "SelfAttentiveTextClassifier"
+    assert classifier.label_names == LABELS
+    np.testing.assert_allclose(
+        classifier.backbone(ids)["probabilities"].numpy(),
+        model(ids)["probabilities"].numpy(),
         atol=1e-6,
     )
     loaded = tf.saved_model.load(version_dir)

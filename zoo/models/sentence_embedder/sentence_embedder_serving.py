@@ -15,10 +15,13 @@ for the zero embedding, never NaN. A request holds at most `max_batch_size` text
 by default; more is refused with InvalidArgument before any work).
 
 Beside the version folder, `export_sentence_embedder` writes `VERSION.keras` (the
-classifier), `VERSION.encoder.keras` (the trained `SelfAttentiveEncoder` alone: token
-ids `(B, T)` -> `{"embedding", "attention"}`, which `keras.saving.load_model` reads
-after `import zoo.models`, no `custom_objects`) and `VERSION.encoder.vocab.txt` (its
-vocabulary, for `SentencePreprocessor`).
+`SelfAttentiveTextClassifier` task: raw strings in, `predict`, `explain`, `embed`; its
+network, token ids in, is `.backbone`), `VERSION.encoder.keras` (the `SentenceEmbedder`
+task: raw strings in, `embed` / `predict` -> the embedding matrices; the trained
+`SelfAttentiveEncoder` alone, token ids `(B, T)` -> `{"embedding", "attention"}`, is
+its `.backbone`), both read by `keras.saving.load_model` after `import zoo`, no
+`custom_objects`, vocabulary included; and `VERSION.encoder.vocab.txt` (the
+vocabulary, for `SentencePreprocessor` on the encoder's token ids).
 """
 
 import shutil
@@ -74,6 +77,7 @@ def export_sentence_embedder(
     warmup_texts=None,
     metadata=None,
     max_batch_size=DEFAULT_MAX_BATCH_SIZE,
+    task=None,
 ):
     """Exports `base_dir/name/VERSION/`, `VERSION.keras` and the standalone encoder.
 
@@ -82,9 +86,32 @@ def export_sentence_embedder(
     `TextClassifierServing.export`'s (warm-up sentences, for `serving_default` and
     `embed`: a short example when none are given). The manifest records the labels,
     the limits and the encoder's files and sizes.
+
+    `VERSION.keras` is the `SelfAttentiveTextClassifier` task (`task`, or one made
+    of the model, preprocessor and class names); `VERSION.encoder.keras` is a
+    `SentenceEmbedder` of `model.encoder` with the same vocabulary. Both predict on
+    raw strings; their networks (token ids in) are `.backbone`.
     """
+    from zoo.models.sentence_embedder.self_attentive_text_classifier import (
+        SelfAttentiveTextClassifier,
+        SelfAttentiveTextClassifierPreprocessor,
+        SentenceEmbedder,
+    )
+
+    if task is None:
+        task = SelfAttentiveTextClassifier(
+            model,
+            SelfAttentiveTextClassifierPreprocessor.from_module(preprocessor),
+            label_names,
+            compile=False,
+        )
     module = SentenceEmbedderServing(model, preprocessor, label_names, max_batch_size)
     encoder = model.encoder
+    embedder = SentenceEmbedder(
+        encoder,
+        SelfAttentiveTextClassifierPreprocessor.from_module(preprocessor),
+        name=f"{encoder.name}_embedder",
+    )
     return module.export(
         base_dir,
         name,
@@ -92,16 +119,18 @@ def export_sentence_embedder(
         {
             **(metadata or {}),
             "encoder": {
-                "file": "../<VERSION>.encoder.keras (beside this version folder)",
+                "file": "../<VERSION>.encoder.keras (beside this version folder): "
+                "a SentenceEmbedder (raw strings in), the encoder is its .backbone",
                 "vocabulary": "../<VERSION>.encoder.vocab.txt",
                 "num_hops": encoder.num_hops,
                 "embedding_width": encoder.output_dim,
             },
         },
         warmup_signatures=("serving_default", "embed"),
+        keras_model=task,
         limits={"max_length": preprocessor.max_length},
         extra_files={
-            ".encoder.keras": encoder.save,
+            ".encoder.keras": embedder.save,
             ".encoder.vocab.txt": lambda path: shutil.copyfile(
                 preprocessor.vocab_file, path
             ),

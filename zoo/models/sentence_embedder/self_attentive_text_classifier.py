@@ -1,0 +1,263 @@
+"""`SelfAttentiveTextClassifier` and `SentenceEmbedder`: the family's tasks on raw text.
+
+- `SelfAttentiveTextClassifier`: the classifier (`fit`, `predict`, `predict_labels`,
+  `explain`: the attention hops over the tokens, `embed`: the sentence embeddings);
+  the export's `VERSION.keras`.
+- `SentenceEmbedder`: the encoder alone on raw text (`embed` / `predict` -> the
+  sentence embeddings); the export's `VERSION.encoder.keras`.
+"""
+
+import keras
+import numpy as np
+
+from zoo.models.sentence_embedder.self_attentive_classifier import (
+    SelfAttentiveClassifier,
+)
+from zoo.models.sentence_embedder.self_attentive_encoder import SelfAttentiveEncoder
+from zoo.models.sentence_embedder.self_attentive_text_classifier_preprocessor import (
+    SelfAttentiveTextClassifierPreprocessor,
+)
+from zoo.models.sentence_embedder.sentence_embedder_training import (
+    CLIPNORM,
+    penalty_norms,
+)
+from zoo.models.task import Task
+from zoo.models.text_classifier import TextClassifier, predict_texts
+
+LEARNING_RATE = 1e-3
+"""The recipe's learning rate on real data (`SelfAttentiveEmbedding.training_defaults`)."""
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class SelfAttentiveTextClassifier(TextClassifier):
+    """Structured self-attentive sentence classifier on raw text (Lin et al. 2017).
+
+    `SelfAttentiveClassifier` (the network, word ids in) with its
+    `SelfAttentiveTextClassifierPreprocessor`: `fit(texts, labels)` (labels as class
+    ids or names), `predict(texts)` -> probabilities `(B, C)`,
+    `predict_labels(texts)`, `explain(texts)` (each hop's attention over the tokens),
+    `embed(texts)` (the sentence embedding matrices, as the export's `embed`
+    signature gives them), `save("x.keras")`, `save_to_preset(dir)` /
+    `from_preset(dir)` and `export(...)` (the TF Serving SavedModel of
+    `zoo.models.sentence_embedder.export_sentence_embedder`).
+
+    The encoder's penalty `penalty * mean ||A A^T - I||_F^2` is one of the network's
+    `losses` (`add_loss`); Keras adds `task.losses` to the compiled loss, so `fit`
+    (and `evaluate`) on the task train with it.
+
+    Args:
+        backbone: a `SelfAttentiveClassifier`.
+        preprocessor: a `SelfAttentiveTextClassifierPreprocessor` with the
+            network's `vocabulary_size` words.
+        label_names: the class names in class-id order.
+        compile: compile with the recipe's training settings: Adam (1e-3, gradient
+            norm clipped at `CLIPNORM` = 0.5), sparse categorical cross-entropy plus
+            the penalty, accuracy. The recipe's moving average of the weights
+            (`--ema 0.999` on real data) is a setting of its runs, not of this
+            compile (on a small data set the average would stay near the
+            initial weights): pass `keras.optimizers.Adam(..., use_ema=True)` to
+            `compile` for it.
+        **kwargs: `keras.Model` keyword arguments.
+
+    Example:
+
+    ```python
+    texts = ["a wonderful film .", "dull and far too long .", ...]
+    labels = ["pos", "neg", ...]
+    preprocessor = SelfAttentiveTextClassifierPreprocessor(max_length=64)
+    preprocessor.adapt(texts)
+    encoder = SelfAttentiveEncoder(preprocessor.vocabulary_size, 128, 128, 128, 16)
+    classifier = SelfAttentiveTextClassifier(
+        backbone=SelfAttentiveClassifier(encoder, num_classes=2, hidden_units=1000),
+        preprocessor=preprocessor,
+        label_names=["neg", "pos"],
+    )
+    classifier.fit(texts, labels, epochs=2)
+    classifier.predict_labels(["what a fine film ."])  # ["pos"]
+    classifier.embed(["what a fine film ."]).shape  # (1, 16, 256)
+    ```
+    """
+
+    def __init__(
+        self, backbone, preprocessor=None, label_names=None, compile=True, **kwargs
+    ):
+        if not isinstance(backbone, SelfAttentiveClassifier):
+            raise ValueError(
+                "`backbone` must be a SelfAttentiveClassifier. Received: "
+                f"{type(backbone).__name__}"
+            )
+        _check_preprocessor(backbone.encoder, preprocessor)
+        super().__init__(backbone, preprocessor, label_names, compile, **kwargs)
+
+    def default_compile(self):
+        # jit_compile "auto", as the recipe compiles (XLA where there is an
+        # accelerator). The compiled loss is the cross-entropy; Keras' train and
+        # test steps add `self.losses` (the encoder's penalty) to it.
+        self.compile(
+            optimizer=keras.optimizers.Adam(LEARNING_RATE, clipnorm=CLIPNORM),
+            loss="sparse_categorical_crossentropy",
+            metrics=["accuracy"],
+        )
+
+    def explain(self, texts, batch_size=32):
+        """Label, probabilities and the attention hops of each text.
+
+        Returns:
+            One dict per text: `"label"`, `"probabilities"` `(C,)`, `"attention"`
+            `(r, T)` (hop by token: each hop's weights over the text's tokens, 0 at
+            the padded positions; all 0 for a text without tokens), `"tokens"`
+            `(T,)` (the words the columns refer to, "" where padded) and
+            `"penalty_norm"` (`||A A^T - I||_F`, how far the hops are from
+            attending to different words; 0 for a text without tokens). `T` is
+            the longest text of its batch of `batch_size` texts of similar length.
+        """
+        texts = _checked_texts(self, texts)
+        rows = predict_texts(
+            self.backbone,
+            self.preprocessor.module,
+            texts,
+            batch_size,
+            extra=penalty_norms,
+        )
+        for row in rows:
+            row["label"] = self.label_names[int(np.argmax(row["probabilities"]))]
+            row["penalty_norm"] = float(row["penalty_norm"])
+        return rows
+
+    def embed(self, texts, batch_size=32):
+        """The sentence embedding matrices `M` `(B, r, 2u)`, float32, of `texts`.
+
+        What the export's `embed` signature returns as `"embedding"` for the same
+        texts (its `"attention"` and `"tokens"` are `explain`'s);
+        `.reshape(len(texts), -1)` gives the `(B, r * 2u)` vectors the classifier's
+        MLP reads. An empty or whitespace-only text gets all zeros.
+        """
+        return _embed(self.backbone.encoder, self, texts, batch_size)
+
+    def export(
+        self,
+        base_dir="saved_models",
+        name="sentence_embedder",
+        warmup_texts=None,
+        metadata=None,
+    ):
+        """Writes `base_dir/name/VERSION/` (TF Serving), `VERSION.keras` (this task)
+        and `VERSION.encoder.keras` (a `SentenceEmbedder`); returns the version
+        folder. See `export_sentence_embedder`."""
+        from zoo.models.sentence_embedder.sentence_embedder_serving import (
+            export_sentence_embedder,
+        )
+
+        return export_sentence_embedder(
+            self.backbone,
+            self.preprocessor.module,
+            self.label_names,
+            base_dir=base_dir,
+            name=name,
+            warmup_texts=warmup_texts,
+            metadata=metadata,
+            task=self,
+        )
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class SentenceEmbedder(Task):
+    """The structured self-attentive sentence encoder on raw text: texts -> `M`.
+
+    `SelfAttentiveEncoder` (the backbone, word ids in) with its
+    `SelfAttentiveTextClassifierPreprocessor`. `embed(texts)` (and `predict(texts)`)
+    -> the sentence embedding matrices `(B, r, 2u)`, as the export's `embed`
+    signature returns them. The export writes one as `VERSION.encoder.keras`:
+    `keras.saving.load_model` reads it after `import zoo`, vocabulary included.
+    To train the encoder under a new head, build the head on `.backbone` (token
+    ids `(B, T)` -> `{"embedding", "attention"}`) and feed it
+    `preprocessor(texts)["token_ids"]`.
+
+    The task has no targets of its own: it is built uncompiled (`compile=False`);
+    `fit` needs a `compile(loss=...)` of your choice on the embeddings.
+
+    Args:
+        backbone: a `SelfAttentiveEncoder`.
+        preprocessor: a `SelfAttentiveTextClassifierPreprocessor` with the
+            encoder's `vocabulary_size` words.
+        **kwargs: `keras.Model` keyword arguments.
+
+    Example:
+
+    ```python
+    embedder = keras.saving.load_model("saved_models/sentence_embedder/1.encoder.keras")
+    embedder.embed(["a fine film ."]).shape  # (1, r, 2u)
+    ```
+    """
+
+    def __init__(self, backbone, preprocessor=None, **kwargs):
+        if not isinstance(backbone, SelfAttentiveEncoder):
+            raise ValueError(
+                "`backbone` must be a SelfAttentiveEncoder. Received: "
+                f"{type(backbone).__name__}"
+            )
+        _check_preprocessor(backbone, preprocessor)
+        # === Layers ===
+        self.backbone = backbone
+        self.preprocessor = preprocessor
+
+        # === Functional Model ===
+        inputs = backbone.input
+        outputs = backbone(inputs)["embedding"]
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+    def embed(self, texts, batch_size=32):
+        """The sentence embedding matrices `M` `(B, r, 2u)`, float32 (the export's
+        `embed` signature's `"embedding"`); all zeros for a text without tokens."""
+        return _embed(self.backbone, self, texts, batch_size)
+
+
+def _check_preprocessor(encoder, preprocessor):
+    if preprocessor is None:
+        return
+    if not isinstance(preprocessor, SelfAttentiveTextClassifierPreprocessor):
+        raise ValueError(
+            "`preprocessor` must be a SelfAttentiveTextClassifierPreprocessor. "
+            f"Received: {type(preprocessor).__name__}"
+        )
+    if preprocessor.asset_paths and (
+        preprocessor.vocabulary_size != encoder.vocabulary_size
+    ):
+        raise ValueError(
+            "The preprocessor's vocabulary must have the encoder's vocabulary_size "
+            f"({encoder.vocabulary_size}) words. Received: "
+            f"{preprocessor.vocabulary_size} words"
+        )
+
+
+def _checked_texts(task, texts):
+    """`texts` as a list, after `task.check_inputs` (one string is refused, not read
+    as a list of characters)."""
+    if not isinstance(texts, (str, bytes)):
+        texts = list(texts)
+    task.check_inputs(texts)
+    return texts
+
+
+def _embed(encoder, task, texts, batch_size):
+    """`encoder`'s float32 embeddings of raw `texts`, through `task`'s preprocessor,
+    in the order of `texts`."""
+    import tensorflow as tf
+
+    if task.preprocessor is None:
+        raise ValueError("embed reads raw texts: the task has no preprocessor")
+    texts = _checked_texts(task, texts)
+    rows = predict_texts(
+        lambda ids, training=False: {
+            "embedding": tf.cast(
+                encoder(ids, training=training)["embedding"], tf.float32
+            )
+        },
+        task.preprocessor.module,
+        texts,
+        batch_size,
+    )
+    if not rows:
+        shape = (0, encoder.num_hops, encoder.output_dim)
+        return np.zeros(shape, "float32")
+    return np.stack([row["embedding"] for row in rows])
