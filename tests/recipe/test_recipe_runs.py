@@ -128,3 +128,45 @@ def test_a_refused_configuration_leaves_the_runs_vocabulary_alone(tmp_path):
     assert sorted(os.listdir(run_dir / "vocabularies")) == sorted(
         {os.path.basename(os.path.dirname(d.vocab_file)) for d in (a, b)}
     )
+
+
+class KilledDuringTraining(ToyRecipe):
+    """The toy recipe, killed when epoch `kill_at` begins (once); `exported` holds
+    the weights its export was given."""
+
+    kill_at = None
+    exported = None
+
+    def train(self, model, data):
+        from tests.training.training_test_utils import InterruptAt
+
+        kill, KilledDuringTraining.kill_at = KilledDuringTraining.kill_at, None
+        return self.fit(
+            model.training_model(),
+            data.train,
+            data.validation,
+            callbacks=[InterruptAt(kill)],
+            data_fingerprint=data.fingerprint,
+        )
+
+    def export(self, model, data, metrics):
+        KilledDuringTraining.exported = [w.copy() for w in model.get_weights()]
+        return None
+
+
+def test_a_killed_and_resumed_run_exports_what_an_uninterrupted_one_does(tmp_path):
+    from tests.training.training_test_utils import Interrupt
+
+    flags = ["--data", str(tmp_path), "--seed", "3", "--epochs", "6"]
+    flags += ["--patience", "2"]
+    whole = KilledDuringTraining.main(_args(tmp_path / "whole", *flags))
+    expected = KilledDuringTraining.exported
+    KilledDuringTraining.kill_at = 3
+    with pytest.raises(Interrupt):
+        KilledDuringTraining.main(_args(tmp_path / "killed", *flags))
+    resumed = KilledDuringTraining.main(_args(tmp_path / "killed", *flags))
+    assert resumed["value"] == whole["value"]
+    for a, b in zip(KilledDuringTraining.exported, expected, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    logs = [(tmp_path / d / "run" / "log.csv").read_text() for d in ("whole", "killed")]
+    assert len(logs[0].splitlines()) == len(logs[1].splitlines())

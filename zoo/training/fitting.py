@@ -219,11 +219,14 @@ def _fit(
         all_callbacks.append(EpochLog())
     if initial_epoch and _advance_shuffle(train_ds, fit_kwargs, strategy):
         # A resumed run sees each epoch's data in the order the interrupted run
-        # would have: tf.data draws a shuffled pipeline's order for an epoch when an
-        # iterator is created, so one iterator per completed epoch is created (and
-        # dropped, no element read) before Keras creates its own.
-        for _ in range(keras_workarounds.epoch_iterators(train_ds, initial_epoch)):
-            iter(train_ds)
+        # would have: tf.data draws a shuffled pipeline's order when an iterator is
+        # created, so the iterators Keras created in the completed epochs (training
+        # and validation: they may be the same dataset) are created again, and
+        # dropped with no element read, before Keras creates its own.
+        for ds in [train_ds, val_ds]:
+            if isinstance(ds, tf.data.Dataset):
+                for _ in range(keras_workarounds.epoch_iterators(ds, initial_epoch)):
+                    iter(ds)
     if isinstance(train_ds, tf.data.Dataset):
         # The caller shuffles its tf.data pipeline; Keras ignores `shuffle` for
         # datasets but warns when it is True (its default) on every `fit`.
