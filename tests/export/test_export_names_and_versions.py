@@ -222,3 +222,30 @@ def test_predict_verify_deploy_with_odd_version_folders(tiny_export, tmp_path, c
     assert code == 0, err
     assert "models: tiny;" in out
     assert err.splitlines() == [note]
+
+
+def test_an_incomplete_latest_version_is_named_in_one_line(
+    tiny_export, tmp_path, capsys
+):
+    root = _root_with(tiny_export, tmp_path)
+    model_dir = root / "tiny"
+    (model_dir / "3").mkdir()  # a half-copied version: TF Serving would load it
+    message = (
+        f"{model_dir / '3'}: the latest version holds no saved_model.pb (an "
+        "interrupted copy?); TF Serving would fail to load it: complete or remove "
+        "it, or name a version folder"
+    )
+    with pytest.raises(paths.IncompleteVersionError) as refused:
+        paths.resolve_version_dir(model_dir)
+    assert str(refused.value) == message
+    for command in ("predict", "verify"):
+        argv = [command, model_dir] + (["good"] if command == "predict" else [])
+        code, out, err = _zoo(capsys, *argv)
+        assert (code, err) == (2, f"error: {message}\n"), command
+    assert paths.resolve_version_dir(model_dir / "1") == str(model_dir / "1")
+    code, out, err = _zoo(capsys, "deploy", root)
+    assert code == 0 and "models: tiny;" in out
+    assert err == (
+        f"note: {model_dir / '3'}: no saved_model.pb, yet the highest version: TF "
+        "Serving would try to load it (and fail); complete or remove it\n"
+    )

@@ -55,6 +55,7 @@ from zoo.errors import ConfigError, DataError, MissingPathError, ZooError, one_l
 from zoo.export.paths import (
     MODEL_NAME_RE,
     check_model_name,
+    incomplete_latest,
     is_model_name,
     latest_version_dir,
     version_folders,
@@ -185,6 +186,12 @@ def scan_models(root):
             continue
         names.append(name)
         notes.extend(version_notes)
+        incomplete = incomplete_latest(path)
+        if incomplete is not None:
+            notes.append(
+                f"{incomplete}: no saved_model.pb, yet the highest version: TF "
+                "Serving would try to load it (and fail); complete or remove it"
+            )
     return names, notes
 
 

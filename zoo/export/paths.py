@@ -136,6 +136,31 @@ class NoVersionError(DataError, FileNotFoundError):
         return (type(self), (self.path,))
 
 
+class IncompleteVersionError(DataError, FileNotFoundError):
+    """The latest version folder of an export holds no `saved_model.pb`."""
+
+    def __init__(self, path):
+        super().__init__(
+            "the latest version holds no saved_model.pb (an interrupted copy?); TF "
+            "Serving would fail to load it: complete or remove it, or name a "
+            "version folder",
+            path=path,
+        )
+
+    def __reduce__(self):
+        return (type(self), (self.path,))
+
+
+def incomplete_latest(model_dir):
+    """The folder of `model_dir`'s highest version when it holds no
+    `saved_model.pb` (TF Serving would try to load it), else None."""
+    found, _ = version_folders(model_dir)
+    if not found:
+        return None
+    latest = os.path.join(model_dir, found[max(found)])
+    return None if os.path.exists(os.path.join(latest, "saved_model.pb")) else latest
+
+
 def _stderr_note(note):
     print(f"note: {note}", file=sys.stderr)
 
@@ -153,6 +178,7 @@ def resolve_version_dir(path, note=_stderr_note):
         NoVersionError: when it holds no version (both are `FileNotFoundError`s).
         zoo.errors.DataError: a folder holding `saved_model.pb` whose name is not a
             version TF Serving reads (e.g. `²`).
+        IncompleteVersionError: the latest version holds no `saved_model.pb`.
     """
     path = os.path.normpath(os.fspath(path))
     if not os.path.isdir(path):
@@ -165,4 +191,7 @@ def resolve_version_dir(path, note=_stderr_note):
         note(line)
     if not found:
         raise NoVersionError(path)
-    return os.path.join(path, found[max(found)])
+    latest = os.path.join(path, found[max(found)])
+    if not os.path.exists(os.path.join(latest, "saved_model.pb")):
+        raise IncompleteVersionError(latest)
+    return latest
