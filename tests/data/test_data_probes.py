@@ -148,3 +148,24 @@ def test_one_class_is_one_line(tmp_path):
         (folder / "only" / f"{i}.txt").write_text(f"text {i}")
     with pytest.raises(DataError, match=r"folder: one class only \('only'\)"):
         load_documents(folder)
+
+
+def test_an_sst_file_linked_out_of_its_folder_is_refused(tmp_path):
+    from zoo.data.sentences import load_sst
+
+    folder = tmp_path / "sst"
+    folder.mkdir()
+    tree = "(3 (2 It) (4 (2 is) (4 good)))\n"
+    for name in ("train.txt", "dev.txt"):
+        (folder / name).write_text(tree)
+    (tmp_path / "elsewhere.txt").write_text(tree)
+    os.symlink(tmp_path / "elsewhere.txt", folder / "test.txt")
+    with pytest.raises(DataError) as refused:
+        load_sst(folder)
+    assert str(refused.value) == (
+        f"{folder / 'test.txt'}: a symbolic link to {tmp_path / 'elsewhere.txt'}, "
+        f"outside the data folder {folder}; copy the file into the folder"
+    )
+    os.remove(folder / "test.txt")
+    (folder / "test.txt").write_text(tree)
+    assert len(load_sst(folder)["test"]) == 1

@@ -251,6 +251,7 @@ def load_sst(directory, task="sst5", phrases=False):
 
     Raises:
         MissingPathError: the folder or one of its three files does not exist.
+        DataError: one of them is a symbolic link out of the folder.
     """
     _check_task(task)
     directory = files.check_exists(directory, "SST folder")
@@ -266,6 +267,7 @@ def load_sst(directory, task="sst5", phrases=False):
                 what="SST tree file (an SST folder holds train.txt, dev.txt and "
                 "test.txt)",
             )
+        files.check_inside(os.path.join(directory, name), directory)
     return {
         split: read_sst_trees(
             os.path.join(directory, name), task, phrases=phrases and split == "train"
