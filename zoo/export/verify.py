@@ -511,13 +511,18 @@ def _call_task(task, inputs, served, np):
     `probabilities` (classifiers); None where the model is no classifier task."""
     if getattr(task, "preprocessor", None) is None or "probabilities" not in served:
         return None
-    if not hasattr(task, "label_names") or len(inputs) != 1:
-        return None
-    texts = [
-        t.decode("utf-8") if isinstance(t, bytes) else str(t)
-        for t in np.asarray(next(iter(inputs.values()))).reshape(-1).tolist()
-    ]
-    got = np.asarray(task.predict(texts, verbose=0))
+
+    def texts(values):
+        return [
+            t.decode("utf-8") if isinstance(t, bytes) else str(t)
+            for t in np.asarray(values).reshape(-1).tolist()
+        ]
+
+    if len(inputs) == 1:
+        raw = texts(next(iter(inputs.values())))
+    else:  # named inputs, e.g. MemN2N's story and question
+        raw = {name: texts(values) for name, values in inputs.items()}
+    got = np.asarray(task.predict(raw, verbose=0))
     expected = np.asarray(served["probabilities"])
     if got.shape != expected.shape:
         return {"ok": False, "max_abs_diff": float("inf")}

@@ -5,7 +5,11 @@ A task (`zoo.models.task.Task`) is a network with its preprocessor: it fits and
 predicts on raw strings and saves its vocabularies with it.
 """
 
-from zoo.models.han import HANClassifier, HANTextClassifier
+from zoo.models.han import (
+    HANClassifier,
+    HANTextClassifier,
+    HANTextClassifierPreprocessor,
+)
 from zoo.models.memn2n import (
     MemN2N,
     MemN2NQuestionAnswerer,
@@ -15,6 +19,9 @@ from zoo.models.preprocessor import Preprocessor
 from zoo.models.sentence_embedder import (
     SelfAttentiveClassifier,
     SelfAttentiveEncoder,
+    SelfAttentiveTextClassifier,
+    SelfAttentiveTextClassifierPreprocessor,
+    SentenceEmbedder,
 )
 from zoo.models.task import Task
 from zoo.models.text_classifier import TextClassifier
@@ -27,6 +34,7 @@ from zoo.models.translation import (
 __all__ = [
     "HANClassifier",
     "HANTextClassifier",
+    "HANTextClassifierPreprocessor",
     "Preprocessor",
     "Task",
     "TextClassifier",
@@ -35,6 +43,9 @@ __all__ = [
     "MemN2NQuestionAnswererPreprocessor",
     "SelfAttentiveClassifier",
     "SelfAttentiveEncoder",
+    "SelfAttentiveTextClassifier",
+    "SelfAttentiveTextClassifierPreprocessor",
+    "SentenceEmbedder",
     "Seq2SeqTextTranslator",
     "Seq2SeqTranslator",
     "Seq2SeqTranslatorPreprocessor",

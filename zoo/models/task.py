@@ -87,10 +87,22 @@ class Task(keras.Model):
             x = self.preprocess_features(x)
         return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
 
+    def _compile_if_needed(self):
+        if not self.compiled and hasattr(self, "default_compile"):
+            self.default_compile()
+
     def check_inputs(self, x):
-        """Refuses raw inputs that are not strings, naming the first bad one."""
+        """Refuses raw inputs that are not strings, naming the first bad one, and
+        dict inputs whose lists differ in length."""
         if self.preprocessor is None:
             return
+        if isinstance(x, dict):
+            lengths = {k: len(v) for k, v in x.items() if hasattr(v, "__len__")}
+            if len(set(lengths.values())) > 1:
+                raise ValueError(
+                    f"The inputs must hold the same number of examples. Received "
+                    f"lengths {lengths}"
+                )
         for key, value in _named_inputs(x):
             if isinstance(value, (str, bytes)):
                 raise ValueError(
@@ -126,6 +138,7 @@ class Task(keras.Model):
         validation_split=None,
         **kwargs,
     ):
+        self._compile_if_needed()
         if validation_split and validation_data is None:
             if isinstance(x, tf.data.Dataset):
                 raise ValueError(
@@ -154,6 +167,7 @@ class Task(keras.Model):
         # `fit` passes its validation data here with `_use_cached_eval_dataset`;
         # it is raw and still needs the preprocessor.
         kwargs.pop("_use_cached_eval_dataset", None)
+        self._compile_if_needed()
         ds = self._pipeline(x, y, sample_weight, batch_size)
         return super().evaluate(ds, **kwargs)
 
@@ -175,6 +189,10 @@ class Task(keras.Model):
     @classmethod
     def from_config(cls, config):
         config = dict(config)
+        # Compiled again by `keras.saving.load_model` when the file holds a compile
+        # config (its optimizer state then loads into it); otherwise `fit` compiles
+        # with the task's defaults on first use.
+        config.setdefault("compile", False)
         for key in ("backbone", "preprocessor"):
             if isinstance(config.get(key), dict):
                 config[key] = keras.saving.deserialize_keras_object(config[key])

@@ -139,7 +139,13 @@ class TextClassifier(Task):
             `"sentences"`, `"tokens"`: "" where padded, weight 0 there), each as
             this text's row of its padded batch.
         """
-        self.check_inputs(list(texts) if not isinstance(texts, list) else texts)
+        if isinstance(texts, (str, bytes)):
+            raise ValueError(
+                "explain takes a batch of strings (a list), not one string. "
+                f"Received: {texts[:60]!r}"
+            )
+        texts = list(texts)
+        self.check_inputs(texts)
         rows = predict_texts(self.backbone, self.preprocessor.module, texts, batch_size)
         for row in rows:
             row["label"] = self.label_names[int(np.argmax(row["probabilities"]))]

@@ -100,6 +100,8 @@ def test_explain_gives_attention_over_the_words_it_read():
         atol=1e-5,
     )
     assert task.predict_labels(["Great acting. I loved it!"]) == [row["label"]]
+    with pytest.raises(ValueError, match="not one string"):
+        task.explain("Great acting.")
 
 
 def test_export_writes_the_task_as_its_keras_file(tmp_path):
@@ -112,6 +114,15 @@ def test_export_writes_the_task_as_its_keras_file(tmp_path):
     version = task.export(tmp_path, warmup_texts=TEXTS[:2])
     loaded = keras.saving.load_model(version + ".keras")
     assert isinstance(loaded, HANTextClassifier)
+    assert loaded.compiled  # saved compiled
+    # saved uncompiled (as exports made from a network are): loads uncompiled,
+    # and fit compiles with the task's defaults
+    bare = make_task(compile=False)
+    bare.save(tmp_path / "bare.keras")
+    reloaded = keras.saving.load_model(tmp_path / "bare.keras")
+    assert not reloaded.compiled
+    reloaded.fit(TEXTS[:8], LABELS[:8], epochs=1, verbose=0)
+    assert reloaded.compiled and reloaded.optimizer.clipnorm == 5.0
     assert loaded.label_names == ["neg", "pos"]
     served = tf.saved_model.load(version).signatures["serving_default"]
     out = served(text=tf.constant(["Great acting. I loved it!", "Boring."]))
