@@ -66,3 +66,35 @@ def test_remove_temporaries_deletes_only_leftovers(tmp_path):
     ]
     assert sorted(os.listdir(tmp_path)) == ["best.keras", "sub"]
     assert remove_temporaries(tmp_path / "missing") == []
+
+
+def test_content_keyed_files_never_overwrite_each_other(tmp_path):
+    import hashlib
+
+    from zoo.io import content_keyed
+
+    def writer(text):
+        def write(path):
+            with open(path, "w") as f:
+                f.write(text)
+
+        return write
+
+    a = content_keyed(writer("a\nb\n"), tmp_path / "vocab.txt", "vocabularies")
+    b = content_keyed(writer("x\n"), tmp_path / "vocab.txt", "vocabularies")
+    again = content_keyed(writer("a\nb\n"), tmp_path / "vocab.txt", "vocabularies")
+    digest = hashlib.sha256(b"a\nb\n").hexdigest()[:12]
+    assert a == again == str(tmp_path / "vocabularies" / digest / "vocab.txt")
+    assert b != a and os.path.basename(b) == "vocab.txt"
+    assert open(a).read() == "a\nb\n" and open(b).read() == "x\n"
+    assert sorted(os.listdir(tmp_path / "vocabularies")) == sorted(
+        [digest, os.path.basename(os.path.dirname(b))]
+    )  # no staging folder left
+    assert os.listdir(tmp_path) == ["vocabularies"]  # nothing at tmp_path/vocab.txt
+
+    def fails(path):
+        raise OSError("boom")
+
+    with pytest.raises(OSError, match="boom"):
+        content_keyed(fails, tmp_path / "vocab.txt", "vocabularies")
+    assert len(os.listdir(tmp_path / "vocabularies")) == 2

@@ -109,6 +109,45 @@ def atomic_write(path, mode="w", encoding=None, newline=None):
             os.fsync(f.fileno())
 
 
+def content_keyed(write, path, store):
+    """Writes a file where only its own contents can be: `folder/store/<digest>/name`.
+
+    `write(tmp_path)` writes the file into a fresh hidden folder of
+    `dirname(path)/store/`; that folder is then renamed to the SHA-256 digest (12 hex
+    digits) of the file's bytes. The same contents give the same folder (kept as it
+    is), other contents another, so a file written for one configuration is never
+    overwritten by another's (e.g. a vocabulary built before a run's identity is
+    checked). The file keeps the name of `path`.
+
+    Returns:
+        The path of the file: `dirname(path)/store/<digest>/basename(path)`.
+    """
+    import hashlib
+
+    folder, name = os.path.split(os.path.abspath(os.fspath(path)))
+    root = os.path.join(folder, store)
+    os.makedirs(root, exist_ok=True)
+    staging = os.path.join(root, f"{TEMPORARY_PREFIX}{secrets.token_hex(6)}")
+    os.mkdir(staging)  # the umask applies
+    try:
+        write(os.path.join(staging, name))
+        digest = hashlib.sha256()
+        with open(os.path.join(staging, name), "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        target = os.path.join(root, digest.hexdigest()[:12])
+        if not os.path.isfile(os.path.join(target, name)):
+            shutil.rmtree(target, ignore_errors=True)  # a half-removed one
+            try:
+                os.rename(staging, target)
+            except OSError:
+                if not os.path.isfile(os.path.join(target, name)):
+                    raise
+    finally:
+        _remove(staging)
+    return os.path.join(target, name)
+
+
 def remove_temporaries(folder):
     """Deletes the temporary files that killed writes left in `folder` (not in its
     subfolders). Returns their paths."""

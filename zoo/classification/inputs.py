@@ -2,7 +2,7 @@
 
 The vocabulary is built before the run folder's identity is checked (the model's
 size depends on it), so it is not written where another run's could be: it goes to
-`RUN_DIR/vocabularies/<fingerprint of its contents>/vocab.txt`, a file that no other
+`RUN_DIR/vocabularies/<digest of its contents>/vocab.txt`, a file that no other
 configuration writes and that never changes once written. A run that is then refused
 (another run's backup in the folder) leaves the folder's run untouched; once the
 identity check has passed, `TextClassificationInputs.publish` copies the vocabulary
@@ -12,7 +12,6 @@ to `RUN_DIR/vocab.txt` for people and tools that look there.
 import dataclasses
 import os
 import pathlib
-import secrets
 import shutil
 
 from zoo.classification.pipeline import build_word_vocabulary, labelled_datasets
@@ -92,7 +91,7 @@ def prepare_inputs(
         make_preprocessor: `vocab_file -> preprocessor`; the preprocessor maps a
             string tensor `[B]` to a dict holding `"token_ids"`.
         vocab_file: the vocabulary's name and folder, `RUN_DIR/vocab.txt`: the
-            file is written to `RUN_DIR/vocabularies/<fingerprint>/vocab.txt`
+            file is written to `RUN_DIR/vocabularies/<digest>/vocab.txt`
             (`keyed_vocabulary`) and copied to `vocab_file` by `publish`.
         vocab_size, min_count: the vocabulary's size limit and minimum count.
         batch_size: examples per batch.
@@ -142,34 +141,14 @@ def prepare_inputs(
 
 
 def keyed_vocabulary(build, vocab_file):
-    """Writes a vocabulary where only its own contents can be.
-
-    `build(path)` writes the file into a fresh hidden folder of
-    `dirname(vocab_file)/vocabularies/`; the folder is then renamed to the
-    fingerprint of the file's bytes (`zoo.training.fingerprint`). The same contents
-    give the same folder (kept as it is), other contents another folder, so no
-    configuration overwrites another's vocabulary.
+    """Writes a vocabulary where only its own contents can be: `build(path)` writes
+    it, and it lands in `dirname(vocab_file)/vocabularies/<digest of its
+    bytes>/basename(vocab_file)` (`zoo.io.content_keyed`), so no configuration
+    overwrites another's vocabulary.
 
     Returns:
-        `dirname(vocab_file)/vocabularies/<fingerprint>/basename(vocab_file)`.
+        The vocabulary file's path.
     """
-    from zoo.training import fingerprint
+    from zoo.io import content_keyed
 
-    folder, name = os.path.split(os.path.abspath(os.fspath(vocab_file)))
-    store = os.path.join(folder, VOCABULARIES)
-    os.makedirs(store, exist_ok=True)
-    staging = os.path.join(store, f".tmp-{secrets.token_hex(6)}")
-    os.mkdir(staging)  # the umask applies, as for the run folder's other files
-    try:
-        build(os.path.join(staging, name))
-        target = os.path.join(store, fingerprint(pathlib.Path(staging, name)))
-        if not os.path.isfile(os.path.join(target, name)):
-            shutil.rmtree(target, ignore_errors=True)  # a half-removed one
-            try:
-                os.rename(staging, target)
-            except OSError:
-                if not os.path.isfile(os.path.join(target, name)):
-                    raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return os.path.join(target, name)
+    return content_keyed(build, vocab_file, VOCABULARIES)
