@@ -178,13 +178,13 @@ def _fit(
     if best is not None:
         checkpoint.best = best
     all_callbacks.append(checkpoint)
-    history = monitor_values(csv_path, monitor) if resuming else ()
+    monitored = monitor_values(csv_path, monitor) if resuming else ()
     if cfg.patience > 0:
         # A resumed run continues the interrupted run's early stopping: best value,
         # best epoch (and its weights, kept in the backup folder), waiting count.
         all_callbacks.append(
             ResumableEarlyStopping(
-                monitor, cfg.mode, cfg.patience, backup.folder, history
+                monitor, cfg.mode, cfg.patience, backup.folder, monitored
             )
         )
     if weights:
@@ -199,7 +199,7 @@ def _fit(
                 cfg.decay_factor,
                 cfg.decay_patience,
                 learning_rate,
-                history,
+                monitored,
                 verbose=int(verbose != 0),
             )
         )
