@@ -17,6 +17,13 @@ Commands:
     python -m recipes.translation --data ../shared/data/multi30k --attention luong \\
         --score general --window local-p
 
+The attention variants of the survey: `--attention bahdanau|luong|none` (none: the
+encoder-decoder without attention, a fixed mean context), `--attention-normalize`
+(normalized Bahdanau), Luong's `--score dot|general|concat|location|cosine` and
+`--window global|local-m|local-p` with `--window-size` (D = 10, sigma = D/2, input
+feeding, as in the paper), soft or hard attention `--attention-probability
+softmax|hardmax|gumbel` (hard attention trained straight-through).
+
 `--data` is a folder of line-aligned files `{train,val|valid|dev,test}.{SRC,TGT}[.gz]`
 (Multi30k or its root), a TSV file of pairs (`--source-column`; Anki's: English first)
 or `SRC_FILE,TGT_FILE`; `--valid-data`, `--test-data` name other splits the same way;
@@ -65,9 +72,28 @@ class Config(RecipeConfig):
     attention: str = option(
         "bahdanau", "decoder attention (none: a fixed mean context)", choices=ATTENTION
     )
-    score: str = option("general", "Luong score", choices=("dot", "general", "concat"))
-    window: str = option("global", "Luong window", choices=("global", "local-p"))
-    window_size: int = option(10, "half-width of the local-p window", check=POS)
+    score: str = option(
+        "general",
+        "Luong score (location: from the decoder state only; cosine: content-based)",
+        choices=("dot", "general", "concat", "location", "cosine"),
+    )
+    window: str = option(
+        "global",
+        "Luong window: global, local-m (monotonic, p_t = t) or local-p (predicted)",
+        choices=("global", "local-m", "local-p"),
+    )
+    window_size: int = option(
+        10, "half-width D of the local window (Luong et al.: 10)", check=POS
+    )
+    attention_probability: str = option(
+        "softmax",
+        "soft (softmax) or hard attention (hardmax: straight-through; gumbel: "
+        "Gumbel-softmax in training)",
+        choices=("softmax", "hardmax", "gumbel"),
+    )
+    attention_normalize: bool = option(
+        False, "weight-normalised Bahdanau scoring vector (normalized Bahdanau)"
+    )
     rnn: str = option("gru", "encoder and decoder cell", choices=("gru", "lstm"))
     embedding_dim: int = option(256, "embedding size", demo=32, check=POS)
     encoder_units: int = option(256, "encoder units per direction", demo=32, check=POS)
@@ -143,8 +169,18 @@ class Config(RecipeConfig):
             raise ConfigError(
                 "--tie-embeddings with luong: --embedding-dim must be --decoder-units"
             )
-        if luong and self.score == "dot" and units != 2 * self.encoder_units:
-            raise ConfigError("--score dot needs --decoder-units = 2 x --encoder-units")
+        if (
+            luong
+            and self.score in ("dot", "cosine")
+            and units != 2 * self.encoder_units
+        ):
+            raise ConfigError(
+                f"--score {self.score} needs --decoder-units = 2 x --encoder-units"
+            )
+        if not luong and (self.score != "general" or self.window != "global"):
+            raise ConfigError("--score and --window apply to --attention luong")
+        if self.attention_normalize and self.attention != "bahdanau":
+            raise ConfigError("--attention-normalize applies to --attention bahdanau")
         if self.select_on == "bleu":
             self.training.monitor, self.training.mode = "val_bleu", "max"
 
@@ -237,6 +273,9 @@ class Translation(Recipe):
         kwargs = inspect.signature(Seq2SeqTranslator).parameters
         kwargs = {k: getattr(c, k) for k in kwargs if hasattr(c, k)}
         kwargs["window"] = None if c.window == "global" else c.window
+        if c.attention == "luong" and c.score == "location":
+            # one location weight per source position, up to the longest source
+            kwargs["max_source_length"] = pre.max_length
         dtype, why = resolve_dtype(c.training_logits_dtype)
         self.log(f"training logits product: {dtype} ({why})")
         kwargs["training_logits_dtype"] = self.precision = dtype

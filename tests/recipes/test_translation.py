@@ -102,7 +102,9 @@ def build(config, source_vocab_size=50, target_vocab_size=60):
     from recipes.translation import Translation
 
     pre = types.SimpleNamespace(
-        source_vocab_size=source_vocab_size, target_vocab_size=target_vocab_size
+        source_vocab_size=source_vocab_size,
+        target_vocab_size=target_vocab_size,
+        max_length=64,
     )
     return Translation(config).build_model(types.SimpleNamespace(preprocessor=pre))
 
@@ -154,6 +156,10 @@ def test_selection_and_training_defaults(tmp_path):
         (["--readout", "relu"], "--readout: invalid choice: 'relu'"),
         (["--attention", "luong", "--tie-embeddings"], "--embedding-dim must be"),
         (["--attention", "luong", "--score", "dot", "--decoder-units", "48"], "2 x"),
+        (["--score", "cosine"], "apply to --attention luong"),
+        (["--window", "local-m"], "apply to --attention luong"),
+        (["--attention", "luong", "--attention-normalize"], "applies to --attention"),
+        (["--attention-probability", "argmax"], "invalid choice: 'argmax'"),
         (["--data", "/no/such/corpus"], "no such file or folder"),
     ],
 )
@@ -193,6 +199,34 @@ def test_model_flags_reach_the_model():
     optimizer = model.training_model().optimizer
     assert type(optimizer).__name__ == "FusedAdam" and optimizer.clipnorm == 5.0
     assert model.training_model().loss.label_smoothing == 0.1
+
+
+@pytest.mark.parametrize(
+    "flags, expected",
+    [
+        (["--attention", "luong", "--window", "local-m"], {"window": "local-m"}),
+        (
+            ["--attention", "luong", "--score", "location"],
+            {"score": "location", "max_source_length": 64},
+        ),
+        (["--attention", "luong", "--score", "cosine"], {"score": "cosine"}),
+        (
+            ["--attention", "luong", "--attention-probability", "gumbel"],
+            {"attention_probability": "gumbel"},
+        ),
+        (
+            ["--attention-probability", "hardmax", "--attention-normalize"],
+            {"attention_probability": "hardmax", "attention_normalize": True},
+        ),
+    ],
+)
+def test_every_attention_variant_is_reachable_from_the_recipe(flags, expected):
+    model = build(parse(flags))
+    for key, value in expected.items():
+        assert getattr(model.decoder, key) == value, key
+    layer = model.decoder.attention_layer
+    probability = expected.get("attention_probability", "softmax")
+    assert layer.probability == probability
 
 
 def test_dropout_flags_reach_the_model():

@@ -38,9 +38,15 @@ class Seq2SeqTranslator(keras.Model):
         decoder_units: decoder RNN units.
         rnn: `"gru"` or `"lstm"` (encoder and decoder).
         attention: `"bahdanau"`, `"luong"` or `"none"`.
-        score: Luong score (`"dot"` needs `decoder_units == 2 * encoder_units`).
-        window: Luong window, `None` or `"local-p"`.
-        window_size: half-width of the local window.
+        score: Luong score, `"dot"`, `"general"`, `"concat"`, `"location"` or
+            `"cosine"` (`"dot"` and `"cosine"` need `decoder_units == 2 *
+            encoder_units`; `"location"` needs `max_source_length`).
+        window: Luong window, `None`, `"local-m"` or `"local-p"`.
+        window_size: half-width of the local window (10 in Luong et al. 2015).
+        max_source_length: the longest source in ids (`"location"` only).
+        attention_probability: `"softmax"` (soft attention), `"hardmax"` or
+            `"gumbel"` (hard attention, trained straight-through).
+        attention_normalize: weight-normalised Bahdanau attention.
         attention_units: Bahdanau/concat scorer size (default `decoder_units`).
         dropout: dropout of the decoder's readout, of the inputs of encoder layers
             after the first and, unless set apart below, of the embeddings.
@@ -92,6 +98,9 @@ class Seq2SeqTranslator(keras.Model):
         embedding_dropout=None,
         context_dropout=0.0,
         readout="tanh",
+        max_source_length=None,
+        attention_probability="softmax",
+        attention_normalize=False,
         **kwargs,
     ):
         if rnn not in RNNS:
@@ -146,6 +155,9 @@ class Seq2SeqTranslator(keras.Model):
             training_logits_dtype=training_logits_dtype,
             tie_embeddings=tie_embeddings,
             readout=readout,
+            max_source_length=max_source_length,
+            attention_probability=attention_probability,
+            attention_normalize=attention_normalize,
             name="decoder",
         )
         # created only when used: a Dropout layer with a rate draws a seed
@@ -191,6 +203,9 @@ class Seq2SeqTranslator(keras.Model):
         self.training_logits_dtype = training_logits_dtype
         self.tie_embeddings = tie_embeddings
         self.readout = readout
+        self.max_source_length = max_source_length
+        self.attention_probability = attention_probability
+        self.attention_normalize = attention_normalize
         self.source_embedding = source_embedding
         self.encoders = encoders
         self.bridges = bridges
@@ -248,6 +263,9 @@ class Seq2SeqTranslator(keras.Model):
             "training_logits_dtype": self.training_logits_dtype,
             "tie_embeddings": self.tie_embeddings,
             "readout": self.readout,
+            "max_source_length": self.max_source_length,
+            "attention_probability": self.attention_probability,
+            "attention_normalize": self.attention_normalize,
             "name": self.name,
             "trainable": self.trainable,
         }
