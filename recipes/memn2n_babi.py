@@ -45,6 +45,7 @@ KiB), each cut to J words (the longest training sentence); see `MemN2NPreprocess
 import argparse
 import dataclasses
 import os
+import shutil
 import sys
 
 from zoo.recipe import Recipe, RecipeConfig, option, parse_config
@@ -194,15 +195,29 @@ class MemN2NBabi(Recipe):
                 test=self._sample(e.test, c.max_eval_samples),
             )
         vocab, sentence_length, arrays = build_arrays(tasks, c.memory_size)
-        vocab_file = vocab.save(os.path.join(c.run_dir, "vocab.txt"))
+        # keyed by its contents: nothing of this run's configuration is written
+        # into RUN_DIR before the run's identity is checked
+        from zoo.io import content_keyed
+
+        vocab_file = content_keyed(
+            vocab.save, os.path.join(c.run_dir, "vocab.txt"), "vocabularies"
+        )
         self.log(
             f"vocabulary {len(vocab)} and sentence length {sentence_length} "
             "(training and validation stories)"
         )
         data = dict(tasks=tasks, vocab=vocab, vocab_file=vocab_file, arrays=arrays)
         fp = fingerprint(vocab.tokens, sentence_length, arrays)
+
+        def publish():  # RUN_DIR/vocab.txt, once the run's identity is checked
+            from zoo.io import atomic_path
+
+            with atomic_path(os.path.join(c.run_dir, "vocab.txt")) as tmp:
+                shutil.copyfile(vocab_file, tmp)
+
         return argparse.Namespace(**data, sentence_length=sentence_length,
-                                  description=description, fingerprint=fp)  # fmt: skip
+                                  description=description, fingerprint=fp,
+                                  publish=publish)  # fmt: skip
 
     def _sample(self, items, limit):
         picked = None if items is None else self.sample_indices(len(items), limit)

@@ -59,7 +59,8 @@ def run_task_test(task, x, y, predict_x, tmp_path, method="predict", atol=1e-5):
     loss = history.history["loss"][-1]
     assert np.isfinite(loss), loss
     changed = [
-        not np.allclose(a, b) for a, b in zip(before, task.backbone.get_weights())
+        not np.allclose(a, b)
+        for a, b in zip(before, task.backbone.get_weights(), strict=True)
     ]
     assert any(changed), "fit changed no weight"
 

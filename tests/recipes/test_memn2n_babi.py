@@ -267,4 +267,9 @@ def test_real_task_pipeline_with_sample_limits(shared_data, tmp_path):
     assert len(data.tasks[1].train) == 100 and len(data.tasks[1].test) == 30
     assert data.tasks[3].train is None and data.tasks[3].missing  # no 10k train file
     assert data.arrays[1]["train"]["memory"].shape == (100, 50)
-    assert (tmp_path / "vocab.txt").exists() and "mary" in data.vocab
+    # written where only its contents can be; RUN_DIR/vocab.txt only once the
+    # run's identity is checked (`publish`)
+    assert not (tmp_path / "vocab.txt").exists() and "mary" in data.vocab
+    assert open(data.vocab_file).read().splitlines() == data.vocab.tokens
+    data.publish()
+    assert (tmp_path / "vocab.txt").read_text() == open(data.vocab_file).read()

@@ -88,6 +88,9 @@ class Recipe:
         (its traceback with `--debug`).
         """
         config = cls.parse(argv)
+        from zoo import tf_logging
+
+        tf_logging.quiet(config.debug)  # before TensorFlow is imported
         try:
             return cls(config).run()
         except ZooError as error:
