@@ -187,12 +187,13 @@ def load_splits(args, source, target):
 
 
 def latest_export(run_dir):
-    from zoo.export import latest_version
+    from zoo.export.paths import latest_version_dir
 
     model_dir = os.path.join(run_dir, "export", "translation")
-    if not os.path.isdir(model_dir):
+    version_dir = latest_version_dir(model_dir) if os.path.isdir(model_dir) else None
+    if version_dir is None:
         raise SystemExit(f"no export of a trained model in {model_dir}")
-    return os.path.join(model_dir, str(latest_version(model_dir)))
+    return version_dir
 
 
 def exported_translator(version_dir):
