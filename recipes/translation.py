@@ -193,6 +193,23 @@ class Config(RecipeConfig):
         return {k: getattr(self, k) for k in ("alpha", "beta", "length_a", "length_b")}
 
 
+def heatmap_title(source, hypothesis, reference, width=90):
+    """The three lines over a heat map: source, the model's translation, reference."""
+
+    def cut(text):
+        text = " ".join(str(text).split())
+        return text if len(text) <= width else text[: width - 3] + "..."
+
+    return "\n".join(
+        f"{name}: {cut(text)}"
+        for name, text in (
+            ("source", source),
+            ("translation", hypothesis),
+            ("reference", reference),
+        )
+    )
+
+
 class Translation(Recipe):
     """Bahdanau / Luong translation: train, evaluate with beam search, export."""
 
@@ -364,13 +381,16 @@ class Translation(Recipe):
         from zoo.models.translation import as_text
         from zoo.viz import attention_heatmap
 
+        test = data.splits["test"]
         for i, out in enumerate(self.outputs[: self.config.report_samples]):
             rows = [as_text(t) for t in out["target_tokens"] if t]
             cols = [as_text(t) for t in out["source_tokens"] if t]
             if rows and cols:
                 path = os.path.join(self.config.report_dir, f"attention_{i}.png")
                 weights = out["attention"][: len(rows), : len(cols)]
-                title = as_text(out["translation"])[:80]
+                title = heatmap_title(
+                    test.sources[i], as_text(out["translation"]), test.targets[i]
+                )
                 attention_heatmap(weights, rows, cols, path, title)
                 self.log(f"heat map: {path}")
 

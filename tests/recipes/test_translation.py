@@ -333,3 +333,16 @@ def test_explicit_split_files_are_checked_one_by_one(tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1
     with pytest.raises(SystemExit):
         parse(["--data", pair, "--source-column", "2"])
+
+
+def test_heatmap_title_names_source_translation_and_reference():
+    from recipes.translation import heatmap_title
+
+    title = heatmap_title("Ein  Hund\nläuft.", "a dog runs .", "A dog is running." * 9)
+    lines = title.splitlines()
+    assert lines[0] == "source: Ein Hund läuft."
+    assert lines[1] == "translation: a dog runs ."
+    assert lines[2].startswith("reference: A dog is running.") and lines[2].endswith(
+        "..."
+    )
+    assert len(lines[2]) == len("reference: ") + 90
