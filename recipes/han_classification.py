@@ -92,6 +92,14 @@ class Config(TextClassificationConfig):
         check="non_negative",
         metavar="N",
     )
+    encoding: str = option(
+        "utf-8", "text encoding of a class-folder data set's files (e.g. latin-1)"
+    )
+    skip_unreadable: bool = option(
+        False,
+        "skip files of a class-folder data set that are not text in --encoding "
+        "(one line each, counted at the end) instead of stopping",
+    )
     demo_size: int = option(
         400, "documents in the generated demo corpus", check="positive", metavar="N"
     )
@@ -146,6 +154,8 @@ class HANClassification(TextClassificationRecipe):
                 c.data,
                 text_column="text" if c.text_column is None else c.text_column,
                 label_column=c.label_column,
+                encoding=c.encoding,
+                skip_unreadable=c.skip_unreadable,
             )
         return ClassificationData.from_documents(documents)
 

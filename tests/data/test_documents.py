@@ -406,3 +406,40 @@ def test_real_imdb_folder_with_archive(shared_data):
         25000,
     )
     assert splits.test.label_counts() == {"neg": 12500, "pos": 12500}
+
+
+def _folder_with_one_latin1_file(root):
+    for label in ("neg", "pos"):
+        os.makedirs(root / label)
+        for i in range(6):
+            (root / label / f"{i}.txt").write_text(f"A {label} review number {i}.")
+    (root / "pos" / "latin.txt").write_bytes(
+        "Un film trop long, très ennuyeux.".encode("latin-1")
+    )
+    return root
+
+
+def test_a_latin1_file_stops_the_read_with_file_and_line(tmp_path):
+    from zoo.errors import DataError
+
+    root = _folder_with_one_latin1_file(tmp_path / "data")
+    with pytest.raises(DataError, match=r"latin\.txt:1"):
+        load_documents(str(root))
+
+
+def test_encoding_reads_it_and_skip_unreadable_skips_it(tmp_path, capsys):
+    root = _folder_with_one_latin1_file(tmp_path / "data")
+    # every file of this folder is valid latin-1 (ASCII included)
+    splits = load_documents(str(root), encoding="latin-1")
+    texts = splits.train.texts + splits.validation.texts + splits.test.texts
+    assert "Un film trop long, très ennuyeux." in texts and len(texts) == 13
+    splits = load_documents(str(root), skip_unreadable=True)
+    texts = splits.train.texts + splits.validation.texts + splits.test.texts
+    assert len(texts) == 12 and not any("ennuyeux" in t for t in texts)
+    err = capsys.readouterr().err
+    assert err.count("skipped:") == 1 and "latin.txt:1" in err
+    assert "1 unreadable file(s) skipped" in splits.description
+    from zoo.errors import DataError
+
+    with pytest.raises(DataError, match="unknown encoding 'klingon'"):
+        load_documents(str(root), encoding="klingon")

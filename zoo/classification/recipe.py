@@ -129,7 +129,13 @@ class TextClassificationRecipe(Recipe):
         texts = self.read_texts().sample(
             c.max_train_samples, c.max_eval_samples, c.training.seed
         )
-        self.log(f"examples: {texts.sizes()}; classes: {list(texts.label_names)}")
+        counts = [0] * len(texts.label_names)
+        for label in texts.train.labels:
+            counts[int(label)] += 1
+        per_class = ", ".join(
+            f"{name} {n}" for name, n in zip(texts.label_names, counts, strict=True)
+        )
+        self.log(f"examples: {texts.sizes()}; training examples per class: {per_class}")
         data = prepare_inputs(
             texts,
             self.tokenize,

@@ -45,6 +45,7 @@ import gzip
 import os
 import random
 import re
+import sys
 import tarfile
 import zlib
 
@@ -467,7 +468,15 @@ def _class_folders(folder, pattern, root=None):
     return classes
 
 
-def read_class_folder(path, pattern="*.txt", *, root=None):
+def read_class_folder(
+    path,
+    pattern="*.txt",
+    *,
+    root=None,
+    encoding="utf-8",
+    skip_unreadable=False,
+    log=None,
+):
     """Reads one folder per class, one file per document: `path/<class>/<file>`.
 
     Args:
@@ -477,10 +486,15 @@ def read_class_folder(path, pattern="*.txt", *, root=None):
             file).
         root: the data folder that every file must lie in, symbolic links
             resolved (default: `path`).
+        encoding: the files' text encoding (`"utf-8"`, `"latin-1"`, ...).
+        skip_unreadable: skip a file that is not text in `encoding` or is empty,
+            with one line to `log` naming it and why, instead of stopping.
+        log: where a skipped file's line goes (default: standard error).
 
     Returns:
         `Documents` labelled with the folder names, sorted by class then file name;
-        `sources` are the file paths.
+        `sources` are the file paths; `skipped` lists the `(file, reason)` of the
+        files skipped.
 
     Raises:
         MissingPathError: `path` does not exist.
@@ -498,15 +512,24 @@ def read_class_folder(path, pattern="*.txt", *, root=None):
             f"{files.listing(path)!r}",
             path=path,
         )
-    texts, labels, sources = [], [], []
+    texts, labels, sources, skipped = [], [], [], []
     for label, paths in classes.items():
         for file in paths:
-            text = files.read_document(file)
-            _check_document(text, file)
+            try:
+                text = files.read_document(file, encoding)
+                _check_document(text, file)
+            except DataError as error:
+                if not skip_unreadable:
+                    raise
+                skipped.append((file, str(error)))
+                print(f"skipped: {error}", file=log or sys.stderr, flush=True)
+                continue
             texts.append(text)
             labels.append(label)
             sources.append(file)
-    return Documents(texts, labels, sources)
+    documents = Documents(texts, labels, sources)
+    documents.skipped = skipped
+    return documents
 
 
 def _class_folder_splits(path, pattern):
@@ -628,6 +651,8 @@ def load_documents(
     *,
     format=None,
     pattern="*.txt",
+    encoding="utf-8",
+    skip_unreadable=False,
 ):
     """Reads a data set in any layout of the module docstring; fixed splits.
 
@@ -648,6 +673,8 @@ def load_documents(
         format: `"csv"`, `"tsv"` or `"jsonl"`: read `path` (a file) as that format
             whatever its name.
         pattern: the document files of a class-folder layout (a shell pattern).
+        encoding, skip_unreadable: how the files of a class-folder layout are read
+            (`read_class_folder`); the description counts the skipped files.
 
     Returns:
         `DocumentSplits`.
@@ -690,14 +717,23 @@ def load_documents(
         description = f"{path} ({names}; {columns}): {sizes}"
     else:
         parts = {
-            split: read_class_folder(folder, pattern, root=path)
+            split: read_class_folder(
+                folder,
+                pattern,
+                root=path,
+                encoding=encoding,
+                skip_unreadable=skip_unreadable,
+            )
             for split, folder in detail.items()
         }
+        skipped = sum(len(getattr(part, "skipped", ())) for part in parts.values())
         parts["train"] = parts.pop("all", parts.get("train"))
         train, validation, test, sizes = _complete(
             parts, seed, validation_fraction, test_fraction
         )
         description = f"{path} (one folder per class, {pattern}): {sizes}"
+        if skipped:
+            description += f"; {skipped} unreadable file(s) skipped"
     if label_names is None:
         label_names = _sorted_labels(train.labels)
     label_names = list(label_names)

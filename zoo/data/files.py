@@ -188,11 +188,29 @@ def decode_document(data, path):
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def read_document(path):
-    """The whole text of one UTF-8 file (see `decode_document`)."""
+def read_document(path, encoding="utf-8"):
+    """The whole text of one file: UTF-8 as `decode_document` reads it, or another
+    Python codec (e.g. `"latin-1"`, `"cp1252"`).
+
+    Raises:
+        DataError: bytes that are not text in `encoding` (file and line), or an
+        unknown encoding.
+    """
     path = check_exists(path, "file")
     with open(path, "rb") as f:
-        return decode_document(f.read(), path)
+        data = f.read()
+    if encoding.replace("_", "-").lower() in ("utf-8", "utf8"):
+        return decode_document(data, path)
+    try:
+        text = data.decode(encoding)
+    except LookupError:
+        raise DataError(f"unknown encoding {encoding!r}", path=path) from None
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise DataError(
+            f"not {encoding} text (byte {data[e.start]:#04x})", path=path, line=line
+        ) from None
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 # --- tables --------------------------------------------------------------------------
