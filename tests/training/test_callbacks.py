@@ -76,6 +76,22 @@ def test_epoch_log_is_one_plain_line_per_epoch(monkeypatch):
     )
 
 
+def test_epoch_log_counts_passes_when_validating_more_often(monkeypatch):
+    # --epochs 1 --validations-per-epoch 2: Keras runs 2 "epochs", one pass
+    clock = iter([0.0, 1.0, 1.0, 2.0])
+    monkeypatch.setattr(callbacks.time, "perf_counter", lambda: next(clock))
+    stream = io.StringIO()
+    log = training.EpochLog(stream, rounds_per_epoch=2)
+    log.set_params({"epochs": 2})
+    for epoch in range(2):
+        log.on_epoch_begin(epoch)
+        log.on_epoch_end(epoch, {"loss": 1.0})
+    assert stream.getvalue().splitlines() == [
+        "epoch 0.5/1 (validation round 1/2) - loss: 1 - 1.0s",
+        "epoch 1/1 (validation round 2/2) - loss: 1 - 1.0s",
+    ]
+
+
 def _decay_run(run_dir, scores, interrupt_at=None, patience=1):
     x = np.random.default_rng(0).normal(size=(16, 3)).astype("float32")
     ds = tf.data.Dataset.from_tensor_slices((x, x[:, :1])).batch(8)

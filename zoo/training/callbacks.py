@@ -289,13 +289,19 @@ class EpochLog(keras.callbacks.Callback):
     output for log files and pipes, where Keras' progress bar writes hundreds of
     escape sequences per epoch.
 
+    With `rounds_per_epoch > 1` (`--validations-per-epoch`), Keras' epochs are
+    validation rounds, several per pass over the training data; the line then counts
+    passes and names the round: `epoch 0.5/2 (validation round 1/4) - ...`.
+
     Args:
         stream: where the lines go (standard output by default, flushed per line).
+        rounds_per_epoch: validation rounds per pass over the training data.
     """
 
-    def __init__(self, stream=None):
+    def __init__(self, stream=None, rounds_per_epoch=1):
         super().__init__()
         self.stream = stream
+        self.rounds_per_epoch = max(int(rounds_per_epoch), 1)
 
     def on_epoch_begin(self, epoch, logs=None):
         self._start = time.perf_counter()
@@ -303,7 +309,16 @@ class EpochLog(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         now = time.perf_counter()
         seconds = now - getattr(self, "_start", now)
-        parts = [f"epoch {epoch + 1}/{self.params.get('epochs', '?')}"]
+        total = self.params.get("epochs", "?")
+        rounds = self.rounds_per_epoch
+        if rounds == 1:
+            parts = [f"epoch {epoch + 1}/{total}"]
+        else:
+            passes = f"{total / rounds:g}" if isinstance(total, int) else "?"
+            parts = [
+                f"epoch {(epoch + 1) / rounds:g}/{passes} "
+                f"(validation round {epoch + 1}/{total})"
+            ]
         parts += [f"{name}: {_number(value)}" for name, value in (logs or {}).items()]
         parts.append(f"{seconds:.1f}s")
         print(" - ".join(parts), file=self.stream or sys.stdout, flush=True)

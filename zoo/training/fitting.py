@@ -216,7 +216,7 @@ def _fit(
         SaveBackup(backup, keep_final=kept is not None, completed=initial_epoch)
     )
     if lines:
-        all_callbacks.append(EpochLog())
+        all_callbacks.append(EpochLog(rounds_per_epoch=cfg.validations_per_epoch))
     if initial_epoch and _advance_shuffle(train_ds, fit_kwargs, strategy):
         # A resumed run sees each epoch's data in the order the interrupted run
         # would have: tf.data draws a shuffled pipeline's order when an iterator is
