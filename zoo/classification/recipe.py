@@ -135,7 +135,10 @@ class TextClassificationRecipe(Recipe):
         per_class = ", ".join(
             f"{name} {n}" for name, n in zip(texts.label_names, counts, strict=True)
         )
-        self.log(f"examples: {texts.sizes()}; training examples per class: {per_class}")
+        self.log(
+            f"examples: {texts.sizes()}; classes: {list(texts.label_names)}; "
+            f"training examples per class: {per_class}"
+        )
         data = prepare_inputs(
             texts,
             self.tokenize,
