@@ -97,7 +97,11 @@ class Task(keras.Model):
         if self.preprocessor is None:
             return
         if isinstance(x, dict):
-            lengths = {k: len(v) for k, v in x.items() if hasattr(v, "__len__")}
+            lengths = {
+                k: len(v)
+                for k, v in x.items()
+                if hasattr(v, "__len__") and not isinstance(v, (str, bytes))
+            }
             if len(set(lengths.values())) > 1:
                 raise ValueError(
                     f"The inputs must hold the same number of examples. Received "

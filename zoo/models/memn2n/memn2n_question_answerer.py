@@ -117,14 +117,18 @@ class MemN2NQuestionAnswerer(Task):
                 "x must be a dict {'story': [str], 'question': [str]}. Received: "
                 f"{got}"
             )
-        super().check_inputs(x)
-        lengths = {k: len(v) for k, v in x.items() if hasattr(v, "__len__")}
-        if len(set(lengths.values())) > 1:
+        lengths = {
+            k: len(v)
+            for k, v in x.items()
+            if hasattr(v, "__len__") and not isinstance(v, (str, bytes))
+        }
+        if len(lengths) == 2 and len(set(lengths.values())) > 1:
             raise ValueError(
                 "x['story'] and x['question'] must hold the same number of strings. "
                 f"Received: {lengths.get('story')} stories, "
                 f"{lengths.get('question')} questions"
             )
+        super().check_inputs(x)
 
     def encode_answers(self, answers):
         """Answer ids (int32) of answers given as words or as ids."""
