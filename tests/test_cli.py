@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from tests.serving import tiny_exports
@@ -126,7 +127,16 @@ def test_predict_local_texts_files_and_signatures(exports, tmp_path, capsys):
         capsys, "predict", model_dir, "-i", txt, "--batch-size", 2, "-o", out_file
     )
     assert (code, out) == (0, "")
-    assert _json_lines(out_file.read_text()) == expected
+    # batches of 2 instead of 3: the same rows to float rounding (the matrix products
+    # of another batch size may round differently in the last bit)
+    rows = _json_lines(out_file.read_text())
+    assert [r["label"] for r in rows] == [r["label"] for r in expected]
+    np.testing.assert_allclose(
+        [r["probabilities"] for r in rows],
+        [r["probabilities"] for r in expected],
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
     code, out, err = _zoo(
         capsys, "predict", exports["classifier"], "--signature", "preprocess", "good"
