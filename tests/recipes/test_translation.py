@@ -86,7 +86,7 @@ def test_validation_bleu_is_logged_every_epoch(demo_run):
         rows = list(csv.DictReader(f))
     assert len(rows) == 5
     bleu = [float(row["val_bleu"]) for row in rows]
-    assert all(0.0 <= b <= 100.0 + 1e-9 for b in bleu)  # sacrebleu can give 100.00...04
+    assert min(bleu) >= 0.0 and max(bleu) > 20.0  # the demo pair is learned in 5 epochs
     assert max(bleu) > bleu[0]  # it learned, and the metric saw it
     assert (root / "run" / "best.keras").is_file()
 
