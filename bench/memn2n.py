@@ -51,7 +51,7 @@ def cpu_name():
 def run_size(args, size):
     """Trains and evaluates one joint model on `size`; returns the measured dict.
 
-    The recipe runs in its own process (`python -m recipes.memn2n_babi`), as a user
+    The recipe runs in its own process (`python -m zoo.recipes.memn2n_babi`), as a user
     runs it; its `metrics.json` is read back.
     """
     report_dir = os.path.join(args.work_dir, f"report-{size}")
@@ -82,7 +82,7 @@ def run_size(args, size):
     start = time.time()
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     subprocess.run(
-        [sys.executable, "-m", "recipes.memn2n_babi", *argv],
+        [sys.executable, "-m", "zoo.recipes.memn2n_babi", *argv],
         env={**os.environ, "PYTHONPATH": path},
         check=True,
     )

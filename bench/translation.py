@@ -1,7 +1,7 @@
 """Translation benchmark: BLEU (cased and lowercased), by source length, and speed.
 
-For each direction and attention variant: train with `recipes.translation` (run as
-its own process, `python -m recipes.translation`, with the flags below), reload its
+For each direction and attention variant: train with `zoo.recipes.translation` (run as
+its own process, `python -m zoo.recipes.translation`, with the flags below), reload its
 export (`VERSION.keras` and the preprocessor of `zoo.models.translation`), decode
 the test set greedily and with beam search and report
 
@@ -153,7 +153,7 @@ def bucket_bleu(sources, hypotheses, references):
 
 
 def recipe_flags(args, source, target, attention, run_dir):
-    """The `recipes.translation` command line of one (direction, attention) run."""
+    """The `zoo.recipes.translation` command line of one (direction, attention) run."""
     units = str(args.units)
     flags = [
         "--run-dir", run_dir,
@@ -246,7 +246,7 @@ def run_one(args, source, target, attention):
     if not args.decode_only:
         flags = recipe_flags(args, source, target, attention, run_dir)
         subprocess.run(
-            [sys.executable, "-m", "recipes.translation", *flags], check=True
+            [sys.executable, "-m", "zoo.recipes.translation", *flags], check=True
         )
         with open(os.path.join(run_dir, "reports", "metrics.json")) as f:
             trained = json.load(f)

@@ -43,7 +43,7 @@ Where the peer departs from the tutorial (only where the benchmark needs it):
 - the model is a Functional model of the same layers (the tutorial subclasses
   `keras.Model`), so `peer_greedy` runs the same layers one step at a time.
 
-The zoo's side is `recipes.translation`'s Bahdanau model at the same width
+The zoo's side is `zoo.recipes.translation`'s Bahdanau model at the same width
 (length-bucketed batches, subword vocabularies), trained by the recipe in its own
 process. Both train for `--epochs` on the same training pairs, one after the other
 (the zoo's in a child process), and both are timed by the same meter
@@ -383,7 +383,7 @@ def run_peer(args, splits):
 
 
 def run_zoo(args, name="zoo"):
-    """Trains `recipes.translation`'s model in its own process; its per-epoch rates
+    """Trains `zoo.recipes.translation`'s model in its own process; its per-epoch rates
     come back in the recipe's `metrics.json`."""
     import os
     import subprocess
@@ -407,7 +407,7 @@ def run_zoo(args, name="zoo"):
     ]  # fmt: skip
     if args.limit:
         flags += ["--max-train-samples", str(args.limit)]
-    subprocess.run([sys.executable, "-m", "recipes.translation", *flags], check=True)
+    subprocess.run([sys.executable, "-m", "zoo.recipes.translation", *flags], check=True)
     with open(os.path.join(run_dir, "reports", "metrics.json")) as f:
         metrics = json.load(f)
     row = speed(

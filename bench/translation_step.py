@@ -1,6 +1,6 @@
 """Training-step time of the translation model, on fixed real batches.
 
-Builds the model `recipes.translation` trains with `--data` (the same defaults:
+Builds the model `zoo.recipes.translation` trains with `--data` (the same defaults:
 256 units, dropout 0.2, label smoothing 0.1, the fused Adam at 2e-3 clipped at norm 5
 with the weight average of momentum 0.999, batches of 64 over the length buckets of
 `zoo.models.translation`), takes the first `--batches` training batches, runs one

@@ -13,7 +13,7 @@ so writing snapshots costs neither system training time).
   epochs, `EarlyStopping(patience=3)` on the validation loss) or until `--minutes`,
   whichever ends first; when it ends before the limit its last weights are one more
   snapshot (`end` in the JSON), and it has no later points.
-- The zoo is `python -m recipes.translation` with its defaults for `--data` plus
+- The zoo is `python -m zoo.recipes.translation` with its defaults for `--data` plus
   `--time-limit MINUTES --snapshot-minutes EVERY`: it ends at its own epoch count or
   at the limit, whichever comes first, and exports the model it selects.
 
@@ -254,7 +254,7 @@ def run_zoo(args, splits, train=True):
     run_dir = os.path.join(args.run_dir, "zoo")
     report_dir = os.path.join(run_dir, "reports")
     command = [
-        sys.executable, "-m", "recipes.translation",
+        sys.executable, "-m", "zoo.recipes.translation",
         "--data", args.data,
         "--source", args.source,
         "--target", args.target,

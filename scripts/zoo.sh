@@ -92,7 +92,7 @@ shift || true
 case "$cmd" in
     demo)
         setup
-        exec "$VENV/bin/python" -m recipes "$@"
+        exec "$VENV/bin/python" -m zoo.recipes "$@"
         ;;
     test)
         setup

@@ -45,7 +45,7 @@ for argv in (["--help"], ["train", "--help"], ["train", "--list"],
         main(argv)
     except SystemExit:
         pass
-heavy = ("tensorflow", "keras", "numpy", "grpc", "recipes", "zoo.serving")
+heavy = ("tensorflow", "keras", "numpy", "grpc", "zoo.recipes", "zoo.serving")
 print("HEAVY", sorted(m for m in heavy if m in sys.modules))
 """
 
@@ -66,7 +66,7 @@ def test_help_imports_nothing_heavy_and_train_runs_the_recipe_module():
     assert "han_classification        Hierarchical Attention Network" in proc.stdout
     assert "usage: zoo predict EXPORT [TEXT ...] [options]" in proc.stdout
     assert (
-        f"EXEC {[sys.executable, '-c']} {['recipes.han_classification', '--help']}"
+        f"EXEC {[sys.executable, '-c']} {['zoo.recipes.han_classification', '--help']}"
         in (proc.stdout)
     )
     import zoo
@@ -79,7 +79,7 @@ def test_train_command_and_recipe_names(capsys, monkeypatch):
         sys.executable,
         "-c",
         cli._RUN_MODULE,
-        "recipes.self_attentive_embedding",
+        "zoo.recipes.self_attentive_embedding",
         "--epochs",
         "1",
     ]
@@ -103,7 +103,7 @@ def test_train_command_and_recipe_names(capsys, monkeypatch):
     monkeypatch.setattr(cli.os, "execv", lambda path, argv: calls.append(argv))
     cli.main(["--debug", "train", "memn2n", "--hops", "3"])
     assert calls == [
-        [sys.executable, "-c", cli._RUN_MODULE, "recipes.memn2n_babi", "--hops", "3"]
+        [sys.executable, "-c", cli._RUN_MODULE, "zoo.recipes.memn2n_babi", "--hops", "3"]
         + ["--debug"]
     ]
 
@@ -325,7 +325,7 @@ def test_recipes_run_as_python_m_does_and_quietly():
         command, capture_output=True, text=True, timeout=120, env=_quiet_env()
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("usage: python -m recipes.han_classification ")
+    assert proc.stdout.startswith("usage: python -m zoo.recipes.han_classification ")
     assert proc.stderr == ""
     proc = subprocess.run(
         cli.train_command("han", ["--epochs", "0"]),

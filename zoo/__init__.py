@@ -31,7 +31,17 @@ def _lazy():
     if _os.environ.get("ZOO_LAZY_IMPORT") == "1":
         return True
     argv0 = _sys.argv[0] if _sys.argv else ""
-    return _os.path.basename(argv0) == "zoo"
+    if _os.path.basename(argv0) == "zoo":
+        return True
+    # `python -m zoo.recipes[.NAME]` or `python -m zoo.cli`: the recipes and the
+    # command import what they use (this package is imported before them).
+    argv = getattr(_sys, "orig_argv", [])
+    for flag, module in zip(argv, argv[1:]):
+        if flag == "-m":
+            return module in ("zoo.cli", "zoo.recipes") or module.startswith(
+                "zoo.recipes."
+            )
+    return False
 
 
 if not _lazy():

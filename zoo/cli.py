@@ -4,7 +4,7 @@ deploy.
 ```
 zoo --version
 zoo train --list
-zoo train RECIPE [FLAGS ...]          # = python -m recipes.RECIPE FLAGS (new process)
+zoo train RECIPE [FLAGS ...]          # = python -m zoo.recipes.RECIPE FLAGS (new process)
 zoo predict EXPORT [TEXT ...] [--input FILE] [--signature NAME]
 zoo predict EXPORT --story LINE [--story LINE ...] --question TEXT   # MemN2N
 zoo predict --server HOST:PORT --model NAME [--rest] [TEXT ... | --input FILE]
@@ -145,9 +145,9 @@ runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 
 
 def train_command(recipe, flags=()):
-    """The command `zoo train RECIPE FLAGS` runs: `python -m recipes.RECIPE FLAGS`
+    """The command `zoo train RECIPE FLAGS` runs: `python -m zoo.recipes.RECIPE FLAGS`
     with this interpreter (through `runpy`, after `zoo.tf_logging.quiet`)."""
-    module = f"recipes.{resolve_recipe(recipe)}"
+    module = f"zoo.recipes.{resolve_recipe(recipe)}"
     return [sys.executable, "-c", _RUN_MODULE, module, *flags]
 
 
@@ -165,7 +165,7 @@ _TRAIN_USAGE = """\
 usage: zoo train RECIPE [FLAGS ...]
        zoo train --list
 
-Runs `python -m recipes.RECIPE FLAGS` with this Python in a new process; FLAGS are the
+Runs `python -m zoo.recipes.RECIPE FLAGS` with this Python in a new process; FLAGS are the
 recipe's own (`zoo train RECIPE --help` lists them). TensorFlow's C++ log lines are
 kept off stderr unless --debug is given or TF_CPP_MIN_LOG_LEVEL is set (0-2).
 

@@ -103,7 +103,7 @@ def _digest(path):
 
 
 def test_a_refused_configuration_leaves_the_runs_vocabulary_alone(tmp_path):
-    from recipes.han_classification import HANClassification
+    from zoo.recipes.han_classification import HANClassification
 
     run_dir = tmp_path / "run"
     base = ["--run-dir", str(run_dir), "--demo-size", "60"]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from recipes.han_classification import HANClassification, main
+from zoo.recipes.han_classification import HANClassification, main
 from zoo.data.documents import demo_corpus
 from zoo.export.testing import run_in_fresh_process
 from zoo.models.han import HANPreprocessor
@@ -97,7 +97,7 @@ def test_help_answers_without_tensorflow():
 
     code = (
         "import sys\n"
-        "from recipes.han_classification import main\n"
+        "from zoo.recipes.han_classification import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in ('tensorflow', 'keras', 'numpy') if m in sys.modules))"
     )

@@ -6,8 +6,8 @@ import sys
 import numpy as np
 import pytest
 
-from recipes import memn2n_babi
-from recipes.memn2n_babi import MemN2NBabi
+from zoo.recipes import memn2n_babi
+from zoo.recipes.memn2n_babi import MemN2NBabi
 
 STORY = "Mary moved to the kitchen.\nJohn went to the garden.\nMary went to the office."
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -109,7 +109,7 @@ def test_bad_values_are_argparse_errors(tmp_path, capsys, argv, message):
 
 def test_help_is_fast_and_imports_no_tensorflow():
     code = (
-        "import sys, recipes.memn2n_babi as r\n"
+        "import sys, zoo.recipes.memn2n_babi as r\n"
         "assert 'tensorflow' not in sys.modules and 'keras' not in sys.modules\n"
         "r.MemN2NBabi.parse(['--help'])\n"
     )

@@ -33,18 +33,18 @@ SAE = "self_attentive_embedding"
 
 def _recipe(name):
     if name == HAN:
-        from recipes.han_classification import HANClassification
+        from zoo.recipes.han_classification import HANClassification
 
         return HANClassification
     if name == SAE:
-        from recipes.self_attentive_embedding import SelfAttentiveEmbedding
+        from zoo.recipes.self_attentive_embedding import SelfAttentiveEmbedding
 
         return SelfAttentiveEmbedding
     if name == "translation":
-        from recipes.translation import Translation
+        from zoo.recipes.translation import Translation
 
         return Translation
-    from recipes.memn2n_babi import MemN2NBabi
+    from zoo.recipes.memn2n_babi import MemN2NBabi
 
     return MemN2NBabi
 
@@ -368,7 +368,7 @@ def _logged_pairs(out):
 
 
 def _translate(tmp_path, data, source="en", target="vi", extra=()):
-    from recipes.translation import main
+    from zoo.recipes.translation import main
 
     return main(
         ["--data", str(data), "--source", source, "--target", target, *extra]
@@ -448,7 +448,7 @@ def test_translation_on_english_first_tsv(source, target, tmp_path, capsys):
 
 
 def test_memn2n_on_own_babi_task_files(tmp_path):
-    from recipes.memn2n_babi import main
+    from zoo.recipes.memn2n_babi import main
 
     folder, train_questions, test_questions = od.write_babi(tmp_path / "babi", 40, 10)
     assert sorted(os.listdir(folder)) == ["qa1_single_test.txt", "qa1_single_train.txt"]

@@ -44,7 +44,7 @@ def _check_export(result, name, report_dir):
     ],
 )
 def test_han_on_real_documents(shared_data, tmp_path, data, extra):
-    from recipes.han_classification import main
+    from zoo.recipes.han_classification import main
 
     result = main(
         ["--data", str(shared_data / data), *extra, *_out_args(tmp_path)]
@@ -68,7 +68,7 @@ def test_han_on_real_documents(shared_data, tmp_path, data, extra):
     ],
 )
 def test_sentence_embedder_on_real_data(shared_data, tmp_path, data, extra):
-    from recipes.self_attentive_embedding import main
+    from zoo.recipes.self_attentive_embedding import main
 
     result = main(
         ["--data", str(shared_data / data), *extra, *_out_args(tmp_path)]

@@ -36,7 +36,7 @@ def _has_export():
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
-    from recipes.self_attentive_embedding import main
+    from zoo.recipes.self_attentive_embedding import main
 
     tmp = tmp_path_factory.mktemp("sae")
     # Three epochs (the demo's default is two): the accuracy asserted below then
@@ -271,7 +271,7 @@ def test_transfer_encoder_under_new_head_in_fresh_process(fresh):
 
 
 def test_demo_and_data_defaults(tmp_path):
-    from recipes.self_attentive_embedding import SelfAttentiveEmbedding
+    from zoo.recipes.self_attentive_embedding import SelfAttentiveEmbedding
 
     demo = SelfAttentiveEmbedding.parse([])
     assert (demo.num_hops, demo.lstm_units, demo.hidden_units) == (4, 32, 64)
@@ -305,7 +305,7 @@ def test_demo_and_data_defaults(tmp_path):
     ],
 )
 def test_bad_flags_are_one_line_errors(argv, message, capsys):
-    from recipes.self_attentive_embedding import main
+    from zoo.recipes.self_attentive_embedding import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(argv)

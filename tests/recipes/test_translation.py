@@ -18,7 +18,7 @@ EXPECTED = [
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
-    from recipes.translation import main
+    from zoo.recipes.translation import main
 
     root = tmp_path_factory.mktemp("translation")
     result = main(
@@ -92,14 +92,14 @@ def test_validation_bleu_is_logged_every_epoch(demo_run):
 
 
 def parse(argv):
-    from recipes.translation import Translation
+    from zoo.recipes.translation import Translation
 
     return Translation.parse(argv)
 
 
 def build(config, source_vocab_size=50, target_vocab_size=60):
     """The recipe's model for `config` on vocabularies of the given sizes."""
-    from recipes.translation import Translation
+    from zoo.recipes.translation import Translation
 
     pre = types.SimpleNamespace(
         source_vocab_size=source_vocab_size,
@@ -175,7 +175,7 @@ def test_flags_answer_without_tensorflow():
     import sys
 
     code = (
-        "import sys; from recipes.translation import Translation; "
+        "import sys; from zoo.recipes.translation import Translation; "
         "Translation.parse(['--attention', 'luong']); "
         "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))"
     )
@@ -244,7 +244,7 @@ def test_dropout_flags_reach_the_model():
 
 
 def test_load_data_samples_and_learns_vocabularies(tmp_path):
-    from recipes.translation import Translation
+    from zoo.recipes.translation import Translation
 
     flags = ["--demo-size", "400", "--max-train-samples", "100"]
     flags += ["--max-eval-samples", "10", "--run-dir", str(tmp_path)]
@@ -336,7 +336,7 @@ def test_explicit_split_files_are_checked_one_by_one(tmp_path, capsys):
 
 
 def test_heatmap_title_names_source_translation_and_reference():
-    from recipes.translation import heatmap_title
+    from zoo.recipes.translation import heatmap_title
 
     title = heatmap_title("Ein  Hund\nläuft.", "a dog runs .", "A dog is running." * 9)
     lines = title.splitlines()

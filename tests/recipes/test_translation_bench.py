@@ -77,7 +77,7 @@ def test_raw_weights_needs_decode_only(capsys):
 
 
 def test_recipe_flags_are_the_recipes():
-    from recipes.translation import Translation
+    from zoo.recipes.translation import Translation
 
     args = bench.parse_args(
         ["--units", "128", "--limit", "500", "--extra=--dropout 0.4 --ema 0.99"]

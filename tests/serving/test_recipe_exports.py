@@ -63,7 +63,7 @@ def exports(tmp_path_factory):
     root = tmp_path_factory.mktemp("recipe_exports")
     found = {}
     for recipe, (_, flags, _) in RECIPES.items():
-        main = importlib.import_module(f"recipes.{recipe}").main
+        main = importlib.import_module(f"zoo.recipes.{recipe}").main
         result = main(
             [
                 *flags,

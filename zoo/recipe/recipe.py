@@ -73,7 +73,7 @@ class Recipe:
         return parse_config(
             cls.config_class,
             argv,
-            prog=f"python -m recipes.{cls.name}",
+            prog=f"python -m zoo.recipes.{cls.name}",
             description=description,
             name=cls.name,
             training_defaults=cls.training_defaults,

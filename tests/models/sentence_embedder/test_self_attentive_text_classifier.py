@@ -53,7 +53,7 @@ def test_task_contract(tmp_path):
 
 
 def test_default_compile_is_the_recipes():
-    from recipes.self_attentive_embedding import Config, SelfAttentiveEmbedding
+    from zoo.recipes.self_attentive_embedding import Config, SelfAttentiveEmbedding
 
     task = make_task()
     optimizer = task.optimizer

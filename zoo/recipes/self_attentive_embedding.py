@@ -13,12 +13,12 @@ mean `||A A^T - I||_F` of the test sentences).
 
 Commands:
 
-    python -m recipes.self_attentive_embedding              # generated demo, < 1 min
-    python -m recipes.self_attentive_embedding --data ../shared/data/sst --task sst5
-    python -m recipes.self_attentive_embedding --data ../shared/data/sst --task sst2
+    python -m zoo.recipes.self_attentive_embedding              # generated demo, < 1 min
+    python -m zoo.recipes.self_attentive_embedding --data ../shared/data/sst --task sst5
+    python -m zoo.recipes.self_attentive_embedding --data ../shared/data/sst --task sst2
         # SST trains on every labelled phrase of the training trees by default
         # (--no-phrases: root sentences only)
-    python -m recipes.self_attentive_embedding --data ../shared/data/yelp_10k/yelp.csv \\
+    python -m zoo.recipes.self_attentive_embedding --data ../shared/data/yelp_10k/yelp.csv \\
         --label-column stars
     ... --embeddings glove.840B.300d.txt   # optional pretrained word vectors
 

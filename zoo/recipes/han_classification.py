@@ -8,16 +8,16 @@ Metric: test accuracy (plus per-class precision/recall/F1 and the confusion matr
 
 Commands:
 
-    python -m recipes.han_classification                 # generated demo corpus, < 1 min
-    python -m recipes.han_classification --data ../shared/data/aclImdb   # IMDB (folder
+    python -m zoo.recipes.han_classification                 # generated demo corpus, < 1 min
+    python -m zoo.recipes.han_classification --data ../shared/data/aclImdb   # IMDB (folder
         # or its .tar.gz), binary
-    python -m recipes.han_classification --data ../shared/data/yelp_10k/yelp.csv \\
+    python -m zoo.recipes.han_classification --data ../shared/data/yelp_10k/yelp.csv \\
         --label-column stars                                # Yelp, 5 classes
-    python -m recipes.han_classification --data ... --word2vec-epochs 0
+    python -m zoo.recipes.han_classification --data ... --word2vec-epochs 0
         # embeddings from scratch; by default real data first trains skip-gram
         # vectors for 5 epochs on the training + validation documents (the paper's
         # initialisation; also written to RUN_DIR/word2vec.txt)
-    python -m recipes.han_classification --data ... --embeddings vectors.txt
+    python -m zoo.recipes.han_classification --data ... --embeddings vectors.txt
         # start from your own word2vec/GloVe text vectors
 
 Data: the IMDB layout, CSV/TSV/JSON lines (columns by name or 0-based position),

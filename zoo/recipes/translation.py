@@ -12,9 +12,9 @@ real data, lowercased Moses-tokenized (the scoring of published Multi30k numbers
 
 Commands:
 
-    python -m recipes.translation                                  # demo, < 1 min
-    python -m recipes.translation --data ../shared/data/multi30k --source de --target en
-    python -m recipes.translation --data ../shared/data/multi30k --attention luong \\
+    python -m zoo.recipes.translation                                  # demo, < 1 min
+    python -m zoo.recipes.translation --data ../shared/data/multi30k --source de --target en
+    python -m zoo.recipes.translation --data ../shared/data/multi30k --attention luong \\
         --score general --window local-p
 
 The attention variants of the survey: `--attention bahdanau|luong|none` (none: the

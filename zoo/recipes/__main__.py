@@ -1,7 +1,7 @@
 """The main job: train every recipe on its demo data, export, verify, deploy.
 
 ```
-python -m recipes [--export-dir saved_models] [--recipes MODULE ...] [--timeout S]
+python -m zoo.recipes [--export-dir saved_models] [--recipes MODULE ...] [--timeout S]
                   [--debug]
 ```
 
@@ -30,10 +30,10 @@ import time
 from zoo.cli import QUIET_PRELUDE
 
 RECIPES = [
-    "recipes.han_classification",
-    "recipes.self_attentive_embedding",
-    "recipes.memn2n_babi",
-    "recipes.translation",
+    "zoo.recipes.han_classification",
+    "zoo.recipes.self_attentive_embedding",
+    "zoo.recipes.memn2n_babi",
+    "zoo.recipes.translation",
 ]
 
 # after zoo.cli.QUIET_PRELUDE: TensorFlow's C++ log lines kept off stderr as in the
@@ -185,7 +185,7 @@ def format_table(rows):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        prog="python -m recipes",
+        prog="python -m zoo.recipes",
         description="Train every recipe on its demo data, export, verify, deploy.",
     )
     parser.add_argument("--export-dir", default="saved_models")

@@ -16,13 +16,13 @@ mean error, failed tasks (error > 5%).
 
 Commands:
 
-    python -m recipes.memn2n_babi                          # generated demo, < 1 min
-    python -m recipes.memn2n_babi --data ../shared/data/babi   # 1k, one joint model
+    python -m zoo.recipes.memn2n_babi                          # generated demo, < 1 min
+    python -m zoo.recipes.memn2n_babi --data ../shared/data/babi   # 1k, one joint model
         # of the 20 tasks (about 7 min on 2 cores)
-    python -m recipes.memn2n_babi --data ../shared/data/babi --restarts 10
+    python -m zoo.recipes.memn2n_babi --data ../shared/data/babi --restarts 10
         # the paper's protocol: the restart with the lowest training error is kept
-    python -m recipes.memn2n_babi --data ../shared/data/babi --no-joint  # per task
-    python -m recipes.memn2n_babi --data ../shared/data/babi --tasks 1,2 --size 10k
+    python -m zoo.recipes.memn2n_babi --data ../shared/data/babi --no-joint  # per task
+    python -m zoo.recipes.memn2n_babi --data ../shared/data/babi --tasks 1,2 --size 10k
 
 Outputs: `runs/memn2n_babi/` (`vocab.txt`, a folder per model and restart: a rerun of
 the same command reuses finished runs), `reports/memn2n_babi/` (`test_errors.md`,
@@ -159,7 +159,7 @@ class MemN2NBabi(Recipe):
         return parse_config(
             cls.config_class,
             argv,
-            prog=f"python -m recipes.{cls.name}",
+            prog=f"python -m zoo.recipes.{cls.name}",
             description=__doc__,
             name=cls.name,
             training_defaults=dict(
