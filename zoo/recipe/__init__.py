@@ -38,7 +38,7 @@ Every recipe gets the same common flags (`--data`, `--run-dir`, `--report-dir`,
 in `--help`. See `zoo.recipe.config` and `zoo.recipe.recipe`.
 """
 
-from zoo.recipe.config import RecipeConfig, build_parser, option, parse_config
+from zoo.recipes.config import RecipeConfig, build_parser, option, parse_config
 from zoo.recipe.recipe import Recipe
 
 __all__ = [

@@ -31,7 +31,7 @@ import sys
 import time
 
 from zoo.errors import ZooError, one_line
-from zoo.recipe.config import RecipeConfig, parse_config
+from zoo.recipes.config import RecipeConfig, parse_config
 
 
 class Recipe:

@@ -1,0 +1,207 @@
+"""The steps every recipe takes, as plain functions and one context manager.
+
+A recipe is a script that reads top to bottom:
+
+```python
+from zoo.recipes import steps
+
+def main(argv=None):
+    config = parse(argv)                      # its Config dataclass from the flags
+    with steps.recipe_run(NAME, config) as run:
+        data = load_data(config, run.log)     # read, split, vocabulary, tf.data
+        with run.strategy.scope():
+            model = build_model(config, data, run.optimizer())
+        run.fit(model.training_model(), data.train, data.validation,
+                data_fingerprint=data.fingerprint)
+        metrics = evaluate(model, data)
+        run.write_metrics(data.description, metrics)
+        version = None if config.no_export else export(...)
+    return run.result(EXPORT_NAME, "accuracy", metrics["accuracy"], version)
+```
+
+`recipe_run` quiets TensorFlow's C++ logging (before TensorFlow is imported; `--debug`
+shows it), seeds the random generators, picks the distribution strategy, and holds
+the run folder's lock for the whole body (a second process gets one line and exit
+status 2 naming the holder's pid). The backup of a finished training is kept until
+the body ends without an error, so a run killed during evaluation, a report or the
+export is resumed by the same command from its trained weights. An error the user can
+act on (`zoo.errors.ZooError`: a missing file, a malformed line, a run folder of
+another run) is printed as one line and exits with status 2; `--debug` shows its
+traceback.
+
+Module-level imports are stdlib-only: a recipe's `--help` needs no TensorFlow.
+"""
+
+import contextlib
+import json
+import os
+import sys
+import time
+
+from zoo.errors import ZooError, one_line
+from zoo.recipes.config import parse_config
+
+
+def parse(config_class, argv, *, name, description, training=None, demo_training=None):
+    """The recipe `name`'s `config_class` from `argv` (argparse errors exit with 2).
+
+    Args:
+        config_class: the recipe's `RecipeConfig` dataclass.
+        argv: the flags (None: `sys.argv[1:]`).
+        name: the recipe's name (`runs/<name>/`, `reports/<name>/`,
+            `python -m zoo.recipes.<name>`).
+        description: the `--help` text (the recipe module's docstring).
+        training: defaults of the training flags with `--data`.
+        demo_training: defaults of the training flags on the demo corpus.
+    """
+    return parse_config(
+        config_class,
+        argv,
+        prog=f"python -m zoo.recipes.{name}",
+        description=description,
+        name=name,
+        training_defaults=training,
+        demo_training_defaults=demo_training,
+    )
+
+
+class RecipeRun:
+    """What a recipe's body uses while its run folder is held (`recipe_run`).
+
+    Attributes:
+        name: the recipe's name.
+        config: the recipe's configuration.
+        strategy: the `tf.distribute` strategy (`--distribute`).
+        run_dir: the run folder of this worker.
+    """
+
+    def __init__(self, name, config, strategy, run_dir):
+        self.name = name
+        self.config = config
+        self.strategy = strategy
+        self.run_dir = run_dir
+        self._start = time.perf_counter()
+
+    def log(self, message):
+        """Prints `[elapsed s] message`, flushed (one line, plain text)."""
+        elapsed = time.perf_counter() - self._start
+        print(f"[{elapsed:7.1f} s] {message}", flush=True)
+
+    def identity(self, data_fingerprint=None):
+        """What the run folder holds a run of: the recipe, its configuration (less
+        the fields that may change on resumption) and the data's fingerprint."""
+        return {
+            "recipe": self.name,
+            "config": self.config.identity(),
+            "data": data_fingerprint,
+        }
+
+    def fit(
+        self, trainer, train_ds, val_ds, callbacks=None, data_fingerprint=None, **kw
+    ):
+        """`zoo.training.fit` with the configured training options and this run's
+        identity (checked against the run folder before anything is written there).
+
+        `trainer` is the compiled Keras model; `callbacks` run before the built-in
+        ones (so one that adds a metric can be the monitored quantity).
+        """
+        from zoo.training import fit
+
+        return fit(
+            trainer,
+            train_ds,
+            val_ds,
+            self.config.training,
+            callbacks=callbacks,
+            run_identity=self.identity(data_fingerprint),
+            **kw,
+        )
+
+    def optimizer(self, cls=None, **kwargs):
+        """The optimizer of `cls` (Adam by default) with the configured learning rate,
+        schedule (`--schedule`) and weight averaging (`--ema`); `kwargs` go to `cls`."""
+        import keras
+
+        from zoo.training import averaging, scheduled_learning_rate
+
+        cls = cls or keras.optimizers.Adam
+        training = self.config.training
+        kwargs.setdefault("learning_rate", scheduled_learning_rate(training))
+        return cls(**kwargs, **averaging(training))
+
+    def write_metrics(self, description, metrics, filename="metrics.json"):
+        """Writes `{"recipe", "data", **metrics}` to `report_dir/filename` atomically;
+        returns its path."""
+        from zoo.io import atomic_write
+
+        report_dir = self.config.report_dir
+        path = os.path.join(report_dir, filename)
+        payload = {"recipe": self.name, "data": description, **metrics}
+        os.makedirs(report_dir, exist_ok=True)
+        with atomic_write(path) as f:
+            f.write(json.dumps(payload, indent=2, default=_jsonable) + "\n")
+        return path
+
+    def result(self, model, metric, value, export):
+        """The recipe's result, `{"model", "metric", "value", "export"}`, logged."""
+        value = None if value is None else float(value)
+        if export is not None:
+            export = str(export)
+            self.log(f"exported: {export}")
+        self.log(f"{metric}: {value}")
+        return {"model": model, "metric": metric, "value": value, "export": export}
+
+
+@contextlib.contextmanager
+def recipe_run(name, config):
+    """Holds the run folder of recipe `name` while the body runs; yields a
+    `RecipeRun`.
+
+    A `zoo.errors.ZooError` raised in the body is printed as one line and exits
+    with its status (2); `--debug` shows its traceback instead.
+    """
+    from zoo import tf_logging
+
+    tf_logging.quiet(config.debug)  # before TensorFlow is imported
+    try:
+        with _held_run(name, config) as run:
+            yield run
+    except ZooError as error:
+        if config.debug:
+            raise
+        print(one_line(error), file=sys.stderr, flush=True)
+        raise SystemExit(getattr(error, "exit_code", 2)) from None
+
+
+@contextlib.contextmanager
+def _held_run(name, config):
+    from zoo.training import get_strategy, set_seed
+    from zoo.training.distribution import worker_run_dir
+    from zoo.training.run_folder import keep_final_backups, run_lock
+
+    set_seed(config.training.seed)
+    strategy = get_strategy(config.training.distribute)
+    run_dir = worker_run_dir(config.training.run_dir, strategy)
+    with run_lock(run_dir), keep_final_backups() as kept:
+        yield RecipeRun(name, config, strategy, run_dir)
+        # The run is complete: its trained weights are no longer needed.
+        for backup in kept:
+            backup.remove()
+
+
+def sample_indices(count, limit, seed):
+    """Sorted, seeded indices of at most `limit` of `count` items (None: all)."""
+    if limit is None or count <= limit:
+        return None
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return sorted(rng.permutation(count)[:limit].tolist())
+
+
+def _jsonable(value):
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)
