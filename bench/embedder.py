@@ -125,8 +125,8 @@ def maxpool_baseline(vocab_size, num_classes, sizes, dropout=0.5):
 
 def load(dataset, args, phrases):
     """The `ClassificationData` of a data set."""
-    from zoo.classification import ClassificationData
     from zoo.data.sentences import load_sst, read_csv, split_data
+    from zoo.recipes.labelled_texts import ClassificationData
 
     data_dir = args.data_dir
     if dataset in ("sst5", "sst2"):
@@ -166,13 +166,6 @@ def build_self_attentive(vocab_size, num_classes, sizes, penalty, matrix=None):
 
 
 def run_dataset(dataset, args, sizes, out_dir):
-    from zoo.classification import (
-        build_word_vocabulary,
-        compile_classifier,
-        evaluate_texts,
-        initial_embeddings,
-        labelled_dataset,
-    )
     from zoo.models.sentence_embedder import (
         CLIPNORM,
         LENGTH_BUCKETS,
@@ -180,6 +173,9 @@ def run_dataset(dataset, args, sizes, out_dir):
         penalty_norms,
         tokenize_sentences,
     )
+    from zoo.models.text_classifier import compile_classifier
+    from zoo.recipes.labelled_texts import build_word_vocabulary, labelled_dataset
+    from zoo.recipes.text_classification import evaluate_texts, initial_embeddings
     from zoo.training import validate_more_often
 
     phrases = (

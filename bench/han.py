@@ -35,12 +35,6 @@ import time
 import keras
 import tensorflow as tf
 
-from zoo.classification import (
-    ClassificationData,
-    build_word_vocabulary,
-    initial_embeddings,
-    labelled_dataset,
-)
 from zoo.data.documents import load_documents
 from zoo.layers.attention_pooling import AttentionPooling
 from zoo.models.han import (
@@ -50,6 +44,12 @@ from zoo.models.han import (
     HANPreprocessor,
     tokenize_documents,
 )
+from zoo.recipes.labelled_texts import (
+    ClassificationData,
+    build_word_vocabulary,
+    labelled_dataset,
+)
+from zoo.recipes.text_classification import initial_embeddings
 from zoo.training import validate_more_often
 
 DATASETS = {

@@ -1,79 +1,12 @@
-"""The recipe framework: flags from the Config dataclass, stages, errors, results."""
+"""The recipe steps: flags from the Config dataclass, the run, errors, results."""
 
-import dataclasses
 import json
 import os
 
-import numpy as np
 import pytest
 
+from tests.recipe import toy_recipe as toy
 from zoo.errors import DataError
-from zoo.recipe import Recipe, RecipeConfig, option
-
-
-@dataclasses.dataclass
-class ToyConfig(RecipeConfig):
-    units: int = option(8, "hidden units", demo=4, check="positive")
-    activation: str = option("relu", "hidden activation", choices=("relu", "tanh"))
-    fail: bool = option(False, "raise a DataError while loading the data")
-    compiled: bool = option(True, "a bool on with --data, off on the demo", demo=False)
-
-
-@dataclasses.dataclass
-class ToyData:
-    train: object
-    validation: object
-    test: tuple
-    description: str = "toy blobs"
-    fingerprint: str = "abc"
-
-
-class ToyRecipe(Recipe):
-    """Toy task: separate two Gaussian blobs with a small MLP."""
-
-    name = "toy"
-    export_name = "toy_model"
-    metric = "accuracy"
-    config_class = ToyConfig
-    training_defaults = dict(epochs=3, batch_size=16, learning_rate=1e-2)
-    demo_training_defaults = dict(epochs=2, patience=0)
-
-    def load_data(self):
-        import tensorflow as tf
-
-        if self.config.fail:
-            raise DataError("expected 2 fields, found 3", path="toy.tsv", line=7)
-        rng = np.random.default_rng(self.config.training.seed)
-        x = np.concatenate([rng.normal(-2, 1, (64, 2)), rng.normal(2, 1, (64, 2))])
-        y = np.repeat([0, 1], 64).astype("int32")
-        ds = tf.data.Dataset.from_tensor_slices((x.astype("float32"), y))
-        ds = ds.shuffle(128, seed=0).batch(self.config.training.batch_size)
-        return ToyData(train=ds, validation=ds, test=(x, y))
-
-    def build_model(self, data):
-        import keras
-
-        inputs = keras.Input((2,))
-        hidden = keras.layers.Dense(
-            self.config.units, activation=self.config.activation
-        )(inputs)
-        outputs = keras.layers.Dense(2, activation="softmax")(hidden)
-        model = keras.Model(inputs, outputs)
-        model.training_model = lambda: model
-        model.compile(
-            optimizer=self.optimizer(),
-            loss="sparse_categorical_crossentropy",
-            metrics=["accuracy"],
-        )
-        return model
-
-    def evaluate(self, model, data):
-        x, y = data.test
-        predicted = np.argmax(model.predict(x, verbose=0), axis=-1)
-        return {"accuracy": float(np.mean(predicted == y))}
-
-    def export(self, model, data, metrics):
-        return None
 
 
 def _args(tmp_path, *extra):
@@ -90,7 +23,7 @@ def _args(tmp_path, *extra):
 
 def test_help_lists_every_flag_with_its_default(capsys):
     with pytest.raises(SystemExit) as exit_info:
-        ToyRecipe.main(["--help"])
+        toy.main(["--help"])
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
     for flag in (
@@ -115,19 +48,19 @@ def test_help_lists_every_flag_with_its_default(capsys):
 
 
 def test_bool_options_take_both_spellings_with_and_without_data(tmp_path):
-    assert ToyRecipe.parse(_args(tmp_path)).compiled is False
-    assert ToyRecipe.parse(_args(tmp_path, "--compiled")).compiled is True
-    assert ToyRecipe.parse(_args(tmp_path, "--no-compiled")).compiled is False
+    assert toy.parse(_args(tmp_path)).compiled is False
+    assert toy.parse(_args(tmp_path, "--compiled")).compiled is True
+    assert toy.parse(_args(tmp_path, "--no-compiled")).compiled is False
     real = _args(tmp_path, "--data", str(tmp_path))
-    assert ToyRecipe.parse(real).compiled is True
-    assert ToyRecipe.parse([*real, "--no-compiled"]).compiled is False
+    assert toy.parse(real).compiled is True
+    assert toy.parse([*real, "--no-compiled"]).compiled is False
 
 
 def test_demo_and_data_defaults(tmp_path):
-    demo = ToyRecipe.parse(_args(tmp_path))
+    demo = toy.parse(_args(tmp_path))
     assert demo.demo and demo.units == 4
     assert demo.training.epochs == 2 and demo.training.patience == 0
-    real = ToyRecipe.parse(_args(tmp_path, "--data", str(tmp_path)))
+    real = toy.parse(_args(tmp_path, "--data", str(tmp_path)))
     assert not real.demo and real.units == 8
     assert real.training.epochs == 3 and real.training.batch_size == 16
     assert real.training.run_dir == str(tmp_path / "run")
@@ -147,7 +80,7 @@ def test_demo_and_data_defaults(tmp_path):
 )
 def test_bad_values_are_one_line_errors_with_exit_2(tmp_path, capsys, flags, fragment):
     with pytest.raises(SystemExit) as exit_info:
-        ToyRecipe.main(_args(tmp_path, *flags))
+        toy.main(_args(tmp_path, *flags))
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1, err
@@ -157,16 +90,16 @@ def test_bad_values_are_one_line_errors_with_exit_2(tmp_path, capsys, flags, fra
 
 def test_user_errors_from_a_stage_are_one_line(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        ToyRecipe.main(_args(tmp_path, "--fail"))
+        toy.main(_args(tmp_path, "--fail"))
     assert exit_info.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err == "error: toy.tsv:7: expected 2 fields, found 3"
     with pytest.raises(DataError):  # --debug: the exception itself
-        ToyRecipe.main(_args(tmp_path, "--fail", "--debug"))
+        toy.main(_args(tmp_path, "--fail", "--debug"))
 
 
 def test_run_trains_evaluates_and_writes_metrics(tmp_path):
-    result = ToyRecipe.main(_args(tmp_path, "--data", str(tmp_path), "--seed", "3"))
+    result = toy.main(_args(tmp_path, "--data", str(tmp_path), "--seed", "3"))
     assert result["model"] == "toy_model"
     assert result["metric"] == "accuracy"
     assert result["value"] > 0.9  # well-separated blobs
@@ -182,12 +115,12 @@ def test_run_trains_evaluates_and_writes_metrics(tmp_path):
 
 
 def test_identity_leaves_out_output_and_duration_fields(tmp_path):
-    a = ToyRecipe.parse(_args(tmp_path, "--data", str(tmp_path)))
-    b = ToyRecipe.parse(
+    a = toy.parse(_args(tmp_path, "--data", str(tmp_path)))
+    b = toy.parse(
         _args(tmp_path / "other", "--data", str(tmp_path), "--epochs", "9", "--debug")
     )
     assert a.identity() == b.identity()
-    c = ToyRecipe.parse(_args(tmp_path, "--data", str(tmp_path), "--units", "5"))
+    c = toy.parse(_args(tmp_path, "--data", str(tmp_path), "--units", "5"))
     assert c.identity()["units"] == 5 and c.identity() != a.identity()
     assert "training" not in a.identity()  # zoo.training.fit records those itself
     assert "run_dir" not in a.identity() and "debug" not in a.identity()
@@ -195,7 +128,7 @@ def test_identity_leaves_out_output_and_duration_fields(tmp_path):
 
 _PARSE_WITHOUT_TENSORFLOW = """
 import dataclasses, sys
-from zoo.recipe import RecipeConfig, option, parse_config
+from zoo.recipes.config import RecipeConfig, option, parse_config
 
 @dataclasses.dataclass
 class Config(RecipeConfig):
@@ -214,7 +147,7 @@ def test_parsing_flags_imports_no_tensorflow():
     import sys
 
     # `import zoo` registers every model (TensorFlow) unless ZOO_LAZY_IMPORT=1, the
-    # switch the recipes' entry points set (recipes/__init__.py).
+    # switch `python -m zoo.recipes...` amounts to (zoo/__init__.py).
     out = subprocess.run(
         [sys.executable, "-c", _PARSE_WITHOUT_TENSORFLOW],
         capture_output=True,

@@ -10,7 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from tests.recipe.test_recipe import ToyRecipe, _args
+from tests.recipe import toy_recipe as toy
+from tests.recipe.test_recipe import _args
 from zoo.training.run_folder import LOCK_FILE
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -28,17 +29,18 @@ class Killed(Exception):
     """Stands for a kill (not a `ZooError`: it leaves `main` as a kill would)."""
 
 
-class KilledDuringExport(ToyRecipe):
-    """The toy recipe; its export is killed while `kills` is positive. `seen`
-    holds the weights each export was given."""
+class KilledExport:
+    """An export hook killed while `kills` is positive; `seen` holds the weights
+    each call was given."""
 
-    kills = 0
-    seen = []
+    def __init__(self, kills):
+        self.kills = kills
+        self.seen = []
 
-    def export(self, model, data, metrics):
-        KilledDuringExport.seen.append([w.copy() for w in model.get_weights()])
-        if KilledDuringExport.kills > 0:
-            KilledDuringExport.kills -= 1
+    def __call__(self, model):
+        self.seen.append([w.copy() for w in model.get_weights()])
+        if self.kills > 0:
+            self.kills -= 1
             raise Killed
         return None
 
@@ -46,9 +48,9 @@ class KilledDuringExport(ToyRecipe):
 def test_a_kill_during_the_export_resumes_from_the_trained_weights(tmp_path, capsys):
     args = _args(tmp_path, "--data", str(tmp_path), "--seed", "3")
     run_dir = tmp_path / "run"
-    KilledDuringExport.kills, KilledDuringExport.seen = 1, []
+    export = KilledExport(kills=1)
     with pytest.raises(Killed):
-        KilledDuringExport.main(args)
+        toy.main(args, export=export)
     assert os.listdir(run_dir / "backup") == ["final-00003.weights.h5"]
     logged = (run_dir / "log.csv").read_text()
     assert len(logged.splitlines()) == 4  # header and 3 epochs
@@ -56,7 +58,7 @@ def test_a_kill_during_the_export_resumes_from_the_trained_weights(tmp_path, cap
 
     # The same command again: no epoch is trained again, and the export gets the
     # weights that the killed run had trained.
-    result = KilledDuringExport.main(args)
+    result = toy.main(args, export=export)
     out = capsys.readouterr().out
     assert (
         f"resuming {run_dir}: its training finished after 3 epochs; loading the "
@@ -64,7 +66,7 @@ def test_a_kill_during_the_export_resumes_from_the_trained_weights(tmp_path, cap
     ) in out
     assert "epoch 1/3" not in out
     assert (run_dir / "log.csv").read_text() == logged
-    killed, resumed = KilledDuringExport.seen
+    killed, resumed = export.seen
     for a, b in zip(killed, resumed, strict=True):
         np.testing.assert_array_equal(a, b)
     assert result["value"] > 0.9
@@ -82,7 +84,7 @@ def test_a_run_folder_in_use_is_one_line_and_exit_2(tmp_path, capsys):
     try:
         assert proc.stdout.readline().strip() == "locked"
         with pytest.raises(SystemExit) as exit_info:
-            ToyRecipe.main(_args(tmp_path, "--data", str(tmp_path)))
+            toy.main(_args(tmp_path, "--data", str(tmp_path)))
         assert exit_info.value.code == 2
         err = capsys.readouterr().err
         assert err == (
@@ -93,7 +95,7 @@ def test_a_run_folder_in_use_is_one_line_and_exit_2(tmp_path, capsys):
     finally:
         proc.kill()
         proc.wait()
-    result = ToyRecipe.main(_args(tmp_path, "--data", str(tmp_path)))
+    result = toy.main(_args(tmp_path, "--data", str(tmp_path)))
     assert result["value"] > 0.9
 
 
@@ -103,18 +105,17 @@ def _digest(path):
 
 
 def test_a_refused_configuration_leaves_the_runs_vocabulary_alone(tmp_path):
-    from zoo.recipes.han_classification import HANClassification
+    from zoo.recipes import han_classification as han
 
     run_dir = tmp_path / "run"
     base = ["--run-dir", str(run_dir), "--demo-size", "60"]
-    a = HANClassification(HANClassification.parse(base)).load_data()
+    a = han.load_data(han.parse(base))
     before = _digest(a.vocab_file)
     assert os.path.dirname(os.path.dirname(a.vocab_file)) == str(
         run_dir / "vocabularies"
     )
     assert os.path.basename(a.vocab_file) == "vocab.txt"  # the export's asset name
-    b = HANClassification(HANClassification.parse([*base, "--vocab-size", "20"]))
-    b = b.load_data()
+    b = han.load_data(han.parse([*base, "--vocab-size", "20"]))
     assert b.vocab_file != a.vocab_file
     assert _digest(a.vocab_file) == before  # run A's vocabulary untouched
     assert b.vocabulary_size == 20 and a.vocabulary_size > 20
@@ -123,50 +124,38 @@ def test_a_refused_configuration_leaves_the_runs_vocabulary_alone(tmp_path):
     assert a.publish() == str(run_dir / "vocab.txt")
     assert _digest(run_dir / "vocab.txt") == before
     # The same configuration again gives the same file.
-    again = HANClassification(HANClassification.parse(base)).load_data()
+    again = han.load_data(han.parse(base))
     assert again.vocab_file == a.vocab_file and again.fingerprint == a.fingerprint
     assert sorted(os.listdir(run_dir / "vocabularies")) == sorted(
         {os.path.basename(os.path.dirname(d.vocab_file)) for d in (a, b)}
     )
 
 
-class KilledDuringTraining(ToyRecipe):
-    """The toy recipe, killed when epoch `kill_at` begins (once); `exported` holds
-    the weights its export was given."""
-
-    kill_at = None
-    exported = None
-
-    def train(self, model, data):
-        from tests.training.training_test_utils import InterruptAt
-
-        kill, KilledDuringTraining.kill_at = KilledDuringTraining.kill_at, None
-        return self.fit(
-            model.training_model(),
-            data.train,
-            data.validation,
-            callbacks=[InterruptAt(kill)],
-            data_fingerprint=data.fingerprint,
-        )
-
-    def export(self, model, data, metrics):
-        KilledDuringTraining.exported = [w.copy() for w in model.get_weights()]
-        return None
-
-
 def test_a_killed_and_resumed_run_exports_what_an_uninterrupted_one_does(tmp_path):
-    from tests.training.training_test_utils import Interrupt
+    from tests.training.training_test_utils import Interrupt, InterruptAt
 
     flags = ["--data", str(tmp_path), "--seed", "3", "--epochs", "6"]
     flags += ["--patience", "2"]
-    whole = KilledDuringTraining.main(_args(tmp_path / "whole", *flags))
-    expected = KilledDuringTraining.exported
-    KilledDuringTraining.kill_at = 3
+    exported = []
+
+    def export(model):
+        exported.append([w.copy() for w in model.get_weights()])
+
+    whole = toy.main(
+        _args(tmp_path / "whole", *flags), callbacks=[InterruptAt(None)], export=export
+    )
     with pytest.raises(Interrupt):
-        KilledDuringTraining.main(_args(tmp_path / "killed", *flags))
-    resumed = KilledDuringTraining.main(_args(tmp_path / "killed", *flags))
+        toy.main(
+            _args(tmp_path / "killed", *flags),
+            callbacks=[InterruptAt(3)],
+            export=export,
+        )
+    resumed = toy.main(
+        _args(tmp_path / "killed", *flags), callbacks=[InterruptAt(None)], export=export
+    )
     assert resumed["value"] == whole["value"]
-    for a, b in zip(KilledDuringTraining.exported, expected, strict=True):
+    expected = exported[0]
+    for a, b in zip(exported[-1], expected, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     logs = [(tmp_path / d / "run" / "log.csv").read_text() for d in ("whole", "killed")]
     assert len(logs[0].splitlines()) == len(logs[1].splitlines())

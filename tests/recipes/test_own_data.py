@@ -32,21 +32,12 @@ SAE = "self_attentive_embedding"
 
 
 def _recipe(name):
-    if name == HAN:
-        from zoo.recipes.han_classification import HANClassification
+    """The recipe module `zoo.recipes.<name>` (its `parse`, `read_texts`, `main`)."""
+    import importlib
 
-        return HANClassification
-    if name == SAE:
-        from zoo.recipes.self_attentive_embedding import SelfAttentiveEmbedding
-
-        return SelfAttentiveEmbedding
-    if name == "translation":
-        from zoo.recipes.translation import Translation
-
-        return Translation
-    from zoo.recipes.memn2n_babi import MemN2NBabi
-
-    return MemN2NBabi
+    if name not in (HAN, SAE, "translation"):
+        name = "memn2n_babi"
+    return importlib.import_module(f"zoo.recipes.{name}")
 
 
 def _outputs(tmp_path):
@@ -251,7 +242,7 @@ def test_classifiers_read_every_layout(recipe, fmt, tmp_path):
     corpus = SENTENCE_FORMATS[fmt](tmp_path, recipe == SAE)
     cls = _recipe(recipe)
     config = cls.parse(["--data", corpus.data, *corpus.flags, *_outputs(tmp_path)])
-    data = cls(config).read_texts()
+    data = cls.read_texts(config)
     assert list(data.label_names) == corpus.classes
     sizes = data.sizes()
     _check_sizes(sizes, corpus)
@@ -273,7 +264,7 @@ def test_sentence_description_names_no_sst_for_tables(tmp_path):
     corpus = _csv_named(tmp_path, True)
     cls = _recipe(SAE)
     config = cls.parse(["--data", corpus.data, *corpus.flags, *_outputs(tmp_path)])
-    description = cls(config).read_texts().description
+    description = cls.read_texts(config).description
     assert corpus.data in description
     assert "sst5" not in description and "phrase" not in description, description
 
@@ -283,7 +274,7 @@ def test_sentence_tsv_with_text_label_header_is_not_misread(tmp_path):
     path = od.write_table(tmp_path / "corpus.tsv", rows, "tsv")  # text<TAB>label
     cls = _recipe(SAE)
     try:
-        data = cls(cls.parse(["--data", path, *_outputs(tmp_path)])).read_texts()
+        data = cls.read_texts(cls.parse(["--data", path, *_outputs(tmp_path)]))
     except Exception as error:  # an error that says what to do is fine too
         from zoo.errors import DataError
 

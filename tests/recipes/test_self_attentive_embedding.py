@@ -271,14 +271,14 @@ def test_transfer_encoder_under_new_head_in_fresh_process(fresh):
 
 
 def test_demo_and_data_defaults(tmp_path):
-    from zoo.recipes.self_attentive_embedding import SelfAttentiveEmbedding
+    from zoo.recipes import self_attentive_embedding as sae
 
-    demo = SelfAttentiveEmbedding.parse([])
+    demo = sae.parse([])
     assert (demo.num_hops, demo.lstm_units, demo.hidden_units) == (4, 32, 64)
     assert demo.training.epochs == 2 and demo.training.learning_rate == 5e-3
     assert demo.training.batch_size == 16 and demo.training.patience == 0
     assert (demo.demo_size, demo.report_samples) == (1200, 3)
-    real = SelfAttentiveEmbedding.parse(["--data", str(tmp_path), "--task", "sst2"])
+    real = sae.parse(["--data", str(tmp_path), "--task", "sst2"])
     # the sizes measured best per minute of training (the paper's are flags)
     assert (real.embedding_dim, real.lstm_units, real.attention_units) == (
         128,
@@ -291,7 +291,7 @@ def test_demo_and_data_defaults(tmp_path):
     assert (real.training.monitor, real.training.patience) == ("val_accuracy", 8)
     assert demo.training.validations_per_epoch == 1 and demo.training.ema == 0
     assert real.phrases and real.task == "sst2" and real.max_length == 128
-    assert SelfAttentiveEmbedding.parse(["--no-phrases"]).phrases is False
+    assert sae.parse(["--no-phrases"]).phrases is False
 
 
 @pytest.mark.parametrize(

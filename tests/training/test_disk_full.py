@@ -7,7 +7,8 @@ import os
 import keras
 import pytest
 
-from tests.recipe.test_recipe import ToyRecipe, _args
+from tests.recipe import toy_recipe as toy
+from tests.recipe.test_recipe import _args
 from tests.training.training_test_utils import quick_run
 from zoo.errors import DiskFullError, ZooError, is_disk_full
 from zoo.io import atomic_path, atomic_write
@@ -82,7 +83,7 @@ def test_a_full_disk_during_a_backup_keeps_the_last_one(tmp_path, monkeypatch):
 def test_a_recipe_on_a_full_disk_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
     _full_after(monkeypatch, saves=1)
     with pytest.raises(SystemExit) as exit_info:
-        ToyRecipe.main(_args(tmp_path, "--data", str(tmp_path)))
+        toy.main(_args(tmp_path, "--data", str(tmp_path)))
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1

@@ -47,8 +47,31 @@ document vector (finite, never NaN).
 import dataclasses
 import os
 
-from zoo.classification.recipe import TextClassificationConfig, TextClassificationRecipe
-from zoo.recipe import option
+from zoo.recipes import steps
+from zoo.recipes.config import option
+from zoo.recipes.text_classification import TextClassificationConfig
+
+NAME = "han_classification"
+EXPORT_NAME = "han"
+# Two passes validated twice each, the best of the four validations kept: the
+# validation accuracy peaks within the second pass on IMDB-sized data.
+TRAINING = dict(
+    epochs=2,
+    batch_size=32,
+    learning_rate=2e-3,
+    validations_per_epoch=2,
+    monitor="val_accuracy",
+    patience=4,
+)
+# Short generated documents: small fixed limits (the Config's demo values), no early
+# stopping.
+DEMO_TRAINING = dict(
+    epochs=3,
+    patience=0,
+    tensorboard=False,
+    validations_per_epoch=1,
+    monitor="val_loss",
+)
 
 
 @dataclasses.dataclass
@@ -117,132 +140,149 @@ class Config(TextClassificationConfig):
             self.word2vec_epochs = 0 if self.demo or self.embeddings else 5
 
 
-class HANClassification(TextClassificationRecipe):
-    """Yang et al. 2016 on labelled documents: train, evaluate, report, export."""
-
-    name = "han_classification"
-    export_name = "han"
-    config_class = Config
-    # Two passes validated twice each, the best of the four validations kept: the
-    # validation accuracy peaks within the second pass on IMDB-sized data.
-    training_defaults = dict(
-        epochs=2,
-        batch_size=32,
-        learning_rate=2e-3,
-        validations_per_epoch=2,
-        monitor="val_accuracy",
-        patience=4,
-    )
-    # Short generated documents: small fixed limits (above), no early stopping.
-    demo_training_defaults = dict(
-        epochs=3,
-        patience=0,
-        tensorboard=False,
-        validations_per_epoch=1,
-        monitor="val_loss",
+def parse(argv=None):
+    """The recipe's `Config` from its flags (argparse errors exit with 2)."""
+    return steps.parse(
+        Config,
+        argv,
+        name=NAME,
+        description=__doc__,
+        training=TRAINING,
+        demo_training=DEMO_TRAINING,
     )
 
-    def read_texts(self):
-        from zoo.classification import ClassificationData
-        from zoo.data.documents import demo_splits, load_documents
 
-        c = self.config
-        if self.demo:
-            documents = demo_splits(c.demo_size, seed=c.training.seed)
-        else:
-            documents = load_documents(
-                c.data,
-                text_column="text" if c.text_column is None else c.text_column,
-                label_column=c.label_column,
-                encoding=c.encoding,
-                skip_unreadable=c.skip_unreadable,
+def read_texts(config):
+    """The labelled documents of `--data` (or the demo corpus), a
+    `ClassificationData`."""
+    from zoo.data.documents import demo_splits, load_documents
+    from zoo.recipes.labelled_texts import ClassificationData
+
+    if config.demo:
+        documents = demo_splits(config.demo_size, seed=config.training.seed)
+    else:
+        documents = load_documents(
+            config.data,
+            text_column="text" if config.text_column is None else config.text_column,
+            label_column=config.label_column,
+            encoding=config.encoding,
+            skip_unreadable=config.skip_unreadable,
+        )
+    return ClassificationData.from_documents(documents)
+
+
+def load_data(config, log=print):
+    """Documents -> vocabulary, `HANPreprocessor`, datasets and the initial word
+    vectors (`--embeddings`, word2vec or none): a `TextClassificationInputs`."""
+    from zoo.models.han import LENGTH_BUCKETS, HANPreprocessor, tokenize_documents
+    from zoo.recipes.text_classification import initial_embeddings, prepare_inputs
+
+    c = config
+    data = prepare_inputs(
+        c,
+        read_texts(c),
+        lambda text: tokenize_documents(text, c.max_sentences, c.max_words)[1],
+        lambda vocab: HANPreprocessor(vocab, c.max_sentences, c.max_words),
+        buckets=LENGTH_BUCKETS,
+        log=log,
+        pad_to_limits=c.demo,  # the demo's small limits: one shape, one graph trace
+    )
+    texts = data.texts.train.texts + data.texts.validation.texts
+    data.embeddings = initial_embeddings(
+        data.vocab_file,
+        c.embedding_dim,
+        vectors=c.embeddings,
+        word2vec_epochs=c.word2vec_epochs,
+        corpus=data.preprocessor.document_ids(texts),
+        seed=c.training.seed,
+        save_to=os.path.join(c.run_dir, "word2vec.txt"),
+    )
+    log(data.embeddings.description)
+    return data
+
+
+def build_model(config, data, optimizer):
+    """The `HANClassifier`, its embeddings set, its training view compiled."""
+    from zoo.models.han import HANClassifier
+    from zoo.models.text_classifier import compile_classifier
+
+    model = HANClassifier(
+        vocabulary_size=data.vocabulary_size,
+        num_classes=len(data.label_names),
+        embedding_dim=data.embeddings.dim,
+        rnn_units=config.rnn_units,
+        context_units=config.context_units,
+        dropout=config.dropout,
+        pooling=config.pooling,
+        name="han_classifier",
+    )
+    if data.embeddings.matrix is not None:
+        model.set_embedding_matrix(data.embeddings.matrix)
+    # Batches vary in shape (S, W): XLA recompiles for every new shape.
+    compile_classifier(model, optimizer, config.xla)
+    return model
+
+
+def report(config, data, metrics, results, log=print):
+    """`metrics.txt` and `attention.html` (seeded right and wrong test documents)."""
+    from zoo.recipes.text_classification import (
+        report_examples,
+        write_classification_report,
+    )
+    from zoo.report import attention_report_html
+
+    text = write_classification_report(config.report_dir, data.description, metrics)
+    print(text, flush=True)
+    name = (
+        "demo documents"
+        if config.demo
+        else os.path.basename(os.path.normpath(str(config.data)))
+    )
+    examples = report_examples(
+        results, data.label_names, config.report_samples, config.training.seed
+    )
+    path = attention_report_html(
+        os.path.join(config.report_dir, "attention.html"),
+        examples,
+        title=f"HAN attention: {name}",
+        subtitle=data.description,
+        summary=text,
+    )
+    log(f"attention report: {path}")
+
+
+def main(argv=None):
+    """Trains, evaluates, reports and exports; returns `{"model", "metric", "value",
+    "export"}`."""
+    config = parse(argv)
+    with steps.recipe_run(NAME, config) as run:
+        from zoo.models.han import CLIPNORM, export_han_classifier
+        from zoo.recipes.text_classification import evaluate_texts, export_classifier
+
+        data = load_data(config, run.log)
+        run.log(data.description)
+        with run.strategy.scope():
+            model = build_model(config, data, run.optimizer(clipnorm=CLIPNORM))
+        run.fit(
+            model.training_model(),
+            data.train,
+            data.validation,
+            data_fingerprint=data.fingerprint,
+        )
+        data.publish()  # RUN_DIR/vocab.txt, now that the run's identity is checked
+        run.log("trained")
+        metrics, results = evaluate_texts(
+            model, data.preprocessor, data.texts.test, data.label_names
+        )
+        run.write_metrics(data.description, metrics)
+        report(config, data, metrics, results, run.log)
+        version = None
+        if not config.no_export:
+            version = export_classifier(
+                run, export_han_classifier, EXPORT_NAME, model, data, metrics
             )
-        return ClassificationData.from_documents(documents)
+    return run.result(EXPORT_NAME, "accuracy", metrics["accuracy"], version)
 
-    def tokenize(self, text):
-        from zoo.models.han import tokenize_documents
-
-        c = self.config
-        return tokenize_documents(text, c.max_sentences, c.max_words)[1]
-
-    def make_preprocessor(self, vocab_file):
-        from zoo.models.han import HANPreprocessor
-
-        return HANPreprocessor(
-            vocab_file, self.config.max_sentences, self.config.max_words
-        )
-
-    def exporter(self):
-        from zoo.models.han import export_han_classifier
-
-        return export_han_classifier
-
-    def length_buckets(self):
-        from zoo.models.han import LENGTH_BUCKETS
-
-        return LENGTH_BUCKETS
-
-    def preprocess_kwargs(self):
-        # The demo's limits are small: one fixed shape, one graph trace.
-        return {"pad_to_limits": self.demo}
-
-    def initial_embeddings(self, data):
-        from zoo.classification import initial_embeddings
-
-        c = self.config
-        texts = data.texts.train.texts + data.texts.validation.texts
-        return initial_embeddings(
-            data.vocab_file,
-            c.embedding_dim,
-            vectors=c.embeddings,
-            word2vec_epochs=c.word2vec_epochs,
-            corpus=data.preprocessor.document_ids(texts),
-            seed=c.training.seed,
-            save_to=os.path.join(c.run_dir, "word2vec.txt"),
-        )
-
-    def build_model(self, data):
-        from zoo.classification import compile_classifier
-        from zoo.models.han import CLIPNORM, HANClassifier
-
-        c = self.config
-        model = HANClassifier(
-            vocabulary_size=data.vocabulary_size,
-            num_classes=len(data.label_names),
-            embedding_dim=data.embeddings.dim,
-            rnn_units=c.rnn_units,
-            context_units=c.context_units,
-            dropout=c.dropout,
-            pooling=c.pooling,
-            name="han_classifier",
-        )
-        if data.embeddings.matrix is not None:
-            model.set_embedding_matrix(data.embeddings.matrix)
-        # Batches vary in shape (S, W): XLA recompiles for every new shape.
-        compile_classifier(model, self.optimizer(clipnorm=CLIPNORM), c.xla)
-        return model
-
-    def report(self, model, data, metrics):
-        from zoo.report import attention_report_html
-
-        c = self.config
-        text = self.write_report(data, metrics)
-        name = (
-            "demo documents"
-            if self.demo
-            else os.path.basename(os.path.normpath(str(c.data)))
-        )
-        path = attention_report_html(
-            os.path.join(c.report_dir, "attention.html"),
-            self.report_examples(data),  # seeded: right and wrong predictions
-            title=f"HAN attention: {name}",
-            subtitle=data.description,
-            summary=text,
-        )
-        self.log(f"attention report: {path}")
-
-
-main = HANClassification.main
 
 if __name__ == "__main__":
     main()

@@ -11,8 +11,10 @@ returns and the lr, from 0.005, halves every 25 epochs for 100 epochs (every 15 
 joint; d = 20 per task, 50 joint). `--ls-epochs 0` ends LS when validation loss stops
 falling; `--no-ls`: lr 0.01 from the start. Empty slots compete in the attention
 softmax as nil memories (`--empty-slots mask` removes them). `--restarts N` keeps the
-run with the lowest training error (the paper: 10). Metric: test error per task (%),
-mean error, failed tasks (error > 5%).
+run with the lowest training error (the paper: 10). Metric: test error per task in
+percent (`test_error_percent`), its mean (`mean_test_error_percent`, the headline),
+failed tasks (error > 5%, `failed_tasks`). The paper's per-task errors are shown next
+to a joint model's only on the data it measured, the English bAbI 1k (`en/`).
 
 Commands:
 
@@ -23,6 +25,11 @@ Commands:
         # the paper's protocol: the restart with the lowest training error is kept
     python -m zoo.recipes.memn2n_babi --data ../shared/data/babi --no-joint  # per task
     python -m zoo.recipes.memn2n_babi --data ../shared/data/babi --tasks 1,2 --size 10k
+    python -m zoo.recipes.memn2n_babi --data DIR --tasks 1-3   # a folder of qaN_* files
+
+`--data` is a bAbI root (`--language` and `--size` pick `en/`, `hn-10k/`, ...) or the
+folder of `qaN_*_train.txt` / `qaN_*_test.txt` files itself; logs, reports and the
+manifest name the folder read and the language and size its name gives.
 
 Outputs: `runs/memn2n_babi/` (`vocab.txt`, a folder per model and restart: a rerun of
 the same command reuses finished runs), `reports/memn2n_babi/` (`test_errors.md`,
@@ -42,13 +49,15 @@ A story's lines are its sentences: the last 50 with words are kept (of its last 
 KiB), each cut to J words (the longest training sentence); see `MemN2NPreprocessor`.
 """
 
-import argparse
 import dataclasses
 import os
-import shutil
-import sys
+import types
 
-from zoo.recipe import Recipe, RecipeConfig, option, parse_config
+from zoo.recipes import steps
+from zoo.recipes.config import RecipeConfig, option
+
+NAME, EXPORT_NAME, METRIC = "memn2n_babi", "memn2n", "mean_test_error_percent"
+SPLITS = ("train", "valid", "test")
 
 
 def parse_tasks(text):
@@ -65,18 +74,23 @@ def parse_tasks(text):
     return tuple(dict.fromkeys(tasks))
 
 
-def ls_epochs_default(demo, joint, no_ls):
-    """Linear-start epochs of the authors' code: 20 per task, 30 joint (demo: 0)."""
-    return 0 if demo or no_ls else 30 if joint else 20
+class PaperEpochs(int):
+    """The `--epochs` default, the paper's, set by `Config.__post_init__`."""
+
+    __repr__ = __str__ = lambda self: "LS epochs + 100, joint + 60"  # noqa: E731
+
+
+class PaperRate(float):
+    """The `--learning-rate` default, set by `Config.__post_init__`."""
+
+    __repr__ = __str__ = lambda self: "0.005, 0.01 with --no-ls"  # noqa: E731
 
 
 @dataclasses.dataclass
 class Config(RecipeConfig):
     tasks: str = option("1-20", "bAbI tasks, e.g. 1-20 or 1,2,5", check=parse_tasks)
     joint: bool = option(
-        True,
-        "one model for all tasks (--no-joint: one model per task)",
-        demo=False,
+        True, "one model for all tasks (--no-joint: one model per task)", demo=False
     )
     size: str = option("1k", "training set size", choices=("1k", "10k"))
     language: str = option("en", "bAbI subfolder prefix: en, hn, shuffled")
@@ -97,10 +111,9 @@ class Config(RecipeConfig):
         1, "with --ls-epochs 0: epochs without a lower val. loss", check="positive"
     )
     empty_slots: str = option(
-        "nil",
-        "empty slots: nil memories in the softmax, or masked",
+        "nil", "empty slots: nil memories in the softmax, or masked",
         choices=("nil", "mask"),
-    )
+    )  # fmt: skip
     random_noise: float = option(0.1, "RN rate, 0 = off", check="open_fraction")
     clipnorm: float = option(40.0, "gradient norm clip per weight", check="positive")
     decay_every: int = option(
@@ -115,7 +128,12 @@ class Config(RecipeConfig):
         self.embedding_dim = self.embedding_dim or (50 if self.joint else 20)
         self.decay_every = self.decay_every or (15 if self.joint else 25)
         if self.ls_epochs is None:
-            self.ls_epochs = ls_epochs_default(self.demo, self.joint, self.no_ls)
+            self.ls_epochs = 0 if self.demo or self.no_ls else 30 if self.joint else 20
+        training = self.training
+        if isinstance(training.epochs, PaperEpochs):
+            training.epochs = (60 if self.joint else 100) + self.ls_epochs
+        if isinstance(training.learning_rate, PaperRate):
+            training.learning_rate = 0.01 if self.no_ls else 0.005
 
     def validate(self):
         from zoo.errors import ConfigError
@@ -133,196 +151,188 @@ class Config(RecipeConfig):
         return (0,) if self.demo else parse_tasks(self.tasks)
 
 
-class MemN2NBabi(Recipe):
-    name = "memn2n_babi"
-    export_name = "memn2n"
-    metric = "mean_error"
-    metric_description = "mean_test_error_percent"
-    config_class = Config
+def parse(argv=None):
+    """The `Config` of `argv`; the paper's epochs and learning rate unless given."""
+    return steps.parse(
+        Config, argv, name=NAME, description=__doc__,
+        training=dict(epochs=PaperEpochs(120), learning_rate=PaperRate(0.005),
+                      patience=0),
+        demo_training=dict(epochs=15),
+    )  # fmt: skip
 
-    @classmethod
-    def parse(cls, argv=None):
-        """The flags, with the paper's defaults for what is trained: 100 epochs after
-        linear start per task, 60 joint (demo: 15 in all); lr 0.005, 0.01 without LS."""
-        argv = list(sys.argv[1:] if argv is None else argv)
-        scan = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-        for flag in ("--data", "--ls-epochs"):
-            scan.add_argument(flag)
-        scan.add_argument("--joint", action=argparse.BooleanOptionalAction)
-        scan.add_argument("--no-ls", action="store_true")
-        known = scan.parse_known_args(argv)[0]
-        if known.joint is None:  # joint with --data, one model on the demo
-            known.joint = known.data is not None
-        ls = ls_epochs_default(known.data is None, known.joint, known.no_ls)
-        ls = int(known.ls_epochs) if (known.ls_epochs or "").isdigit() else ls
-        lr = 0.01 if known.no_ls else 0.005
-        return parse_config(
-            cls.config_class,
-            argv,
-            prog=f"python -m zoo.recipes.{cls.name}",
-            description=__doc__,
-            name=cls.name,
-            training_defaults=dict(
-                epochs=(60 if known.joint else 100) + ls, learning_rate=lr, patience=0
-            ),
-            demo_training_defaults=dict(epochs=15),
+
+def load_data(config, log):
+    """The tasks (sampled with --max-*-samples), their vocabulary and arrays."""
+    from zoo.data import babi
+    from zoo.io import content_keyed
+    from zoo.models.memn2n import build_arrays
+    from zoo.training import fingerprint
+
+    c, seed = config, config.training.seed
+    folder = None
+    if c.demo:
+        tasks = babi.load_demo(
+            c.demo_size, max(50, c.demo_size // 4), c.memory_size, seed
         )
-
-    def load_data(self):
-        from zoo.data import babi
-        from zoo.models.memn2n import build_arrays
-        from zoo.training import fingerprint
-
-        c = self.config
-        if self.demo:
-            tasks = babi.load_demo(
-                c.demo_size, max(50, c.demo_size // 4), c.memory_size, c.training.seed
-            )
-            description = f"generated bAbI-style demo ({c.demo_size} stories)"
-        else:
-            tasks = babi.load_babi(
-                c.data, c.task_list, c.size, c.language, c.memory_size,
-                seed=c.training.seed,
-            )  # fmt: skip
-            description = f"bAbI {c.language} {c.size} tasks {list(c.task_list)}"
-        for t, e in tasks.items():
-            if e.missing:
-                self.log(f"task {t}: no training file, reported as n/a ({e.missing})")
-            tasks[t] = dataclasses.replace(
-                e,
-                train=self._sample(e.train, c.max_train_samples),
-                valid=self._sample(e.valid, c.max_eval_samples),
-                test=self._sample(e.test, c.max_eval_samples),
-            )
-        vocab, sentence_length, arrays = build_arrays(tasks, c.memory_size)
-        # keyed by its contents: nothing of this run's configuration is written
-        # into RUN_DIR before the run's identity is checked
-        from zoo.io import content_keyed
-
-        vocab_file = content_keyed(
-            vocab.save, os.path.join(c.run_dir, "vocab.txt"), "vocabularies"
+        description = f"generated bAbI-style demo ({c.demo_size} stories)"
+    else:
+        folder = babi.find_folder(c.data, c.size, c.language)
+        tasks = babi.load_babi(
+            folder, c.task_list, memory_size=c.memory_size, seed=seed
         )
-        self.log(
-            f"vocabulary {len(vocab)} and sentence length {sentence_length} "
-            "(training and validation stories)"
-        )
-        data = dict(tasks=tasks, vocab=vocab, vocab_file=vocab_file, arrays=arrays)
-        fp = fingerprint(vocab.tokens, sentence_length, arrays)
-
-        def publish():  # RUN_DIR/vocab.txt, once the run's identity is checked
-            from zoo.io import atomic_path
-
-            with atomic_path(os.path.join(c.run_dir, "vocab.txt")) as tmp:
-                shutil.copyfile(vocab_file, tmp)
-
-        return argparse.Namespace(**data, sentence_length=sentence_length,
-                                  description=description, fingerprint=fp,
-                                  publish=publish)  # fmt: skip
-
-    def _sample(self, items, limit):
-        picked = None if items is None else self.sample_indices(len(items), limit)
-        return items if picked is None else [items[i] for i in picked]
-
-    def build_model(self, data):
-        """Filled by `train`: label -> the best run of each task's model (or joint)."""
-        return {}
-
-    def train(self, models, data):
-        from zoo.models.memn2n import best_of_restarts, concat_arrays, training_groups
-
-        c = self.config
-        skip = ("run_dir", "verbose", "tensorboard", "resume")  # not what is trained
-        training = {k: v for k, v in vars(c.training).items() if k not in skip}
-        key = {**c.identity(), "restarts": 0, "training": training}
-        for label, group in training_groups(data.tasks, c.joint):
-            parts = {
-                split: concat_arrays([data.arrays[t][split] for t in group])
-                for split in ("train", "valid")
-            }
-            models[label] = {"tasks": group} | best_of_restarts(
-                lambda run_dir, seed, parts=parts: self._train_run(
-                    data, parts, run_dir, seed
-                ),
-                c.restarts,
-                os.path.join(c.run_dir, label),
-                {**key, "label": label, "data": data.fingerprint},
-                seed=c.training.seed,
-                log=lambda line, label=label: self.log(f"[{label}] {line}"),
-            )
-
-    def _train_run(self, data, parts, run_dir, seed):
-        """One run: `(model, training error %, info)`."""
-        from zoo.models.memn2n import MemN2N, train_memn2n
-        from zoo.training import averaging, fit, get_strategy, set_seed
-
-        c = self.config
-        set_seed(seed)
-        strategy = get_strategy(c.training.distribute)
-        with strategy.scope():
-            model = MemN2N(
-                len(data.vocab), c.memory_size, data.sentence_length,
-                embedding_dim=c.embedding_dim, hops=c.hops, tying=c.tying,
-                position_encoding=not c.no_pe, temporal_encoding=not c.no_te,
-                linear_start=not c.no_ls, empty_slots=c.empty_slots,
-            )  # fmt: skip
-        cfg = dataclasses.replace(c.training, run_dir=run_dir, seed=seed)
-        identity = self.run_identity(data.fingerprint)
-        error, info = train_memn2n(
-            model, parts["train"], parts["valid"],
-            lambda *args, **kw: fit(*args, cfg, run_identity=identity, **kw),
-            learning_rate=c.training.learning_rate, decay_every=c.decay_every,
-            batch_size=c.training.batch_size, seed=seed, noise_rate=c.random_noise,
-            clipnorm=c.clipnorm, jit_compile=c.xla, ls_epochs=c.ls_epochs,
-            ls_patience=c.ls_patience, strategy=strategy,
-            optimizer_kwargs=averaging(c.training),
+        description = f"{folder.describe()}, tasks {list(c.task_list)}"
+    log(description)
+    for t, e in tasks.items():
+        if e.missing:
+            log(f"task {t}: no training file, reported as n/a ({e.missing})")
+        tasks[t] = dataclasses.replace(
+            e, train=_sample(e.train, c.max_train_samples, seed),
+            valid=_sample(e.valid, c.max_eval_samples, seed),
+            test=_sample(e.test, c.max_eval_samples, seed),
         )  # fmt: skip
-        return model, error, info
-
-    def evaluate(self, models, data):
-        from zoo.models.memn2n import evaluate_tasks
-
-        return evaluate_tasks(models, data.tasks, data.arrays)
-
-    def headline(self, metrics):
-        return self.metric_description, metrics["mean_error"]
-
-    def report(self, models, data, metrics):
-        from zoo.models.memn2n import PAPER_1K_JOINT_PE_LS_RN as PAPER
-        from zoo.models.memn2n import plot_task_attention, write_error_report
-
-        c = self.config
-        paper = PAPER if c.joint and not self.demo and c.size == "1k" else None
-        path = os.path.join(c.report_dir, "test_errors.md")
-        title = f"MemN2N test error, {data.description}"
-        print(write_error_report(path, title, metrics, paper), flush=True)
-        pngs = plot_task_attention(
-            models, data.tasks, data.arrays, data.vocab, c.report_dir,
-            c.report_samples, lambda t: "demo" if self.demo else f"task{t}",
-        )  # fmt: skip
-        self.log(f"attention plots: {len(pngs)} in {c.report_dir}")
-
-    def export(self, models, data, metrics):
-        from zoo.models.memn2n import export_memn2n
-
-        if len(models) != 1:
-            why = "no model was trained" if not models else "several per-task models"
-            self.log(f"{why}: nothing exported (use --joint or one task)")
-            return None
-        (result,) = models.values()
-        tests = [ex for e in data.tasks.values() for ex in (e.test or [])[:2]][:4]
-        summary = {
-            "mean_test_error": metrics["mean_error"],
-            "failed_tasks": metrics["failed"],
-            "test_error": metrics["test_error"],
-        }
-        metadata = {"recipe": self.name, "data": data.description, "metrics": summary}
-        metadata["tasks"] = list(self.config.task_list)
-        return export_memn2n(
-            result["model"], data.vocab_file, self.config.export_dir, tests, metadata
-        )
+    counts = [sum(len(getattr(e, s) or []) for e in tasks.values()) for s in SPLITS]
+    log("questions: {} training, {} validation, {} test".format(*counts))
+    vocab, sentence_length, arrays = build_arrays(tasks, c.memory_size)
+    # keyed by its contents: RUN_DIR/vocab.txt is written once the run's identity
+    # is checked (`publish_vocabulary`)
+    path = os.path.join(c.run_dir, "vocab.txt")
+    vocab_file = content_keyed(vocab.save, path, "vocabularies")
+    log(f"vocabulary {len(vocab)} and sentence length {sentence_length} "
+        "(training and validation stories)")  # fmt: skip
+    return types.SimpleNamespace(
+        tasks=tasks, folder=folder, description=description, vocab=vocab,
+        vocab_file=vocab_file, sentence_length=sentence_length, arrays=arrays,
+        fingerprint=fingerprint(vocab.tokens, sentence_length, arrays),
+    )  # fmt: skip
 
 
-main = MemN2NBabi.main
+def _sample(items, limit, seed):
+    picked = None if items is None else steps.sample_indices(len(items), limit, seed)
+    return items if picked is None else [items[i] for i in picked]
+
+
+def build_model(config, data):
+    """A `MemN2N` of the configuration, for the data's vocabulary and sentences."""
+    from zoo.models.memn2n import MemN2N
+
+    c = config
+    return MemN2N(
+        len(data.vocab), c.memory_size, data.sentence_length,
+        embedding_dim=c.embedding_dim, hops=c.hops, tying=c.tying,
+        position_encoding=not c.no_pe, temporal_encoding=not c.no_te,
+        linear_start=not c.no_ls, empty_slots=c.empty_slots,
+    )  # fmt: skip
+
+
+def train(config, data, run):
+    """label -> the best of --restarts runs of each model (joint, or per task)."""
+    from zoo.models.memn2n import train_groups
+
+    c = config
+    skip = ("run_dir", "verbose", "tensorboard", "resume")  # not what is trained
+    training = {k: v for k, v in vars(c.training).items() if k not in skip}
+    key = {**c.identity(), "restarts": 0, "training": training}
+    return train_groups(
+        data.tasks, data.arrays, c.joint,
+        lambda *args: _train_run(c, data, run, *args), c.restarts, c.run_dir,
+        {**key, "data": data.fingerprint}, seed=c.training.seed, log=run.log,
+    )  # fmt: skip
+
+
+def _train_run(c, data, run, train_arrays, valid_arrays, run_dir, seed):
+    """One run: `(model, training error %, info)`."""
+    from zoo.models.memn2n import train_memn2n
+    from zoo.training import averaging, fit, set_seed
+
+    set_seed(seed)
+    with run.strategy.scope():
+        model = build_model(c, data)
+    cfg = dataclasses.replace(c.training, run_dir=run_dir, seed=seed)
+    identity = run.identity(data.fingerprint)
+    error, info = train_memn2n(
+        model, train_arrays, valid_arrays,
+        lambda *args, **kw: fit(*args, cfg, run_identity=identity, **kw),
+        learning_rate=c.training.learning_rate, decay_every=c.decay_every,
+        batch_size=c.training.batch_size, seed=seed, noise_rate=c.random_noise,
+        clipnorm=c.clipnorm, jit_compile=c.xla, ls_epochs=c.ls_epochs,
+        ls_patience=c.ls_patience, strategy=run.strategy,
+        optimizer_kwargs=averaging(c.training),
+    )  # fmt: skip
+    return model, error, info
+
+
+def publish_vocabulary(config, data):
+    """RUN_DIR/vocab.txt: written once the run's identity is checked."""
+    import shutil
+
+    from zoo.io import atomic_path
+
+    with atomic_path(os.path.join(config.run_dir, "vocab.txt")) as tmp:
+        shutil.copyfile(data.vocab_file, tmp)
+
+
+def evaluate(results, data):
+    """`evaluate_tasks`' metrics and `data_source` (folder, language, size)."""
+    from zoo.models.memn2n import evaluate_tasks
+
+    metrics = evaluate_tasks(results, data.tasks, data.arrays)
+    return {**metrics, "data_source": data.folder and data.folder.to_dict()}
+
+
+def report(config, results, data, metrics, log):
+    """`test_errors.md` (the paper's column on its data only) and attention PNGs."""
+    from zoo.models.memn2n import paper_errors, plot_task_attention, write_error_report
+
+    c, source = config, metrics["data_source"] or {}
+    paper = paper_errors(source.get("language"), source.get("size"), c.joint)
+    path = os.path.join(c.report_dir, "test_errors.md")
+    title = f"MemN2N test error, {data.description}"
+    print(write_error_report(path, title, metrics, paper), flush=True)
+    if source and paper is None:
+        log("no paper column: the paper measured a joint model on bAbI en 1k")
+    pngs = plot_task_attention(
+        results, data.tasks, data.arrays, data.vocab, c.report_dir,
+        c.report_samples, lambda t: "demo" if c.demo else f"task{t}",
+    )  # fmt: skip
+    log(f"attention plots: {len(pngs)} in {c.report_dir}")
+
+
+def export(config, results, data, metrics, log):
+    """The SavedModel and `VERSION.keras` of the one model trained, else None."""
+    from zoo.models.memn2n import export_memn2n
+
+    if len(results) != 1:
+        why = "no model was trained" if not results else "several per-task models"
+        log(f"{why}: nothing exported (use --joint or one task)")
+        return None
+    (result,) = results.values()
+    tests = [ex for e in data.tasks.values() for ex in (e.test or [])[:2]][:4]
+    keys = ("mean_test_error_percent", "failed_tasks", "test_error_percent")
+    metadata = {
+        "recipe": NAME, "data": data.description,
+        "data_source": metrics["data_source"],
+        "metrics": {k: metrics[k] for k in keys}, "tasks": list(config.task_list),
+    }  # fmt: skip
+    return export_memn2n(
+        result["model"], data.vocab_file, config.export_dir, tests, metadata
+    )
+
+
+def main(argv=None):
+    config = parse(argv)
+    with steps.recipe_run(NAME, config) as run:
+        data = load_data(config, run.log)
+        results = train(config, data, run)
+        publish_vocabulary(config, data)
+        run.log("trained")
+        metrics = evaluate(results, data)
+        run.write_metrics(data.description, metrics)
+        report(config, results, data, metrics, run.log)
+        version = None
+        if not config.no_export:
+            version = export(config, results, data, metrics, run.log)
+    return run.result(EXPORT_NAME, METRIC, metrics[METRIC], version)
+
 
 if __name__ == "__main__":
     main()

@@ -61,8 +61,36 @@ embedding and the classifier's output for the zero embedding, never NaN.
 import dataclasses
 import os
 
-from zoo.classification.recipe import TextClassificationConfig, TextClassificationRecipe
-from zoo.recipe import option
+from zoo.recipes import steps
+from zoo.recipes.config import option
+from zoo.recipes.text_classification import TextClassificationConfig
+
+NAME = "self_attentive_embedding"
+EXPORT_NAME = "sentence_embedder"
+EXPORT_METRICS = ("accuracy", "macro_f1", "mean_attention_penalty_norm")
+# Two passes validated four times each, the best of the eight validations kept (one
+# pass over the SST phrases is long enough to overfit within it), with a moving
+# average of the weights.
+TRAINING = dict(
+    epochs=2,
+    batch_size=32,
+    learning_rate=1e-3,
+    validations_per_epoch=4,
+    monitor="val_accuracy",
+    patience=8,
+    ema=0.999,
+)
+# The demo corpus is learned in two short epochs.
+DEMO_TRAINING = dict(
+    epochs=2,
+    batch_size=16,
+    learning_rate=5e-3,
+    patience=0,
+    verbose=2,
+    validations_per_epoch=1,
+    monitor="val_loss",
+    ema=0.0,
+)
 
 
 @dataclasses.dataclass
@@ -120,156 +148,189 @@ class Config(TextClassificationConfig):
     )
 
 
-class SelfAttentiveEmbedding(TextClassificationRecipe):
-    """Lin et al. 2017 on labelled sentences: train, evaluate, report, export."""
-
-    name = "self_attentive_embedding"
-    export_name = "sentence_embedder"
-    config_class = Config
-    export_metrics = ("accuracy", "macro_f1", "mean_attention_penalty_norm")
-    # Two passes validated four times each, the best of the eight validations kept
-    # (one pass over the SST phrases is long enough to overfit within it), with a
-    # moving average of the weights.
-    training_defaults = dict(
-        epochs=2,
-        batch_size=32,
-        learning_rate=1e-3,
-        validations_per_epoch=4,
-        monitor="val_accuracy",
-        patience=8,
-        ema=0.999,
-    )
-    # The demo corpus is learned in two short epochs.
-    demo_training_defaults = dict(
-        epochs=2,
-        batch_size=16,
-        learning_rate=5e-3,
-        patience=0,
-        verbose=2,
-        validations_per_epoch=1,
-        monitor="val_loss",
-        ema=0.0,
+def parse(argv=None):
+    """The recipe's `Config` from its flags (argparse errors exit with 2)."""
+    return steps.parse(
+        Config,
+        argv,
+        name=NAME,
+        description=__doc__,
+        training=TRAINING,
+        demo_training=DEMO_TRAINING,
     )
 
-    def read_texts(self):
-        from zoo.classification import ClassificationData
-        from zoo.data.sentences import demo_corpus, is_tree_file, load_sentences
 
-        c = self.config
-        if self.demo:
-            n = c.demo_size
-            splits = demo_corpus(n - 2 * (n // 6), n // 6, n // 6, c.training.seed)
-            return ClassificationData.from_sentences(splits, "generated demo corpus")
-        sst = c.task in ("sst5", "sst2")
-        splits = load_sentences(
-            c.data,
-            task=c.task if sst else "sst5",
-            text_column=c.text_column,
-            label_column=c.label_column,
-            phrases=c.phrases,
-            format=None if sst else c.task,
-            seed=0,
-        )
-        train_file = os.path.join(c.data, "train.txt")
-        trees = sst and os.path.isfile(train_file) and is_tree_file(train_file)
-        level = ", phrase-level training" if c.phrases else ""
-        described = f"{c.data} ({c.task}{level})" if trees else c.data
-        return ClassificationData.from_sentences(splits, described)
+def read_texts(config):
+    """The labelled sentences of `--data` (or the demo corpus), a
+    `ClassificationData`."""
+    from zoo.data.sentences import demo_corpus, is_tree_file, load_sentences
+    from zoo.recipes.labelled_texts import ClassificationData
 
-    def tokenize(self, text):
-        from zoo.models.sentence_embedder import tokenize_sentences
+    c = config
+    if c.demo:
+        n = c.demo_size
+        splits = demo_corpus(n - 2 * (n // 6), n // 6, n // 6, c.training.seed)
+        return ClassificationData.from_sentences(splits, "generated demo corpus")
+    sst = c.task in ("sst5", "sst2")
+    splits = load_sentences(
+        c.data,
+        task=c.task if sst else "sst5",
+        text_column=c.text_column,
+        label_column=c.label_column,
+        phrases=c.phrases,
+        format=None if sst else c.task,
+        seed=0,
+    )
+    train_file = os.path.join(c.data, "train.txt")
+    trees = sst and os.path.isfile(train_file) and is_tree_file(train_file)
+    level = ", phrase-level training" if c.phrases else ""
+    described = f"{c.data} ({c.task}{level})" if trees else c.data
+    return ClassificationData.from_sentences(splits, described)
 
-        return tokenize_sentences(text, self.config.max_length)
 
-    def make_preprocessor(self, vocab_file):
-        from zoo.models.sentence_embedder import SentencePreprocessor
+def load_data(config, log=print):
+    """Sentences -> vocabulary, `SentencePreprocessor`, datasets and the initial word
+    vectors (`--embeddings` or none): a `TextClassificationInputs`."""
+    from zoo.models.sentence_embedder import (
+        LENGTH_BUCKETS,
+        SentencePreprocessor,
+        tokenize_sentences,
+    )
+    from zoo.recipes.text_classification import initial_embeddings, prepare_inputs
 
-        return SentencePreprocessor(vocab_file, max_length=self.config.max_length)
+    c = config
+    data = prepare_inputs(
+        c,
+        read_texts(c),
+        lambda text: tokenize_sentences(text, c.max_length),
+        lambda vocab: SentencePreprocessor(vocab, max_length=c.max_length),
+        buckets=LENGTH_BUCKETS,
+        log=log,
+    )
+    data.embeddings = initial_embeddings(data.vocab_file, c.embedding_dim, c.embeddings)
+    log(data.embeddings.description)
+    return data
 
-    def exporter(self):
+
+def build_model(config, data, optimizer):
+    """The `SelfAttentiveClassifier` over its `SelfAttentiveEncoder`, compiled."""
+    from zoo.models.sentence_embedder import (
+        SelfAttentiveClassifier,
+        SelfAttentiveEncoder,
+    )
+    from zoo.models.text_classifier import compile_classifier
+
+    c = config
+    encoder = SelfAttentiveEncoder(
+        vocabulary_size=data.vocabulary_size,
+        embedding_dim=data.embeddings.dim,
+        lstm_units=c.lstm_units,
+        attention_units=c.attention_units,
+        num_hops=c.num_hops,
+        penalty=c.penalty,
+        name="sentence_encoder",
+    )
+    if data.embeddings.matrix is not None:
+        encoder.set_embedding_matrix(data.embeddings.matrix)
+    model = SelfAttentiveClassifier(
+        encoder,
+        num_classes=len(data.label_names),
+        hidden_units=c.hidden_units,
+        dropout=c.dropout,
+        name="sentence_classifier",
+    )
+    compile_classifier(model, optimizer, jit_compile=True if c.xla else "auto")
+    return model
+
+
+def evaluate(model, data):
+    """The test metrics, with the mean penalty norm `||A A^T - I||_F` of the test
+    texts, and the per-text results."""
+    from zoo.models.sentence_embedder import penalty_norms
+    from zoo.recipes.text_classification import evaluate_texts
+
+    metrics, results = evaluate_texts(
+        model,
+        data.preprocessor,
+        data.texts.test,
+        data.label_names,
+        extra=penalty_norms,
+    )
+    norms = [r["penalty_norm"] for r in results]
+    metrics["mean_attention_penalty_norm"] = sum(norms) / max(len(norms), 1)
+    return metrics, results
+
+
+def report(config, data, metrics, results, log=print):
+    """`metrics.txt` and one heat map per sample test sentence (rows: hops)."""
+    from zoo.recipes.text_classification import (
+        report_examples,
+        write_classification_report,
+    )
+    from zoo.viz import attention_heatmap
+
+    norm = metrics["mean_attention_penalty_norm"]
+    note = f"mean ||A A^T - I||_F over the test texts: {norm:.4f}"
+    text = write_classification_report(
+        config.report_dir, data.description, metrics, ["", note]
+    )
+    print(text, flush=True)
+    examples = report_examples(
+        results, data.label_names, config.report_samples, config.training.seed
+    )
+    for example in examples:
+        words = [w for w in example["tokens"] if w]
+        if words:
+            attention = example["attention"][:, : len(words)]  # (r, T)
+            path = attention_heatmap(
+                attention,
+                [f"hop {h + 1}" for h in range(attention.shape[0])],
+                words,
+                os.path.join(config.report_dir, f"attention_{example['index']}.png"),
+                title=f"predicted {example['predicted']}, true {example['true']}",
+            )
+            log(f"attention heat map: {path}")
+
+
+def main(argv=None):
+    """Trains, evaluates, reports and exports; returns `{"model", "metric", "value",
+    "export"}`."""
+    config = parse(argv)
+    with steps.recipe_run(NAME, config) as run:
         from zoo.models.sentence_embedder import export_sentence_embedder
-
-        return export_sentence_embedder
-
-    def length_buckets(self):
-        from zoo.models.sentence_embedder import LENGTH_BUCKETS
-
-        return LENGTH_BUCKETS
-
-    def build_model(self, data):
-        from zoo.classification import compile_classifier
-        from zoo.models.sentence_embedder import (
-            SelfAttentiveClassifier,
-            SelfAttentiveEncoder,
-        )
-
-        c = self.config
-        encoder = SelfAttentiveEncoder(
-            vocabulary_size=data.vocabulary_size,
-            embedding_dim=data.embeddings.dim,
-            lstm_units=c.lstm_units,
-            attention_units=c.attention_units,
-            num_hops=c.num_hops,
-            penalty=c.penalty,
-            name="sentence_encoder",
-        )
-        if data.embeddings.matrix is not None:
-            encoder.set_embedding_matrix(data.embeddings.matrix)
-        model = SelfAttentiveClassifier(
-            encoder,
-            num_classes=len(data.label_names),
-            hidden_units=c.hidden_units,
-            dropout=c.dropout,
-            name="sentence_classifier",
-        )
-        optimizer = self.optimizer(clipnorm=c.clipnorm)
-        compile_classifier(model, optimizer, jit_compile=True if c.xla else "auto")
-        return model
-
-    def train(self, model, data):
+        from zoo.recipes.text_classification import export_classifier
         from zoo.training import save_model_atomic
 
-        history = super().train(model, data)
-        # The encoder alone, for reuse in other Keras programs (also in the export).
-        path = os.path.join(self.config.run_dir, "encoder.keras")
-        save_model_atomic(model.encoder, path)
-        return history
-
-    def evaluation_outputs(self, outputs, features):
-        from zoo.models.sentence_embedder import penalty_norms
-
-        return penalty_norms(outputs, features)
-
-    def evaluate(self, model, data):
-        metrics = super().evaluate(model, data)
-        norms = [r["penalty_norm"] for r in self.results]
-        metrics["mean_attention_penalty_norm"] = sum(norms) / max(len(norms), 1)
-        return metrics
-
-    def report(self, model, data, metrics):
-        from zoo.viz import attention_heatmap
-
-        norm = metrics["mean_attention_penalty_norm"]
-        self.write_report(
-            data, metrics, ["", f"mean ||A A^T - I||_F over the test texts: {norm:.4f}"]
+        data = load_data(config, run.log)
+        run.log(data.description)
+        with run.strategy.scope():
+            model = build_model(config, data, run.optimizer(clipnorm=config.clipnorm))
+        run.fit(
+            model.training_model(),
+            data.train,
+            data.validation,
+            data_fingerprint=data.fingerprint,
         )
-        for example in self.report_examples(data):
-            words = [w for w in example["tokens"] if w]
-            if words:
-                attention = example["attention"][:, : len(words)]  # (r, T)
-                path = attention_heatmap(
-                    attention,
-                    [f"hop {h + 1}" for h in range(attention.shape[0])],
-                    words,
-                    os.path.join(
-                        self.config.report_dir, f"attention_{example['index']}.png"
-                    ),
-                    title=f"predicted {example['predicted']}, true {example['true']}",
-                )
-                self.log(f"attention heat map: {path}")
+        # The encoder alone, for reuse in other Keras programs (also in the export).
+        save_model_atomic(model.encoder, os.path.join(config.run_dir, "encoder.keras"))
+        data.publish()  # RUN_DIR/vocab.txt, now that the run's identity is checked
+        run.log("trained")
+        metrics, results = evaluate(model, data)
+        run.write_metrics(data.description, metrics)
+        report(config, data, metrics, results, run.log)
+        version = None
+        if not config.no_export:
+            version = export_classifier(
+                run,
+                export_sentence_embedder,
+                EXPORT_NAME,
+                model,
+                data,
+                metrics,
+                EXPORT_METRICS,
+            )
+    return run.result(EXPORT_NAME, "accuracy", metrics["accuracy"], version)
 
-
-main = SelfAttentiveEmbedding.main
 
 if __name__ == "__main__":
     main()

@@ -49,20 +49,42 @@ bytes and `--max-length` subwords. Beside it, `VERSION.keras` is the
 translations (`beam_width=` its beam search); `.backbone` is the network.
 """
 
-import argparse
 import dataclasses
-import inspect
 import os
 import pathlib
 import statistics
-import sys
 import time
 import types
 
-from zoo.recipe import Recipe, RecipeConfig, option
+from zoo.recipes import steps
+from zoo.recipes.config import RecipeConfig, option
 
+NAME = "translation"  # runs/, reports/ and saved_models/ folder names
+METRIC = "test BLEU (sacrebleu, detokenized, cased)"
 POS, NONNEG, RATE = "positive", "non_negative", "open_fraction"
 ATTENTION, READOUTS = ("bahdanau", "luong", "none"), ("layer_norm", "tanh")
+
+
+class _DecayDefault(float):
+    """`--decay-factor`'s default with `--data`, until `Config.validate` makes it 0.5
+    (or 1 with `--schedule cosine`, which sets every step's rate): 1.0, the one
+    value every schedule accepts."""
+
+    def __repr__(self):
+        return "0.5, or 1 with --schedule cosine"
+
+    __str__ = __repr__
+
+
+TRAINING = dict(
+    epochs=22,
+    batch_size=64,
+    learning_rate=2e-3,
+    decay_factor=_DecayDefault(1.0),
+    ema=0.999,
+)
+# The demo's few hundred steps: a fixed, higher rate and no averaging.
+DEMO_TRAINING = dict(epochs=6, learning_rate=5e-3, decay_factor=1, ema=0)
 
 
 @dataclasses.dataclass
@@ -181,6 +203,9 @@ class Config(RecipeConfig):
             raise ConfigError("--score and --window apply to --attention luong")
         if self.attention_normalize and self.attention != "bahdanau":
             raise ConfigError("--attention-normalize applies to --attention bahdanau")
+        training = self.training
+        if isinstance(training.decay_factor, _DecayDefault):  # not given
+            training.decay_factor = 1.0 if training.schedule == "cosine" else 0.5
         if self.select_on == "bleu":
             self.training.monitor, self.training.mode = "val_bleu", "max"
 
@@ -210,210 +235,238 @@ def heatmap_title(source, hypothesis, reference, width=90):
     )
 
 
-class Translation(Recipe):
-    """Bahdanau / Luong translation: train, evaluate with beam search, export."""
-
-    name = export_name = "translation"
-    metric = "bleu"
-    metric_description = "test BLEU (sacrebleu, detokenized, cased)"
-    config_class = Config
-    training_defaults = dict(
-        epochs=22, batch_size=64, learning_rate=2e-3, decay_factor=0.5, ema=0.999
+def parse(argv=None):
+    """The `Config` of `argv` (None: `sys.argv[1:]`); argparse errors exit with 2."""
+    return steps.parse(
+        Config,
+        argv,
+        name=NAME,
+        description=__doc__,
+        training=TRAINING,
+        demo_training=DEMO_TRAINING,
     )
-    # The demo's few hundred steps: a fixed, higher rate and no averaging.
-    demo_training_defaults = dict(epochs=6, learning_rate=5e-3, decay_factor=1, ema=0)
 
-    @classmethod
-    def parse(cls, argv=None):
-        # cosine decay sets every step's rate: no decay on a plateau unless asked
-        argv = list(sys.argv[1:] if argv is None else argv)
-        pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-        pre.add_argument("--schedule")
-        pre.add_argument("--decay-factor")
-        known = pre.parse_known_args(argv)[0]
-        if known.schedule == "cosine" and known.decay_factor is None:
-            argv += ["--decay-factor", "1"]
-        return super().parse(argv)
 
-    def load_data(self):
-        from zoo.data import parallel
-        from zoo.models.translation import TranslationPreprocessor as Preprocessor
-        from zoo.models.translation import translation_dataset, vocabulary_cache_key
-        from zoo.training import fingerprint
+def load_data(config, log=print):
+    """The splits (seeded samples with `--max-*-samples`), the preprocessor whose
+    vocabularies are learned from (or cached for) the training pairs, and the
+    length-bucketed training and validation datasets."""
+    from zoo.data import parallel
+    from zoo.models.translation import TranslationPreprocessor as Preprocessor
+    from zoo.models.translation import translation_dataset, vocabulary_cache_key
+    from zoo.training import fingerprint
 
-        c, seed = self.config, self.config.training.seed
-        languages = (c.source, c.target)
-        if self.demo:
-            corpus = parallel.demo_corpus(c.demo_size, seed)
-            parts = parallel.split_corpus(corpus, (0.05, 0.05), seed)
-            splits = dict(zip(("train", "val", "test"), parts, strict=True))
-        else:
-            path, files = parallel.file_specs(c.data, c.valid_data, c.test_data)
-            kw = dict(seed=seed, files=files, source_column=c.source_column)
-            splits = parallel.load_parallel(path, *languages, c.max_words, **kw)
-        for split, corpus in splits.items():
-            limit = c.max_train_samples if split == "train" else c.max_eval_samples
-            indices = self.sample_indices(len(corpus), limit)
-            splits[split] = corpus if indices is None else corpus.subset(indices)
-            self.log(f"[{split}] {len(splits[split])} pairs; {corpus.report}")
-        train = splits["train"]
-        vocab = dict(vocab_size=c.vocab_size, lowercase=c.lowercase)
-        data = c.data if c.source_column is None else f"{c.data}#{c.source_column}"
-        key = [data, *languages, *vocab.values(), c.max_train_samples, c.max_words]
-        pre = Preprocessor.from_corpus(
-            train,
-            c.run_dir,
-            languages,
-            max_length=c.max_length,
-            tag=vocabulary_cache_key(*key, seed),
-            log=self.log,
-            **vocab,
+    c, seed = config, config.training.seed
+    languages = (c.source, c.target)
+    if c.demo:
+        corpus = parallel.demo_corpus(c.demo_size, seed)
+        parts = parallel.split_corpus(corpus, (0.05, 0.05), seed)
+        splits = dict(zip(("train", "val", "test"), parts, strict=True))
+    else:
+        path, files = parallel.file_specs(c.data, c.valid_data, c.test_data)
+        kw = dict(seed=seed, files=files, source_column=c.source_column)
+        splits = parallel.load_parallel(path, *languages, c.max_words, **kw)
+    for split, corpus in splits.items():
+        limit = c.max_train_samples if split == "train" else c.max_eval_samples
+        indices = steps.sample_indices(len(corpus), limit, seed)
+        splits[split] = corpus if indices is None else corpus.subset(indices)
+        log(f"[{split}] {len(splits[split])} pairs; {corpus.report}")
+    train = splits["train"]
+    vocab = dict(vocab_size=c.vocab_size, lowercase=c.lowercase)
+    data = c.data if c.source_column is None else f"{c.data}#{c.source_column}"
+    key = [data, *languages, *vocab.values(), c.max_train_samples, c.max_words]
+    pre = Preprocessor.from_corpus(
+        train,
+        c.run_dir,
+        languages,
+        max_length=c.max_length,
+        tag=vocabulary_cache_key(*key, seed),
+        log=log,
+        **vocab,
+    )
+    vocabularies = map(pathlib.Path, (pre.source_vocabulary, pre.target_vocabulary))
+    batch = c.training.batch_size
+    return types.SimpleNamespace(
+        description=c.data or "generated demo pair (zoo.data.parallel)",
+        splits=splits,
+        preprocessor=pre,
+        train=translation_dataset(train, pre, batch, shuffle=True, seed=seed),
+        validation=translation_dataset(splits["val"], pre, batch),
+        fingerprint=fingerprint(train.sources, train.targets, *vocabularies),
+    )
+
+
+def make_optimizer(run):
+    """The fused Adam with the run's learning rate, schedule and weight averaging,
+    each weight's gradient norm clipped to `CLIPNORM`."""
+    from zoo.fastpath.fused_adam import FusedAdam
+    from zoo.models.translation import CLIPNORM
+
+    return run.optimizer(FusedAdam, clipnorm=CLIPNORM)
+
+
+def build_model(config, data, optimizer, log=print):
+    """The `Seq2SeqTranslator` of the options named like its arguments, its training
+    view compiled with `optimizer` and the label-smoothed masked cross-entropy."""
+    import inspect
+
+    from zoo.fastpath.precision import resolve_dtype
+    from zoo.models.translation import MaskedSparseCrossentropy, Seq2SeqTranslator
+
+    c, pre = config, data.preprocessor
+    kwargs = inspect.signature(Seq2SeqTranslator).parameters
+    kwargs = {k: getattr(c, k) for k in kwargs if hasattr(c, k)}
+    kwargs["window"] = None if c.window == "global" else c.window
+    if c.attention == "luong" and c.score == "location":
+        # one location weight per source position, up to the longest source
+        kwargs["max_source_length"] = pre.max_length
+    dtype, why = resolve_dtype(c.training_logits_dtype)
+    log(f"training logits product: {dtype} ({why})")
+    kwargs["training_logits_dtype"] = dtype
+    sizes = (pre.source_vocab_size, pre.target_vocab_size)
+    model = Seq2SeqTranslator(*sizes, name="seq2seq_translator", **kwargs)
+    model.training_model().compile(
+        optimizer=optimizer,
+        loss=MaskedSparseCrossentropy(c.label_smoothing),
+        jit_compile=True if c.xla else "auto",
+    )
+    return model
+
+
+def train(config, model, data, run):
+    """Fits the model (the epoch kept: best validation BLEU of greedy translations,
+    or loss); returns the training's speed and size for `metrics.json`."""
+    from zoo.models.translation import Translator, ValidationBleu, count_target_tokens
+    from zoo.training import Throughput, fit_schedule_to_run
+
+    trainer, c = model.training_model(), config
+    tokens, batches = count_target_tokens(data.train)
+    fit_schedule_to_run(trainer, batches * c.training.epochs)
+    if c.training.ema:
+        run.log(f"weight averaging: momentum min({c.training.ema}, (1+t)/(10+t))")
+    callbacks = [Throughput(tokens, batches)]
+    if c.select_on == "bleu":
+        greedy = Translator(model, data.preprocessor, 1, **c.search())
+        val = data.splits["val"]
+        callbacks.append(ValidationBleu(greedy, val.sources, val.targets, run.log))
+    start = time.perf_counter()
+    run.fit(trainer, data.train, data.validation, callbacks, data.fingerprint)
+    rates = callbacks[0].rates
+    rate = statistics.median(rates) if rates else 0.0
+    run.log(f"training: {rate:.0f} target tokens/s")
+    return {
+        "train_tokens_per_second": rate,
+        "train_tokens_per_second_by_epoch": rates,
+        "train_target_tokens": tokens,
+        "train_seconds": time.perf_counter() - start,
+        "train_pairs": len(data.splits["train"]),
+        "training_logits_dtype": model.training_logits_dtype,
+    }
+
+
+def serving_module(config, model, data):
+    """The export's signatures: `serving_default` (beam search), `translate_greedy`."""
+    from zoo.models.translation import TranslationServing
+
+    pre = data.preprocessor
+    return TranslationServing(model, pre, config.beam_width, **config.search())
+
+
+def evaluate(config, model, module, data, log=print):
+    """Test BLEU of the serving `module`'s greedy and (with `--beam-width` > 1) beam
+    search, and of each weight snapshot (`--snapshot-minutes`).
+
+    Returns:
+        `(metrics, outputs)`: `outputs` are the last search's per-pair outputs.
+    """
+    from zoo.models.translation import evaluate_translations, score_snapshots
+
+    test, lang = data.splits["test"], None if config.demo else config.target
+    searches = {"greedy": module.translate_greedy}
+    if config.beam_width > 1:
+        searches[f"beam{config.beam_width}"] = module.serve
+    metrics = {"test_pairs": len(test)}
+    for search, translate in searches.items():
+        scores, outputs = evaluate_translations(
+            translate, test.sources, test.targets, lang
         )
-        vocabularies = map(pathlib.Path, (pre.source_vocabulary, pre.target_vocabulary))
-        batch = c.training.batch_size
-        return types.SimpleNamespace(
-            description=c.data or "generated demo pair (zoo.data.parallel)",
-            splits=splits,
-            preprocessor=pre,
-            train=translation_dataset(train, pre, batch, shuffle=True, seed=seed),
-            validation=translation_dataset(splits["val"], pre, batch),
-            fingerprint=fingerprint(train.sources, train.targets, *vocabularies),
+        del scores["hypotheses"]
+        metrics[search] = scores
+        numbers = [f"{k} {v:.2f}" for k, v in scores.items() if type(v) is float]
+        log(f"{search}: {', '.join(numbers)} ({scores['bleu_signature']})")
+    metrics["search"], metrics["bleu"] = search, metrics[search]["bleu"]
+    if config.training.snapshot_minutes:
+        folder = os.path.join(config.run_dir, "snapshots")
+        metrics["snapshots"] = snapshots = score_snapshots(
+            model.training_model(),
+            module.translate_greedy,
+            folder,
+            test.sources,
+            test.targets,
+            lang,
         )
-
-    def build_model(self, data):
-        from zoo.fastpath.fused_adam import FusedAdam
-        from zoo.fastpath.precision import resolve_dtype
-        from zoo.models.translation import MaskedSparseCrossentropy, Seq2SeqTranslator
-
-        c, pre = self.config, data.preprocessor
-        # the options named like the model's arguments are its arguments
-        kwargs = inspect.signature(Seq2SeqTranslator).parameters
-        kwargs = {k: getattr(c, k) for k in kwargs if hasattr(c, k)}
-        kwargs["window"] = None if c.window == "global" else c.window
-        if c.attention == "luong" and c.score == "location":
-            # one location weight per source position, up to the longest source
-            kwargs["max_source_length"] = pre.max_length
-        dtype, why = resolve_dtype(c.training_logits_dtype)
-        self.log(f"training logits product: {dtype} ({why})")
-        kwargs["training_logits_dtype"] = self.precision = dtype
-        sizes = (pre.source_vocab_size, pre.target_vocab_size)
-        model = Seq2SeqTranslator(*sizes, name="seq2seq_translator", **kwargs)
-        model.training_model().compile(
-            optimizer=self.optimizer(FusedAdam, clipnorm=5.0),  # each weight's norm
-            loss=MaskedSparseCrossentropy(c.label_smoothing),
-            jit_compile=True if c.xla else "auto",
-        )
-        return model
-
-    def train(self, model, data):
-        from zoo.models.translation import (
-            Translator,
-            ValidationBleu,
-            count_target_tokens,
-        )
-        from zoo.training import Throughput, fit_schedule_to_run
-
-        trainer, c = model.training_model(), self.config
-        tokens, batches = count_target_tokens(data.train)
-        fit_schedule_to_run(trainer, batches * c.training.epochs)
-        if c.training.ema:
-            self.log(f"weight averaging: momentum min({c.training.ema}, (1+t)/(10+t))")
-        callbacks = [Throughput(tokens, batches)]
-        if c.select_on == "bleu":
-            greedy = Translator(model, data.preprocessor, 1, **c.search())
-            val = data.splits["val"]
-            callbacks.append(ValidationBleu(greedy, val.sources, val.targets, self.log))
-        start = time.perf_counter()
-        self.fit(trainer, data.train, data.validation, callbacks, data.fingerprint)
-        rates = callbacks[0].rates
-        rate = statistics.median(rates) if rates else 0.0
-        self.log(f"training: {rate:.0f} target tokens/s")
-        self.training_metrics = {
-            "train_tokens_per_second": rate,
-            "train_tokens_per_second_by_epoch": rates,
-            "train_target_tokens": tokens,
-            "train_seconds": time.perf_counter() - start,
-            "train_pairs": len(data.splits["train"]),
-            "training_logits_dtype": self.precision,
-        }
-
-    def evaluate(self, model, data):
-        from zoo.models.translation import (
-            TranslationServing,
-            evaluate_translations,
-            score_snapshots,
-        )
-
-        c, test = self.config, data.splits["test"]
-        module = TranslationServing(
-            model, data.preprocessor, c.beam_width, **c.search()
-        )
-        searches = {"greedy": module.translate_greedy}
-        if c.beam_width > 1:
-            searches[f"beam{c.beam_width}"] = module.serve
-        metrics = {"test_pairs": len(test), **getattr(self, "training_metrics", {})}
-        for search, translate in searches.items():
-            scores, self.outputs = evaluate_translations(
-                translate, test.sources, test.targets, None if self.demo else c.target
-            )
-            del scores["hypotheses"]
-            metrics[search] = scores
-            numbers = [f"{k} {v:.2f}" for k, v in scores.items() if type(v) is float]
-            self.log(f"{search}: {', '.join(numbers)} ({scores['bleu_signature']})")
-        self.module, metrics["search"] = module, search
-        metrics["bleu"] = metrics[search]["bleu"]
-        if c.training.snapshot_minutes:  # the greedy test BLEU of each snapshot
-            folder = os.path.join(c.run_dir, "snapshots")
-            lang = None if self.demo else c.target
-            metrics["snapshots"] = snapshots = score_snapshots(
-                model.training_model(),
-                module.translate_greedy,
-                folder,
-                test.sources,
-                test.targets,
-                lang,
-            )
-            for s in snapshots:
-                self.log(f"{s['minutes']:6.2f} min: greedy BLEU {s['bleu']:.2f}")
-        return metrics
-
-    def report(self, model, data, metrics):
-        from zoo.models.translation import as_text
-        from zoo.viz import attention_heatmap
-
-        test = data.splits["test"]
-        for i, out in enumerate(self.outputs[: self.config.report_samples]):
-            rows = [as_text(t) for t in out["target_tokens"] if t]
-            cols = [as_text(t) for t in out["source_tokens"] if t]
-            if rows and cols:
-                path = os.path.join(self.config.report_dir, f"attention_{i}.png")
-                weights = out["attention"][: len(rows), : len(cols)]
-                title = heatmap_title(
-                    test.sources[i], as_text(out["translation"]), test.targets[i]
-                )
-                attention_heatmap(weights, rows, cols, path, title)
-                self.log(f"heat map: {path}")
-
-    def export(self, model, data, metrics):
-        from zoo.models.translation import export_translator
-
-        c = self.config
-        return export_translator(
-            self.module,
-            c.export_dir,
-            self.export_name,
-            warmup_texts=data.splits["test"].sources[:4],
-            metadata={
-                "recipe": self.name,
-                "data": data.description,
-                "languages": {"source": c.source, "target": c.target},
-                "training_logits_dtype": getattr(self, "precision", None),
-                "metrics": metrics,
-            },
-        )
+        for s in snapshots:
+            log(f"{s['minutes']:6.2f} min: greedy BLEU {s['bleu']:.2f}")
+    return metrics, outputs
 
 
-main = Translation.main
+def report(config, data, outputs, log=print):
+    """Heat maps of the attention on the first `--report-samples` test pairs
+    (`outputs`: `evaluate`'s): `report_dir/attention_<i>.png`."""
+    from zoo.models.translation import as_text
+    from zoo.viz import attention_heatmap
+
+    test = data.splits["test"]
+    for i, out in enumerate(outputs[: config.report_samples]):
+        rows = [as_text(t) for t in out["target_tokens"] if t]
+        cols = [as_text(t) for t in out["source_tokens"] if t]
+        if rows and cols:
+            path = os.path.join(config.report_dir, f"attention_{i}.png")
+            weights = out["attention"][: len(rows), : len(cols)]
+            hypothesis = as_text(out["translation"])
+            title = heatmap_title(test.sources[i], hypothesis, test.targets[i])
+            attention_heatmap(weights, rows, cols, path, title)
+            log(f"heat map: {path}")
+
+
+def export(config, module, data, metrics):
+    """`saved_models/translation/VERSION/` (and `VERSION.keras`); returns the folder."""
+    from zoo.models.translation import export_translator
+
+    return export_translator(
+        module,
+        config.export_dir,
+        NAME,
+        warmup_texts=data.splits["test"].sources[:4],
+        metadata={
+            "recipe": NAME,
+            "data": data.description,
+            "languages": {"source": config.source, "target": config.target},
+            "training_logits_dtype": metrics["training_logits_dtype"],
+            "metrics": metrics,
+        },
+    )
+
+
+def main(argv=None):
+    """Trains, evaluates, reports and exports; returns `{"model", "metric", "value",
+    "export"}`."""
+    config = parse(argv)
+    with steps.recipe_run(NAME, config) as run:
+        data = load_data(config, run.log)
+        run.log(data.description)
+        with run.strategy.scope():
+            model = build_model(config, data, make_optimizer(run), run.log)
+        training = train(config, model, data, run)
+        run.log("trained")
+        module = serving_module(config, model, data)
+        metrics, outputs = evaluate(config, model, module, data, run.log)
+        metrics = {**training, **metrics}
+        run.write_metrics(data.description, metrics)
+        report(config, data, outputs, run.log)
+        version = None if config.no_export else export(config, module, data, metrics)
+    return run.result(NAME, METRIC, metrics["bleu"], version)
+
 
 if __name__ == "__main__":
     main()

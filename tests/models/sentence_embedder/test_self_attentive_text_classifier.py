@@ -53,14 +53,12 @@ def test_task_contract(tmp_path):
 
 
 def test_default_compile_is_the_recipes():
-    from zoo.recipes.self_attentive_embedding import Config, SelfAttentiveEmbedding
+    from zoo.recipes.self_attentive_embedding import TRAINING, Config
 
     task = make_task()
     optimizer = task.optimizer
     assert isinstance(optimizer, keras.optimizers.Adam)
-    assert float(optimizer.learning_rate) == pytest.approx(
-        SelfAttentiveEmbedding.training_defaults["learning_rate"]
-    )
+    assert float(optimizer.learning_rate) == pytest.approx(TRAINING["learning_rate"])
     assert optimizer.clipnorm == CLIPNORM == Config.clipnorm
     assert not optimizer.use_ema
 

@@ -18,7 +18,7 @@ more is refused with InvalidArgument before any work).
 
 import tensorflow as tf
 
-from zoo.classification.serving import TEXT_SPEC, TextClassifierServing
+from zoo.models.text_classifier_serving import TEXT_SPEC, TextClassifierServing
 from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
 
 

@@ -14,7 +14,7 @@ def penalty_norms(outputs, features):
     """Per-text `||A A^T - I||_F` of a classifier's attention, 0 for a text without
     tokens: how far the hops are from attending to different words.
 
-    The signature is `zoo.classification.predict_texts`'s `extra`: `outputs` are the
+    The signature is `zoo.models.text_classifier.predict_texts`'s `extra`: `outputs` are the
     `SelfAttentiveClassifier`'s, `features` the `SentencePreprocessor`'s.
     """
     mask = features["token_ids"] != 0

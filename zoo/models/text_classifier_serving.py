@@ -1,4 +1,5 @@
-"""`TextClassifierServing`: what the text classifiers' serving modules share."""
+"""`TextClassifierServing`: what the text classifiers' serving modules share (HAN, the
+self-attentive classifier)."""
 
 import tensorflow as tf
 

@@ -1,0 +1,435 @@
+"""The steps the text-classifier recipes (HAN, the sentence embedder) share.
+
+Plain functions a recipe calls in order:
+
+- `TextClassificationConfig`: the options both recipes have (columns, vocabulary,
+  embeddings, warm-up texts);
+- `prepare_inputs`: labelled texts (`zoo.recipes.labelled_texts.ClassificationData`)
+  -> seeded samples, the word vocabulary of the training texts, the preprocessor and
+  the length-bucketed datasets, in a `TextClassificationInputs`;
+- `initial_embeddings`: the word vectors a classifier starts from (a vector file,
+  word2vec, or none);
+- `evaluate_texts`: predictions and attention over the raw test texts, test metrics;
+- `write_classification_report`, `report_examples`: `metrics.txt` and the seeded test
+  examples drawn in attention reports;
+- `export_classifier`: the family's export with the manifest entries and warm-up texts.
+
+Module-level imports are stdlib-only: a recipe's `--help` needs no TensorFlow.
+"""
+
+import dataclasses
+import os
+import shutil
+
+from zoo.recipes.config import RecipeConfig, option
+
+VOCABULARIES = "vocabularies"
+
+
+def column(text):
+    """A column flag: a name, or a 0-based position when it is a number."""
+    return int(text) if text.isdigit() else text
+
+
+@dataclasses.dataclass
+class TextClassificationConfig(RecipeConfig):
+    """The options every text-classifier recipe has (see `RecipeConfig` for more)."""
+
+    text_column: str = option(
+        None,
+        "text column of CSV/TSV/JSON-lines data, a name or a 0-based position "
+        "(default: text)",
+        type=column,
+    )
+    label_column: str = option(
+        None,
+        "label column, a name or a 0-based position (default: label)",
+        type=column,
+    )
+    vocab_size: int = option(
+        30000, "largest vocabulary, [PAD] and [UNK] included", check="positive"
+    )
+    min_count: int = option(
+        1, "words seen fewer times in training map to [UNK]", check="positive"
+    )
+    embedding_dim: int = option(
+        200, "word embedding size (--embeddings sets it)", check="positive"
+    )
+    embeddings: str = option(
+        None,
+        "initial word vectors, a word2vec/GloVe text file (sets --embedding-dim)",
+        metavar="FILE",
+    )
+    warmup_texts: str = option(
+        None,
+        "a UTF-8 file of example texts, one per line: the export's warm-up requests "
+        "and the examples of REQUESTS.md (default: the first 4 test texts)",
+        metavar="FILE",
+    )
+
+    def validate(self):
+        from zoo.errors import ConfigError
+
+        super().validate()
+        if self.embeddings and not os.path.isfile(self.embeddings):
+            raise ConfigError(f"--embeddings: no such file: {self.embeddings}")
+
+    def data_paths(self):
+        paths = super().data_paths()
+        if self.warmup_texts is not None:
+            paths.append(("--warmup-texts", self.warmup_texts))
+        return paths
+
+
+@dataclasses.dataclass
+class TextClassificationInputs:
+    """What a text classifier is trained, evaluated and exported with.
+
+    Attributes:
+        texts: the `ClassificationData` (raw texts, class ids, names, description).
+        preprocessor: the in-graph preprocessor built on the vocabulary.
+        vocab_file: the vocabulary file.
+        train, validation, test: `tf.data` datasets of `(model input, label)`.
+        fingerprint: digest of the vocabulary, the class names and the training
+            data (what a resumed run must match).
+        embeddings: the `InitialEmbeddings`, once chosen.
+        published_vocab_file: where `publish` copies the vocabulary (the
+            `vocab_file` asked of `prepare_inputs`).
+    """
+
+    texts: object
+    preprocessor: object
+    vocab_file: str
+    train: object
+    validation: object
+    test: object
+    fingerprint: str
+    embeddings: object = None
+    published_vocab_file: str = None
+
+    def publish(self):
+        """Copies the vocabulary to `published_vocab_file` (atomically); called once
+        the run folder's identity is checked. Returns the path written, or None."""
+        from zoo.io import atomic_path
+
+        target = self.published_vocab_file
+        if not target or os.path.abspath(target) == os.path.abspath(self.vocab_file):
+            return None
+        with atomic_path(target) as tmp:
+            shutil.copyfile(self.vocab_file, tmp)
+        return target
+
+    @property
+    def description(self):
+        return self.texts.description
+
+    @property
+    def label_names(self):
+        return self.texts.label_names
+
+    @property
+    def vocabulary_size(self):
+        return self.preprocessor.lookup.size
+
+    def warmup_texts(self, path=None, count=4):
+        """The export's warm-up texts: the lines of `path` (`--warmup-texts`), or
+        the first `count` test texts."""
+        if path is None:
+            return self.texts.test.texts[:count]
+        return read_example_texts(path)
+
+
+def prepare_inputs(
+    config, texts, tokenize, make_preprocessor, buckets=None, log=print, **kwargs
+):
+    """Samples, vocabulary, preprocessor and datasets of a classifier's texts.
+
+    The seeded samples of `--max-train-samples` / `--max-eval-samples` are taken
+    first; the word vocabulary of the training texts (`--vocab-size`,
+    `--min-count`) is written to `RUN_DIR/vocabularies/<digest>/vocab.txt`
+    (`keyed_vocabulary`) and copied to `RUN_DIR/vocab.txt` by
+    `TextClassificationInputs.publish` once the run's identity is checked.
+
+    Args:
+        config: a `TextClassificationConfig`.
+        texts: a `ClassificationData`.
+        tokenize: the preprocessor's in-graph tokenization (see
+            `zoo.recipes.labelled_texts.build_word_vocabulary`).
+        make_preprocessor: `vocab_file -> preprocessor`; the preprocessor maps a
+            string tensor `[B]` to a dict holding `"token_ids"`.
+        buckets: byte-length bucket boundaries of the training batches.
+        log: prints one line.
+        **kwargs: keyword arguments of the preprocessor's call in the pipelines
+            (e.g. `pad_to_limits=True`).
+
+    Returns:
+        A `TextClassificationInputs`.
+    """
+    import pathlib
+
+    from zoo.recipes.labelled_texts import build_word_vocabulary, labelled_datasets
+    from zoo.training import fingerprint
+
+    seed = config.training.seed
+    texts = texts.sample(config.max_train_samples, config.max_eval_samples, seed)
+    counts = [0] * len(texts.label_names)
+    for label in texts.train.labels:
+        counts[int(label)] += 1
+    per_class = ", ".join(
+        f"{name} {n}" for name, n in zip(texts.label_names, counts, strict=True)
+    )
+    log(
+        f"examples: {texts.sizes()}; classes: {list(texts.label_names)}; "
+        f"training examples per class: {per_class}"
+    )
+    requested = os.path.join(config.run_dir, "vocab.txt")
+    vocab_file = keyed_vocabulary(
+        lambda path: build_word_vocabulary(
+            texts.train.texts,
+            tokenize,
+            path,
+            max_size=config.vocab_size,
+            min_count=config.min_count,
+        ),
+        requested,
+    )
+    preprocessor = make_preprocessor(vocab_file)
+    datasets = labelled_datasets(
+        texts,
+        lambda t: preprocessor(t, **kwargs)["token_ids"],
+        config.training.batch_size,
+        seed=seed,
+        buckets=buckets,
+    )
+    data = TextClassificationInputs(
+        texts,
+        preprocessor,
+        str(vocab_file),
+        **datasets,
+        fingerprint=fingerprint(
+            pathlib.Path(vocab_file),
+            list(texts.label_names),
+            texts.train.texts,
+            texts.train.labels,
+        ),
+        published_vocab_file=requested,
+    )
+    log(f"vocabulary: {data.vocabulary_size} words")
+    return data
+
+
+def keyed_vocabulary(build, vocab_file):
+    """Writes a vocabulary where only its own contents can be: `build(path)` writes
+    it, and it lands in `dirname(vocab_file)/vocabularies/<digest of its
+    bytes>/basename(vocab_file)` (`zoo.io.content_keyed`), so no configuration
+    overwrites another's vocabulary.
+
+    Returns:
+        The vocabulary file's path.
+    """
+    from zoo.io import content_keyed
+
+    return content_keyed(build, vocab_file, VOCABULARIES)
+
+
+@dataclasses.dataclass
+class InitialEmbeddings:
+    """What `initial_embeddings` chose.
+
+    Attributes:
+        matrix: float32 `(vocabulary_size, dim)` array, or None (learned from
+            scratch).
+        dim: the embedding size (the vector file's, when one is read).
+        description: one line saying where the vectors come from.
+        coverage: with a vector file, the fraction of the vocabulary it covers.
+    """
+
+    matrix: object
+    dim: int
+    description: str
+    coverage: float = None
+
+
+def initial_embeddings(
+    vocab_file,
+    dim,
+    vectors=None,
+    word2vec_epochs=0,
+    corpus=None,
+    seed=0,
+    save_to=None,
+):
+    """The embedding matrix a classifier starts from, for the words of `vocab_file`.
+
+    - `vectors`: a word2vec/GloVe text file (`zoo.text.embeddings.load_embeddings`);
+      its dimension replaces `dim`;
+    - otherwise `word2vec_epochs > 0`: skip-gram vectors (`zoo.text.word2vec`) trained
+      on `corpus`, the way Yang et al. 2016 initialise HAN; written to `save_to` in
+      word2vec text format (so `vectors=save_to` reads them back);
+    - otherwise None: the embeddings are learned from scratch.
+
+    Args:
+        vocab_file: the classifier's vocabulary file.
+        dim: the embedding size (of word2vec's vectors).
+        vectors: optional vector file.
+        word2vec_epochs: passes of word2vec over `corpus` (0: no word2vec).
+        corpus: iterable of 1-D int arrays of word ids of `vocab_file` (one per
+            text), e.g. `HANPreprocessor.document_ids(texts)`.
+        seed: word2vec's seed.
+        save_to: optional path of the word2vec vectors written.
+
+    Returns:
+        An `InitialEmbeddings`.
+    """
+    from zoo.text.vocabulary import Vocabulary
+
+    vocab = Vocabulary.load(vocab_file)
+    if vectors:
+        from zoo.text.embeddings import load_embeddings
+
+        matrix, stats = load_embeddings(vectors, vocab)
+        return InitialEmbeddings(
+            matrix, stats.dim, f"pretrained vectors {vectors}: {stats}", stats.coverage
+        )
+    if not word2vec_epochs:
+        return InitialEmbeddings(None, dim, "embeddings learned from scratch")
+    if corpus is None:
+        raise ValueError("`word2vec_epochs` > 0 needs a `corpus` of word ids.")
+    from zoo.text.word2vec import train_word2vec, write_word2vec
+
+    matrix, report = train_word2vec(
+        corpus,
+        vocabulary_size=len(vocab),
+        dim=dim,
+        epochs=word2vec_epochs,
+        seed=seed,
+        verbose=True,
+        return_report=True,
+    )
+    if save_to:
+        write_word2vec(save_to, vocab.tokens, matrix)
+    return InitialEmbeddings(
+        matrix, dim, f"word2vec ({word2vec_epochs} epochs): {report}"
+    )
+
+
+def evaluate_texts(model, preprocessor, texts, label_names, batch_size=64, extra=None):
+    """Test metrics of a classifier on `LabelledTexts`, and its predictions.
+
+    Returns:
+        `(report, results)`: `zoo.metrics.classification_report` of the predictions
+        (accuracy, macro F1, per-class precision / recall / F1, confusion matrix),
+        and `predict_texts`'s results, each with `"predicted"` (class id) and
+        `"label"` (the true class id) added.
+    """
+    import numpy as np
+
+    from zoo.metrics import classification_report
+    from zoo.models.text_classifier import predict_texts
+
+    results = predict_texts(model, preprocessor, texts.texts, batch_size, extra)
+    for result, label in zip(results, texts.labels, strict=True):
+        result["predicted"] = int(np.argmax(result["probabilities"]))
+        result["label"] = int(label)
+    report = classification_report(
+        [r["label"] for r in results],
+        [r["predicted"] for r in results],
+        list(label_names),
+    )
+    return report, results
+
+
+def write_classification_report(report_dir, description, report, notes=()):
+    """Writes `metrics.txt` in `report_dir` (atomically); returns its table.
+
+    Args:
+        report_dir: the report folder (created).
+        description: one line on the data, written first.
+        report: a `zoo.metrics.classification_report` dict.
+        notes: more lines written after the table.
+    """
+    from zoo.io import atomic_write
+    from zoo.metrics import format_report
+
+    text = "\n".join([format_report(report), *notes])
+    os.makedirs(report_dir, exist_ok=True)
+    with atomic_write(os.path.join(report_dir, "metrics.txt")) as f:
+        f.write(f"{description}\n\n{text}\n")
+    return text
+
+
+def report_examples(results, label_names, count, seed):
+    """`count` seeded test results to draw in a report, with class names added:
+    `"predicted"` and `"true"` (names) and `"probability"` (of the prediction).
+
+    Args:
+        results: `evaluate_texts`'s results (`"probabilities"`, `"predicted"`,
+            `"label"` and the attention maps of each text).
+        label_names: the class names.
+        count: how many.
+        seed: the choice's seed.
+    """
+    import numpy as np
+
+    chosen = np.random.default_rng(seed).permutation(len(results))[:count]
+    return [
+        {
+            **results[i],
+            "index": int(i),
+            "predicted": label_names[results[i]["predicted"]],
+            "probability": float(results[i]["probabilities"][results[i]["predicted"]]),
+            "true": label_names[results[i]["label"]],
+        }
+        for i in chosen
+    ]
+
+
+def export_metadata(recipe, description, metrics, keys=("accuracy", "macro_f1")):
+    """The manifest entries of a classifier's export: the recipe, the data and the
+    headline metrics (`keys` present in `metrics`)."""
+    return {
+        "recipe": recipe,
+        "data": description,
+        "metrics": {k: metrics[k] for k in keys if k in metrics},
+    }
+
+
+def read_example_texts(path, limit=64):
+    """The non-empty lines of the UTF-8 file `path` (at most `limit`), for warm-up
+    requests; a file that is not UTF-8 text or holds no line is a `DataError`."""
+    from zoo.errors import DataError
+
+    texts = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                if "\x00" in line:
+                    raise DataError("NUL byte in a text line", path=path, line=number)
+                if line.strip():
+                    texts.append(line.rstrip("\r\n"))
+                if len(texts) == limit:
+                    break
+    except UnicodeDecodeError as error:
+        raise DataError(f"not UTF-8 text ({error.reason})", path=path) from None
+    if not texts:
+        raise DataError("no example text (one per line expected)", path=path)
+    return texts
+
+
+def export_classifier(
+    run, exporter, export_name, model, data, metrics, keys=("accuracy", "macro_f1")
+):
+    """Exports a classifier with its family's `exporter` (e.g.
+    `zoo.models.han.export_han_classifier`) to `--export-dir`/`export_name`/VERSION,
+    with the warm-up texts of `--warmup-texts` (or four test texts) and the
+    manifest's recipe, data and `keys` of `metrics`. Returns the version folder."""
+    config = run.config
+    return exporter(
+        model,
+        data.preprocessor,
+        data.label_names,
+        base_dir=config.export_dir,
+        name=export_name,
+        warmup_texts=data.warmup_texts(config.warmup_texts),
+        metadata=export_metadata(run.name, data.description, metrics, keys),
+    )
