@@ -25,6 +25,10 @@ TEXTS = [
 ]
 
 
+# --warmup-texts: the export's warm-up requests are these (blank lines skipped)
+WARMUP = ["a sentence of my own , not from the test split .", "   another one !"]
+
+
 def _has_export():
     try:
         import zoo.export  # noqa: F401
@@ -39,6 +43,7 @@ def demo_run(tmp_path_factory):
     from zoo.recipes.self_attentive_embedding import main
 
     tmp = tmp_path_factory.mktemp("sae")
+    (tmp / "warmup.txt").write_text("\n".join(["", *WARMUP, "   "]) + "\n")
     # Three epochs (the demo's default is two): the accuracy asserted below then
     # holds for any seed, not only for the default one.
     argv = [
@@ -50,6 +55,8 @@ def demo_run(tmp_path_factory):
         str(tmp / "report"),
         "--export-dir",
         str(tmp / "saved_models"),
+        "--warmup-texts",
+        str(tmp / "warmup.txt"),
     ]
     exported = _has_export()
     if not exported:
@@ -214,6 +221,39 @@ def test_export_reloads_in_fresh_process_with_same_outputs(demo_run, fresh):
 
 
 @pytest.mark.slow
+def test_warmup_requests_are_the_given_texts(demo_run):
+    from zoo.export.warmup import read_warmup
+
+    tmp, result = demo_run
+    path = os.path.join(result["export"], "assets.extra", "tf_serving_warmup_requests")
+    requests = list(read_warmup(path))
+    assert requests
+    for _, inputs in requests:
+        assert [t.decode("utf-8") for t in inputs["text"]] == WARMUP
+
+
+def test_example_texts_file_errors(tmp_path):
+    from zoo.errors import DataError
+    from zoo.recipes.text_classification import read_example_texts
+
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("caf\xe9 au lait\n".encode("latin-1"))
+    with pytest.raises(DataError, match=r"latin.txt: not UTF-8 text"):
+        read_example_texts(latin)
+    blank = tmp_path / "blank.txt"
+    blank.write_text("\n  \n")
+    with pytest.raises(DataError, match=r"blank.txt: no example text"):
+        read_example_texts(blank)
+    nul = tmp_path / "nul.txt"
+    nul.write_text("fine\nbad\x00line\n")
+    with pytest.raises(DataError, match=r"nul.txt:2: NUL byte"):
+        read_example_texts(nul)
+    many = tmp_path / "many.txt"
+    many.write_text("".join(f"text {i}\n" for i in range(100)))
+    assert read_example_texts(many, limit=3) == ["text 0", "text 1", "text 2"]
+
+
+@pytest.mark.slow
 def test_export_bad_inputs(demo_run):
     if not _has_export():
         pytest.skip("zoo.export not available")
@@ -302,6 +342,7 @@ def test_demo_and_data_defaults(tmp_path):
         (["--task", "xml"], "invalid choice"),
         (["--embeddings", "/nonexistent/v.txt"], "no such file"),
         (["--data", "/nonexistent/sst"], "--data: no such file or folder"),
+        (["--warmup-texts", "/nonexistent/w.txt"], "--warmup-texts: no such file"),
     ],
 )
 def test_bad_flags_are_one_line_errors(argv, message, capsys):
