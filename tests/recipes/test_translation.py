@@ -92,21 +92,23 @@ def test_validation_bleu_is_logged_every_epoch(demo_run):
 
 
 def parse(argv):
-    from zoo.recipes.translation import Translation
+    from zoo.recipes.translation import parse
 
-    return Translation.parse(argv)
+    return parse(argv)
 
 
 def build(config, source_vocab_size=50, target_vocab_size=60):
     """The recipe's model for `config` on vocabularies of the given sizes."""
-    from zoo.recipes.translation import Translation
+    from zoo.recipes.steps import RecipeRun
+    from zoo.recipes.translation import NAME, build_model, make_optimizer
 
     pre = types.SimpleNamespace(
         source_vocab_size=source_vocab_size,
         target_vocab_size=target_vocab_size,
         max_length=64,
     )
-    return Translation(config).build_model(types.SimpleNamespace(preprocessor=pre))
+    optimizer = make_optimizer(RecipeRun(NAME, config, None, config.run_dir))
+    return build_model(config, types.SimpleNamespace(preprocessor=pre), optimizer)
 
 
 def test_selection_and_training_defaults(tmp_path):
@@ -143,6 +145,17 @@ def test_selection_and_training_defaults(tmp_path):
     assert real.training.schedule == "constant"
     cosine = parse([*data, "--schedule", "cosine"])
     assert (cosine.training.schedule, cosine.training.decay_factor) == ("cosine", 1.0)
+    # the defaults resolved, plain numbers in the run's identity
+    assert {type(c.training.decay_factor) for c in (real, cosine)} == {float}
+    assert parse([*data, "--decay-factor", "0.7"]).training.decay_factor == 0.7
+
+
+def test_help_names_the_decay_default_with_data(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        parse(["--data", str(tmp_path), "--help"])
+    assert exit_info.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: 0.5, or 1 with --schedule cosine)" in text
 
 
 @pytest.mark.parametrize(
@@ -175,12 +188,18 @@ def test_flags_answer_without_tensorflow():
     import sys
 
     code = (
-        "import sys; from zoo.recipes.translation import Translation; "
-        "Translation.parse(['--attention', 'luong']); "
+        "import sys; from zoo.recipes.translation import parse; "
+        "parse(['--attention', 'luong']); "
         "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))"
     )
+    # as under `python -m zoo.recipes.translation`: `import zoo` registers no models
+    env = {**os.environ, "ZOO_LAZY_IMPORT": "1"}
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
     )
     assert out.stdout.strip() == "[]"
 
@@ -244,11 +263,11 @@ def test_dropout_flags_reach_the_model():
 
 
 def test_load_data_samples_and_learns_vocabularies(tmp_path):
-    from zoo.recipes.translation import Translation
+    from zoo.recipes.translation import load_data
 
     flags = ["--demo-size", "400", "--max-train-samples", "100"]
     flags += ["--max-eval-samples", "10", "--run-dir", str(tmp_path)]
-    data = Translation(parse(flags)).load_data()
+    data = load_data(parse(flags))
     sizes = {name: len(corpus) for name, corpus in data.splits.items()}
     assert sizes == {"train": 100, "val": 10, "test": 10}
     assert sorted(p.name for p in tmp_path.glob("vocab.*")) == [
@@ -257,7 +276,7 @@ def test_load_data_samples_and_learns_vocabularies(tmp_path):
     ]
     inputs, labels = next(iter(data.train))
     assert inputs["source_ids"].shape[0] == labels.shape[0] <= 64
-    again = Translation(parse(flags)).load_data()  # same sample, same vocabularies
+    again = load_data(parse(flags))  # same sample, same vocabularies
     assert again.fingerprint == data.fingerprint
     assert again.splits["train"].sources == data.splits["train"].sources
 

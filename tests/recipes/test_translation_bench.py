@@ -77,7 +77,7 @@ def test_raw_weights_needs_decode_only(capsys):
 
 
 def test_recipe_flags_are_the_recipes():
-    from zoo.recipes.translation import Translation
+    from zoo.recipes.translation import parse
 
     args = bench.parse_args(
         ["--units", "128", "--limit", "500", "--extra=--dropout 0.4 --ema 0.99"]
@@ -91,7 +91,7 @@ def test_recipe_flags_are_the_recipes():
     demo_flags = bench.recipe_flags(args, "src", "tgt", "none", "RUN")
     assert "--data" not in demo_flags
     # the recipe accepts them and they mean what the benchmark says
-    config = Translation.parse(demo_flags)
+    config = parse(demo_flags)
     assert (config.embedding_dim, config.decoder_units, config.attention) == (
         128,
         128,

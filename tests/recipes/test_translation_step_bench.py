@@ -30,12 +30,12 @@ def test_counts_must_be_positive(flag, capsys):
 
 def test_defaults_are_the_recipes_with_data_and_extra_adds_flags(tmp_path):
     from bench.translation_step import parse_args
-    from zoo.recipes.translation import Translation
+    from zoo.recipes.translation import parse
 
     args = parse_args(["--extra=--training-logits-dtype bfloat16 --ema 0"])
     assert (args.training_logits_dtype, args.ema) == ("bfloat16", 0.0)
     args = parse_args([])
-    recipe = Translation.parse(["--data", str(tmp_path)])
+    recipe = parse(["--data", str(tmp_path)])
     shared = (
         "vocab_size max_length max_words attention rnn dropout embedding_dropout "
         "context_dropout training_logits_dtype tie_embeddings label_smoothing readout"

@@ -66,9 +66,9 @@ ATTENTION, READOUTS = ("bahdanau", "luong", "none"), ("layer_norm", "tanh")
 
 
 class _DecayDefault(float):
-    """`--decay-factor`'s default with `--data`, until `Config.validate` makes it 0.5
-    (or 1 with `--schedule cosine`, which sets every step's rate): 1.0, the one
-    value every schedule accepts."""
+    """The default of `--decay-factor` with `--data`: 0.5, or 1 (no decay on a
+    plateau) with `--schedule cosine`, which sets every step's rate. It parses as
+    1.0, a value every schedule accepts; `Config.validate` resolves it."""
 
     def __repr__(self):
         return "0.5, or 1 with --schedule cosine"
@@ -207,7 +207,7 @@ class Config(RecipeConfig):
         if isinstance(training.decay_factor, _DecayDefault):  # not given
             training.decay_factor = 1.0 if training.schedule == "cosine" else 0.5
         if self.select_on == "bleu":
-            self.training.monitor, self.training.mode = "val_bleu", "max"
+            training.monitor, training.mode = "val_bleu", "max"
 
     def data_paths(self):  # --data may be SRC,TGT: check each file
         specs = ("--data", self.data), ("--valid-data", self.valid_data)

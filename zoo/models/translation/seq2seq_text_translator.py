@@ -13,7 +13,7 @@ from zoo.models.translation.seq2seq_translator_preprocessor import (
 )
 from zoo.models.translation.translator import Translator, as_text, translate_corpus
 
-# The recipe's training settings (recipes/translation.py on real data).
+# The recipe's training settings (zoo/recipes/translation.py on real data).
 LEARNING_RATE = 2e-3
 CLIPNORM = 5.0
 LABEL_SMOOTHING = 0.1
