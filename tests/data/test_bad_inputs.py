@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from tests.bad_inputs import FIELD_LIMIT, cases_for
-from zoo.data import babi, documents, embeddings, files, parallel, sentences
+from zoo.data import babi, files, labelled, parallel, sentences
 from zoo.errors import DataError, MissingPathError
+from zoo.text import embeddings
 
 _TABLE_SAMPLES = {
     "csv": b"text,label\nMARK film,pos\nbad film,neg\n",
@@ -80,19 +81,19 @@ READERS = {
         "csv",
         ".csv",
         _TABLE_SAMPLES["csv"],
-        lambda p: _documents(documents.read_table_documents(p, "text", "label")),
+        lambda p: _documents(labelled.read_labelled(p, "text", "label")),
     ),
     "documents_tsv": (
         "tsv",
         ".tsv",
         _TABLE_SAMPLES["tsv"],
-        lambda p: _documents(documents.read_table_documents(p, "text", "label")),
+        lambda p: _documents(labelled.read_labelled(p, "text", "label")),
     ),
     "documents_jsonl": (
         "jsonl",
         ".jsonl",
         _TABLE_SAMPLES["jsonl"],
-        lambda p: _documents(documents.read_table_documents(p, "text", "label")),
+        lambda p: _documents(labelled.read_labelled(p, "text", "label")),
     ),
     "sentences_csv": (
         "csv",
@@ -104,21 +105,19 @@ READERS = {
         "tsv",
         ".tsv",
         _TABLE_SAMPLES["tsv"],
-        lambda p: _sentences(
-            sentences.read_tsv(p, text_column="text", label_column="label")
-        ),
+        lambda p: _sentences(sentences.read_csv(p, "text", "label", format="tsv")),
     ),
     "sentences_jsonl": (
         "jsonl",
         ".jsonl",
         _TABLE_SAMPLES["jsonl"],
-        lambda p: _sentences(sentences.read_jsonl(p)),
+        lambda p: _sentences(sentences.read_csv(p)),
     ),
-    "sentences_label_tsv": (
+    "label_tsv": (
         "label_tsv",
         ".tsv",
         _LINE_SAMPLES["label_tsv"],
-        lambda p: _sentences(sentences.read_tsv(p)),
+        lambda p: _documents(labelled.read_labelled(p)),
     ),
     "sst_trees": (
         "sst",

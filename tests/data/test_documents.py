@@ -12,11 +12,10 @@ from zoo.data.documents import (
     encode_labels,
     load_documents,
     read_class_folder,
-    read_csv_documents,
     read_imdb,
-    read_table_documents,
-    split_documents,
 )
+from zoo.data.files import seeded_split
+from zoo.data.labelled import read_labelled
 from zoo.errors import ConfigError, DataError, MissingPathError
 
 REVIEWS = {
@@ -102,14 +101,14 @@ def test_read_csv_and_tsv(tmp_path):
         tmp_path / "r.csv",
         ['"Good food.\nNice staff.",5', "Bad.,1", '"Okay, I guess.",3.0'],
     )
-    docs = read_csv_documents(csv_path, "text", "stars")
+    docs = read_labelled(csv_path, "text", "stars")
     assert docs.texts == ["Good food.\nNice staff.", "Bad.", "Okay, I guess."]
     assert docs.labels == ["5", "1", "3"]  # "3.0" -> "3"
     # Sources give the first physical line of each record (quoted newline counted).
     assert list(docs.sources) == [f"{csv_path}:2", f"{csv_path}:4", f"{csv_path}:5"]
     tsv = tmp_path / "r.tsv"
     tsv.write_text('sentence\tlabel\nIt\'s "fine"\t1\nNo.\t0\n', encoding="utf-8")
-    docs = read_csv_documents(tsv, "sentence", "label")
+    docs = read_labelled(tsv, "sentence", "label")
     assert docs.texts == ['It\'s "fine"', "No."] and docs.labels == ["1", "0"]
 
 
@@ -118,51 +117,55 @@ def test_csv_errors_name_file_line_and_columns(tmp_path):
     with pytest.raises(
         ValueError, match=r"a\.csv.*'text'.*columns \['review', 'stars'\]"
     ):
-        read_csv_documents(path, "text", "stars")
+        read_labelled(path, "text", "stars")
     empty = tmp_path / "e.csv"
     empty.write_text("")
     with pytest.raises(ValueError, match=r"e\.csv: the file is empty"):
-        read_csv_documents(empty, "text", "stars")
+        read_labelled(empty, "text", "stars")
     header_only = tmp_path / "h.csv"
     header_only.write_text("text,stars\n")
     with pytest.raises(ValueError, match=r"h\.csv: the file has a header but no rows"):
-        read_csv_documents(header_only, "text", "stars")
+        read_labelled(header_only, "text", "stars")
     blank = _write_csv(tmp_path / "b.csv", ['"two\nlines",4', '"   ",2'])
-    with pytest.raises(ValueError, match=r"b\.csv:4: empty text in column 'text'"):
-        read_csv_documents(blank, "text", "stars")
+    with pytest.raises(ValueError, match=r"b\.csv:4: empty 'text'"):
+        read_labelled(blank, "text", "stars")
     no_label = _write_csv(tmp_path / "n.csv", ["ok,4", "fine,"])
-    with pytest.raises(ValueError, match=r"n\.csv:3: empty label in column 'stars'"):
-        read_csv_documents(no_label, "text", "stars")
+    with pytest.raises(ValueError, match=r"n\.csv:3: empty 'stars'"):
+        read_labelled(no_label, "text", "stars")
     with pytest.raises(FileNotFoundError, match="missing.csv"):
-        read_csv_documents(tmp_path / "missing.csv")
+        read_labelled(tmp_path / "missing.csv")
 
 
 def test_unknown_label_names_label_and_line(tmp_path):
     path = _write_csv(tmp_path / "u.csv", ["a,1", "b,2", "c,7"])
-    docs = read_csv_documents(path, "text", "stars")
+    docs = read_labelled(path, "text", "stars")
     with pytest.raises(ValueError, match=r"u\.csv:4: unknown label '7'"):
         encode_labels(docs, ["1", "2"])
     rows = [f"doc {i},{1 + i % 2}" for i in range(20)] + ["odd one,9"]
     path = _write_csv(tmp_path / "v.csv", rows)
     with pytest.raises(ValueError, match=r"unknown label '9'"):
         load_documents(path, label_column="stars", label_names=["1", "2"])
-    ids = encode_labels(read_csv_documents(path, "text", "stars"), ["1", "2", "9"])
+    ids = encode_labels(read_labelled(path, "text", "stars"), ["1", "2", "9"])
     assert ids.tolist()[:3] == [0, 1, 0] and ids[-1] == 2
 
 
 def test_split_is_fixed_seeded_stratified_and_disjoint():
     docs = Documents([f"d{i}" for i in range(100)], ["a"] * 60 + ["b"] * 40)
-    train, val, test = split_documents(docs, (0.8, 0.1, 0.1), seed=3)
-    again = split_documents(docs, (0.8, 0.1, 0.1), seed=3)
-    other = split_documents(docs, (0.8, 0.1, 0.1), seed=4)
+
+    def split(seed):
+        parts, _ = seeded_split(len(docs), (0.1, 0.1), seed, strata=docs.labels)
+        return [docs.subset(part) for part in parts]
+
+    train, val, test = split(3)
+    again, other = split(3), split(4)
     assert (len(train), len(val), len(test)) == (80, 10, 10)
     assert train.texts == again[0].texts and test.texts == again[2].texts
     assert test.texts != other[2].texts
     assert set(train.texts) | set(val.texts) | set(test.texts) == set(docs.texts)
     assert not set(train.texts) & set(test.texts)
     assert test.label_counts() == {"a": 6, "b": 4}
-    with pytest.raises(ValueError, match="fractions"):
-        split_documents(docs, (0.5, 0.2))
+    with pytest.raises(ConfigError, match="fractions"):
+        seeded_split(len(docs), (0.5, 0.5), 3)
 
 
 def test_csv_without_test_set_gets_a_three_way_split(tmp_path):
@@ -200,7 +203,7 @@ def test_demo_corpus_is_seeded_balanced_and_keyword_labelled():
 
 @pytest.mark.data
 def test_shared_data_imdb_and_yelp(shared_data):
-    yelp = read_csv_documents(shared_data / "yelp_10k" / "yelp.csv", "text", "stars")
+    yelp = read_labelled(shared_data / "yelp_10k" / "yelp.csv", "text", "stars")
     assert len(yelp) == 10000
     assert sorted(set(yelp.labels)) == ["1", "2", "3", "4", "5"]
     assert yelp.label_counts()["4"] == 3526
@@ -228,7 +231,7 @@ def test_jsonl_documents_with_chosen_fields(tmp_path):
         '{"body": "Okay.", "stars": "3", "id": 3}\n',
         encoding="utf-8",
     )
-    docs = read_table_documents(path, "body", "stars")
+    docs = read_labelled(path, "body", "stars")
     assert docs.texts == ["Good food.\nNice staff.", "Bad.", "Okay."]
     assert docs.labels == ["5", "1", "3"]  # 1.0 -> "1"
     assert list(docs.sources) == [f"{path}:1", f"{path}:3", f"{path}:4"]
@@ -243,7 +246,7 @@ def test_jsonl_documents_with_chosen_fields(tmp_path):
 def test_positional_columns_without_header(tmp_path):
     path = tmp_path / "noheader.tsv"
     path.write_text("great movie\t1\nawful movie\t0\n", encoding="utf-8")
-    docs = read_table_documents(path, text_column=0, label_column=1)
+    docs = read_labelled(path, text_column=0, label_column=1)
     assert docs.texts == ["great movie", "awful movie"] and docs.labels == ["1", "0"]
     assert list(docs.sources) == [f"{path}:1", f"{path}:2"]
 

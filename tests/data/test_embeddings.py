@@ -3,8 +3,8 @@ import gzip
 import numpy as np
 import pytest
 
-from zoo.data.embeddings import EmbeddingFormatError, load_embeddings
 from zoo.errors import DataError, MissingPathError
+from zoo.text.embeddings import EmbeddingFormatError, load_embeddings
 
 VOCAB = ["[PAD]", "[UNK]", "good", "Film", "zebra"]
 

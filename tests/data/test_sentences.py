@@ -10,14 +10,12 @@ from zoo.data.sentences import (
     load_sentences,
     load_sst,
     parse_tree,
-    read_class_folder,
     read_csv,
-    read_jsonl,
+    read_sentences,
     read_sst_trees,
-    read_tsv,
     split_data,
 )
-from zoo.errors import ConfigError, DataError, MissingPathError
+from zoo.errors import DataError, MissingPathError
 
 TREES = [
     "(3 (2 It) (4 (4 (2 's) (4 (3 (2 a) (4 lovely)) (2 film))) (2 .)))",
@@ -99,20 +97,20 @@ def test_load_sst_missing_files(tmp_path):
 
 def test_read_tsv_with_header_and_errors(tmp_path):
     path = _write(tmp_path, "a.tsv", "label\tsentence\n1\tgood film\n0\tbad film\n\n")
-    data = read_tsv(path)
+    data = read_sentences(path)
     assert data.texts == ["good film", "bad film"]
     assert data.labels.tolist() == [1, 0]
     assert data.label_names == ("0", "1")
     bad = _write(tmp_path, "b.tsv", "1\tgood\nno tab here\n")
     with pytest.raises(SentenceFormatError, match=r"b\.tsv:2: expected 'label<TAB>"):
-        read_tsv(bad)
+        read_sentences(bad)
     unknown = _write(tmp_path, "c.tsv", "1\tgood\n7\tbad\n")
     with pytest.raises(SentenceFormatError, match=r"c\.tsv:2: unknown label"):
-        read_tsv(unknown, label_names=("0", "1"))
+        read_sentences(unknown, label_names=("0", "1"))
     numeric = _write(tmp_path, "d.tsv", "10\ta\n9\tb\n")
-    assert read_tsv(numeric).label_names == ("9", "10")  # numeric order
+    assert read_sentences(numeric).label_names == ("9", "10")  # numeric order
     with pytest.raises(SentenceFormatError, match="no examples"):
-        read_tsv(_write(tmp_path, "e.tsv", "\n"))
+        read_sentences(_write(tmp_path, "e.tsv", "\n"))
 
 
 def test_read_csv_columns_and_errors(tmp_path):
@@ -169,7 +167,7 @@ def test_real_sst_counts(shared_data):
 def test_real_yelp_and_glue_tsv(shared_data):
     yelp = read_csv(shared_data / "yelp_10k" / "yelp.csv", label_column="stars")
     assert len(yelp) == 10000 and yelp.counts() == [749, 927, 1461, 3526, 3337]
-    dev = read_tsv(shared_data / "sst" / "sst2_glue_variant" / "dev.tsv")
+    dev = read_sentences(shared_data / "sst" / "sst2_glue_variant" / "dev.tsv")
     assert len(dev) == 872 and dev.counts() == [428, 444]
 
 
@@ -183,17 +181,18 @@ def test_read_jsonl_and_named_tsv_columns(tmp_path):
         '{"sentence": "a fine film", "stars": 4}\n'
         '{"sentence": "a dull film", "stars": 1}\n',
     )
-    data = read_jsonl(path, text_column="sentence", label_column="stars")
+    data = read_sentences(path, text_column="sentence", label_column="stars")
     assert data.texts == ["a fine film", "a dull film"]
     assert data.label_names == ("1", "4") and data.labels.tolist() == [1, 0]
     tsv = _write(tmp_path, "s.tsv", "id\tsentence\tlabel\n1\tgood\tpos\n2\tbad\tneg\n")
-    data = read_tsv(tsv, text_column="sentence", label_column="label")
+    data = read_sentences(tsv, text_column="sentence", label_column="label")
     assert data.texts == ["good", "bad"] and data.label_names == ("neg", "pos")
     reversed_order = _write(tmp_path, "yelp_like.txt", "Loved it.\t1\nMeh.\t0\n")
-    data = read_tsv(reversed_order, text_column=0, label_column=1)
+    data = read_sentences(reversed_order, text_column=0, label_column=1)
     assert data.texts == ["Loved it.", "Meh."] and data.labels.tolist() == [1, 0]
-    with pytest.raises(ConfigError, match="both"):
-        read_tsv(tsv, text_column="sentence")
+    # One column named: the other is the default name (`label`).
+    data = read_sentences(tsv, text_column="sentence")
+    assert data.texts == ["good", "bad"] and data.label_names == ("neg", "pos")
 
 
 def test_read_class_folder_sentences(tmp_path):
@@ -201,10 +200,11 @@ def test_read_class_folder_sentences(tmp_path):
         (tmp_path / "c" / label).mkdir(parents=True)
         for i, text in enumerate(texts):
             (tmp_path / "c" / label / f"{i}.txt").write_text(text + "\n")
+    from zoo.data.labelled import read_class_folder
+
     data = read_class_folder(tmp_path / "c")
-    assert data.label_names == ("neg", "pos")
-    assert data.texts == ["bad", "dull", "good", "fine", "great"]
-    assert data.counts() == [2, 3]
+    assert data.texts == ["bad", "dull", "good", "fine", "great"]  # stripped
+    assert data.label_counts() == {"neg": 2, "pos": 3}
 
 
 def test_load_sentences_layouts(tmp_path):
@@ -268,7 +268,7 @@ def test_load_sentences_errors(tmp_path):
         load_sentences(tmp_path / "sst")
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "x.md").write_text("x")
-    with pytest.raises(DataError, match=r"other: no known sentence layout.*x\.md"):
+    with pytest.raises(DataError, match=r"other: no known document layout.*x\.md"):
         load_sentences(tmp_path / "other")
     odd = _write(tmp_path, "s.xml", "<a/>")
     with pytest.raises(DataError, match=r"s\.xml: cannot tell the format"):
@@ -295,14 +295,12 @@ def test_real_layouts_through_load_sentences(shared_data):
 
 
 def test_read_tsv_reads_a_named_header_in_either_order(tmp_path):
-    from zoo.data.sentences import read_tsv
-
     for header, rows in (
         ("text\tlabel", ["a fine film\tpos", "dull\tneg"]),
         ("Label\tSentence", ["pos\ta fine film", "neg\tdull"]),
     ):
         path = tmp_path / "s.tsv"
         path.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
-        data = read_tsv(str(path))
+        data = read_sentences(str(path))
         assert list(data.texts) == ["a fine film", "dull"], header
         assert [data.label_names[i] for i in data.labels] == ["pos", "neg"], header

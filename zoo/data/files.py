@@ -29,6 +29,7 @@ import csv
 import gzip
 import json
 import os
+import random
 import zlib
 
 from zoo.errors import ConfigError, DataError, MissingPathError
@@ -42,6 +43,7 @@ __all__ = [
     "iter_lines",
     "read_document",
     "read_table",
+    "seeded_split",
     "table_format",
 ]
 
@@ -342,7 +344,7 @@ def _jsonl_records(path, columns):
         yield line, values
 
 
-def read_table(path, columns, format=None, delimiter=None):
+def read_table(path, columns, format=None):
     """Reads the chosen columns of a CSV, TSV or JSON-lines file.
 
     Args:
@@ -352,7 +354,6 @@ def read_table(path, columns, format=None, delimiter=None):
             without a header row).
         format: `"csv"`, `"tsv"` or `"jsonl"`; default: from the file name (see
             `table_format`).
-        delimiter: overrides the delimiter of CSV (`,`) or TSV (tab).
 
     Returns:
         A list of `(line, values)`: `line` is the first physical line of the record
@@ -385,9 +386,8 @@ def read_table(path, columns, format=None, delimiter=None):
         if not records:
             raise DataError("no records in the file (it is empty)", path=path)
         return records
-    sep = delimiter or ("," if fmt == "csv" else "\t")
-    kind = "comma-separated" if sep == "," else "tab-separated" if sep == "\t" else ""
-    kind = kind or f"{sep!r}-separated"
+    sep = "," if fmt == "csv" else "\t"
+    kind = "comma-separated" if sep == "," else "tab-separated"
     records = _delimited_records(path, sep)
     header = None
     if positional:
@@ -509,3 +509,60 @@ def listing(folder, limit=10):
     if len(entries) > limit:
         shown.append(f"... ({len(entries) - limit} more)")
     return shown
+
+
+# --- the one seeded split ------------------------------------------------------------
+
+
+def seeded_split(count, fractions, seed, *, strata=None, groups=None):
+    """Fixed, seeded held-out parts of `count` items; every reader splits with it.
+
+    Items with the same `groups` key (e.g. a translation's source sentence) form one
+    unit that goes to one part: the training part keeps all of its items, a held-out
+    part only the first (the others are dropped and counted), so a held-out sentence
+    is never trained on. Units are shuffled with `random.Random(seed)`; with `strata`
+    (one key per item, e.g. its label) each stratum is shuffled on its own and spread
+    evenly over the order, so every part keeps the strata's proportions. Held-out
+    part i takes the next `max(1, round(fractions[i] * units))` units of the order;
+    the rest is the training part. The same input and seed give the same split on
+    any machine.
+
+    Returns:
+        `(parts, dropped)`: `parts` is `[train, held_out_1, ...]`, lists of item
+        indices in input order; `dropped[i]` counts the items held-out part i left
+        out.
+
+    Raises:
+        ConfigError: fractions that are not positive or sum to 1 or more.
+    """
+    fractions = tuple(fractions)
+    if not fractions or any(not f > 0 for f in fractions) or sum(fractions) >= 1:
+        raise ConfigError(
+            "Held-out fractions must be positive and sum to less than 1. "
+            f"Received: fractions={fractions!r}"
+        )
+    units = {}
+    for i in range(count):
+        units.setdefault(i if groups is None else groups[i], []).append(i)
+    members = list(units.values())
+    rng = random.Random(seed)
+    order = list(range(len(members)))
+    if strata is None:
+        rng.shuffle(order)
+    else:
+        by_stratum = {}
+        for unit, items in enumerate(members):
+            by_stratum.setdefault(str(strata[items[0]]), []).append(unit)
+        ranked = []
+        for s, (_, stratum) in enumerate(sorted(by_stratum.items())):
+            rng.shuffle(stratum)
+            ranked += [((r + 0.5) / len(stratum), s, u) for r, u in enumerate(stratum)]
+        order = [unit for *_, unit in sorted(ranked)]
+    parts, dropped, start = [], [], 0
+    for fraction in fractions:
+        chosen = order[start : start + max(1, int(round(fraction * len(order))))]
+        parts.append(sorted(members[u][0] for u in chosen))
+        dropped.append(sum(len(members[u]) - 1 for u in chosen))
+        start += len(chosen)
+    parts.insert(0, sorted(i for u in order[start:] for i in members[u]))
+    return parts, dropped

@@ -47,6 +47,7 @@ from zoo.data.files import (
     check_inside,
     iter_lines,
     listing,
+    seeded_split,
 )
 from zoo.errors import ConfigError, DataError
 
@@ -72,14 +73,7 @@ LAYOUTS = (
 """The layouts `load_parallel` recognises, for error messages and help texts."""
 
 _TEST_STEMS = ("test", "test_2016_flickr")
-_SPLIT_KEYS = {
-    "train": "train",
-    "val": "val",
-    "valid": "val",
-    "validation": "val",
-    "dev": "val",
-    "test": "test",
-}
+_SPLIT_KEYS = {name: s for s, names in SPLIT_NAMES.items() for name in (s, *names)}
 
 
 @dataclasses.dataclass
@@ -435,25 +429,8 @@ def split_corpus(corpus, fractions=(0.02, 0.02), seed=1234):
     Returns:
         A list of `ParallelCorpus`: `[train, *held_out]` in the order of `fractions`.
     """
-    if sum(fractions) >= 1 or any(f <= 0 for f in fractions):
-        raise ConfigError(
-            "Held-out fractions must be positive and sum to less than 1. "
-            f"Received: fractions={fractions!r}"
-        )
-    groups = {}  # source sentence -> indices of its pairs, in corpus order
-    for i, source in enumerate(corpus.sources):
-        groups.setdefault(" ".join(source.split()), []).append(i)
-    members = list(groups.values())
-    order = list(range(len(members)))
-    random.Random(seed).shuffle(order)
-    parts, start, dropped = [], 0, []
-    for fraction in fractions:
-        n = max(1, int(round(fraction * len(order))))
-        chosen = order[start : start + n]
-        parts.append(sorted(members[g][0] for g in chosen))
-        dropped.append(sum(len(members[g]) - 1 for g in chosen))
-        start += n
-    parts.insert(0, sorted(i for g in order[start:] for i in members[g]))
+    groups = [" ".join(source.split()) for source in corpus.sources]
+    parts, dropped = seeded_split(len(corpus), fractions, seed, groups=groups)
     corpus.report.held_out_duplicates += sum(dropped)
     pieces = [corpus.subset(idx) for idx in parts]
     for piece, count in zip(pieces[1:], dropped, strict=True):
@@ -493,8 +470,7 @@ def _pair_files(folder, source, target):
                         f"{have} has no line-aligned partner {stem}.{lang}[.gz]",
                         path=folder,
                     )
-                key = "val" if split == "validation" else split
-                found[key] = tuple(
+                found[split] = tuple(
                     check_inside(os.path.join(folder, n), folder) for n in pair
                 )
                 break
@@ -542,7 +518,7 @@ def file_specs(train, val=None, test=None):
 
     if val is None and test is None and "," not in str(train):
         return train, None
-    specs = {"train": train, "val": val, "test": test}
+    specs = {"train": train, "validation": val, "test": test}
     return None, {k: spec(v) for k, v in specs.items() if v is not None}
 
 
@@ -665,7 +641,7 @@ def load_parallel(
             specs = {"train": path}
             origin = path
     parts = {}
-    for split in ("train", "val", "test"):
+    for split in ("train", "validation", "test"):
         if split in specs:
             corpus = _read_split(
                 specs[split],
@@ -677,9 +653,9 @@ def load_parallel(
             corpus.description = f"{split}: {_name(specs[split])}"
             parts[split] = corpus
     train = parts["train"]
-    missing = [s for s in ("val", "test") if s not in parts]
+    missing = [s for s in ("validation", "test") if s not in parts]
     if missing:
-        fractions = [held_out[0 if s == "val" else 1] for s in missing]
+        fractions = [held_out[0 if s == "validation" else 1] for s in missing]
         pieces = split_corpus(train, fractions, seed=seed)
         train = pieces[0]
         train.description = f"train: {_name(specs['train'])} minus held-out pairs"
@@ -704,7 +680,8 @@ def load_parallel(
     parts["train"] = train
     for corpus in parts.values():
         corpus.description = f"{corpus.description} ({origin})"
-    return {split: parts[split] for split in ("train", "val", "test")}
+    # "val": the key the translation recipe and benchmarks read and log.
+    return {"train": parts["train"], "val": parts["validation"], "test": parts["test"]}
 
 
 # A toy language pair: source is English-like SVO with adjectives before nouns; the

@@ -113,7 +113,7 @@ class SelfAttentiveEncoder(keras.Model):
 
     def set_embedding_matrix(self, matrix):
         """Loads pretrained word vectors `(vocabulary_size, embedding_dim)`."""
-        from zoo.data.embeddings import assign_embedding_matrix
+        from zoo.text.embeddings import assign_embedding_matrix
 
         assign_embedding_matrix(self.token_embedding, matrix)
 

@@ -1,0 +1,785 @@
+"""Labelled text: one reader for every layout, fixed splits.
+
+`load_labelled(path)` recognises the layout from the path and returns `DocumentSplits`
+(train / validation / test `Documents`: raw texts, string labels, and where each text
+came from). Layouts, in the order they are recognised:
+
+- a file, by its name (or `format=`): CSV (`.csv`), TSV (`.tsv`, `.tab`, `.txt`) or
+  JSON lines (`.jsonl`, `.ndjson`, `.json`), optionally `.gz` (see `read_labelled`:
+  text and label columns by name or 0-based position, e.g. Yelp's `yelp.csv` with
+  `stars`, `yelp_labelled.txt` with `text_column=0, label_column=1`; a TSV without
+  columns given is `label<TAB>sentence` lines, as GLUE's SST-2; a `.txt` of PTB trees
+  is SST); or a `.tar.gz`/`.tgz`/`.tar` of the IMDB layout, streamed, never
+  extracted;
+- a folder: the IMDB layout `{train,test}/{pos,neg}/*.txt` (`aclImdb` or its parent);
+  an SST tree folder (`train.txt`, `dev.txt`, `test.txt`); split files
+  `train.{csv,tsv,tab,txt,jsonl,ndjson,json}[.gz]` with optional
+  `valid|val|dev|validation.*` and `test.*`; one folder per class `<class>/*.txt`,
+  optionally under `train/`, `valid|val|dev|validation/`, `test/`; a folder holding
+  exactly one `.tar.gz`/`.tgz` (that archive).
+
+Splits the data lacks are fixed, seeded, label-stratified parts of its training data
+(`zoo.data.files.seeded_split`). Errors are `zoo.errors.DataError` naming the file and
+line; a missing path is a `zoo.errors.MissingPathError`.
+"""
+
+import contextlib
+import dataclasses
+import fnmatch
+import gzip
+import os
+import re
+import sys
+import tarfile
+import zlib
+
+import numpy as np
+
+from zoo.data import files
+from zoo.errors import ConfigError, DataError, MissingPathError
+
+__all__ = [
+    "DocumentSplits",
+    "Documents",
+    "encode_labels",
+    "is_tree_file",
+    "load_labelled",
+    "parse_tree",
+    "read_class_folder",
+    "read_imdb",
+    "read_labelled",
+    "sorted_labels",
+]
+
+IMDB_LABELS = ("neg", "pos")
+SST5_LABELS = ("very negative", "negative", "neutral", "positive", "very positive")
+SST2_LABELS = ("negative", "positive")
+SST_FILES = {"train": "train.txt", "validation": "dev.txt", "test": "test.txt"}
+TASKS = ("sst5", "sst2")
+_IMDB_MEMBER = re.compile(r"(?:^|/)(train|test)/(pos|neg)/[^/]+\.txt$")
+_ARCHIVES = (".tar.gz", ".tgz", ".tar")
+_SPLIT_SUFFIXES = tuple(
+    s + gz
+    for s in (".csv", ".tsv", ".tab", ".txt", ".jsonl", ".ndjson", ".json")
+    for gz in ("", ".gz")
+)
+_TREE_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+_PTB_ESCAPES = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]"}
+_TEXT_NAMES = ("text", "sentence", "sentences")
+_LABEL_NAMES = ("label", "labels", "class")
+LAYOUTS = (
+    "a .csv, .tsv/.tab/.txt or .jsonl/.ndjson/.json file (optionally .gz)",
+    "a .tar.gz/.tgz of aclImdb",
+    "the IMDB folder layout {train,test}/{pos,neg}/*.txt",
+    "an SST tree folder (train.txt, dev.txt, test.txt)",
+    "split files train.csv|tsv|jsonl (with valid|val|dev and test)",
+    "one folder per class, <class>/*.txt (optionally under train/, valid|val|dev/, "
+    "test/)",
+)
+"""The layouts `load_labelled` recognises, for error messages and help texts."""
+
+
+@dataclasses.dataclass
+class Documents:
+    """Raw texts with string labels.
+
+    Attributes:
+        texts: list of str.
+        labels: list of str, one per text.
+        sources: list of str, where each text was read (`"file:line"`, a file, a
+            path inside an archive); used in error messages.
+        label_names: the labels in id order where the format fixes them (SST),
+            else None.
+    """
+
+    texts: list
+    labels: list
+    sources: list = None
+    label_names: list = None
+
+    def __post_init__(self):
+        if len(self.texts) != len(self.labels):
+            raise ValueError(
+                "`texts` and `labels` must have the same length. Received: "
+                f"len(texts)={len(self.texts)}, len(labels)={len(self.labels)}"
+            )
+        if self.sources is None:
+            self.sources = [f"document {i}" for i in range(len(self.texts))]
+
+    def __len__(self):
+        return len(self.texts)
+
+    def subset(self, indices):
+        """The documents at `indices` (a sequence of ints), in that order."""
+        return Documents(
+            [self.texts[i] for i in indices],
+            [self.labels[i] for i in indices],
+            [self.sources[i] for i in indices],
+            self.label_names,
+        )
+
+    def label_counts(self):
+        """`{label: count}`, sorted by label."""
+        counts = {}
+        for label in self.labels:
+            counts[label] = counts.get(label, 0) + 1
+        return dict(sorted(counts.items()))
+
+
+@dataclasses.dataclass
+class DocumentSplits:
+    """Train / validation / test `Documents` and the ordered class names.
+
+    Attributes:
+        train, validation, test: `Documents`.
+        label_names: list of str; class id i is `label_names[i]`.
+        description: a short human-readable description of the data and split.
+    """
+
+    train: Documents
+    validation: Documents
+    test: Documents
+    label_names: list
+    description: str = ""
+
+
+def sorted_labels(labels):
+    """The distinct labels, numerically when they all look like numbers."""
+    unique = set(labels)
+    try:
+        return sorted(unique, key=float)
+    except ValueError:
+        return sorted(unique)
+
+
+def encode_labels(documents, label_names):
+    """Maps the string labels of `documents` to int32 ids (index in `label_names`).
+
+    Raises:
+        DataError: a label not in `label_names`, naming it and where it was read.
+    """
+    index = {name: i for i, name in enumerate(label_names)}
+    ids = np.empty(len(documents), dtype="int32")
+    for i, (label, source) in enumerate(
+        zip(documents.labels, documents.sources, strict=True)
+    ):
+        if label not in index:
+            raise DataError(
+                f"{source}: unknown label {label!r}; expected one of "
+                f"{list(label_names)!r}. Received: label={label!r}"
+            )
+        ids[i] = index[label]
+    return ids
+
+
+def _check_classes(label_names, train, path):
+    if len(label_names) < 2:
+        only = f" ({label_names[0]!r})" if label_names else ""
+        raise DataError(
+            f"one class only{only}: all {len(train)} training examples have the same "
+            "label, and a classifier needs at least two classes",
+            path=path,
+        )
+
+
+def _records(path, records, text_name, label_name):
+    """`Documents` from `(line, text, label)`; an empty text or label is an error."""
+    texts, labels, sources = [], [], []
+    for line, text, label in records:
+        label = label.strip()
+        if re.fullmatch(r"-?\d+\.0+", label):
+            label = label.split(".")[0]  # 4.0 -> 4
+        for value, what, name in (
+            (text, "text", text_name),
+            (label, "label", label_name),
+        ):
+            if not value.strip():
+                raise DataError(
+                    f"empty {name!r} (the {what} column)", path=path, line=line
+                )
+        texts.append(text)
+        labels.append(label)
+        sources.append(f"{path}:{line}")
+    if not texts:
+        raise DataError("no examples in the file", path=path)
+    return Documents(texts, labels, sources)
+
+
+# --- one file -----------------------------------------------------------------------
+
+
+def parse_tree(text, path="<string>", line=1):
+    """Parses one PTB sentiment tree, e.g. `"(3 (2 a) (4 (3 good) (2 film)))"`.
+
+    Returns:
+        `(words, nodes)`: the leaf tokens (PTB bracket escapes undone) and
+        `(label, start, end)` of every node, children before parents, so
+        `nodes[-1]` is the root and `words[start:end]` a node's phrase.
+
+    Raises:
+        DataError: (with `path` and `line`) unbalanced brackets, a missing or
+            invalid label (not 0-4), a node without words, words outside a node,
+            text after the tree.
+    """
+    snippet = text.strip()
+    snippet = snippet if len(snippet) <= 80 else snippet[:80] + "..."
+
+    def error(message):
+        return DataError(f"{message}. Received: {snippet!r}", path=path, line=line)
+
+    tokens = _TREE_TOKEN.findall(text)
+    if not tokens:
+        raise error("empty tree")
+    stack, words, nodes, closed, i = [], [], [], False, 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok == "(":
+            if closed:
+                raise error("text after the end of the tree")
+            label = tokens[i + 1] if i + 1 < len(tokens) else None
+            if label is None or label in "()":
+                raise error("expected a label after '('")
+            if not (len(label) == 1 and label in "01234"):
+                raise error(f"invalid sentiment label {label!r} (expected 0-4)")
+            stack.append((int(label), len(words)))
+            i += 2
+            continue
+        if tok == ")":
+            if not stack:
+                raise error("unbalanced ')'")
+            label, start = stack.pop()
+            if start == len(words):
+                raise error("a node has no words")
+            nodes.append((label, start, len(words)))
+            closed = not stack
+        elif not stack or closed:
+            raise error(f"word {tok!r} outside any node")
+        else:
+            words.append(_PTB_ESCAPES.get(tok, tok))
+        i += 1
+    if stack:
+        raise error(f"unbalanced brackets: {len(stack)} '(' not closed")
+    return words, nodes
+
+
+def is_tree_file(path):
+    """True when the first non-empty line of `path` is a PTB tree (SST's format)."""
+    for _, line in files.iter_lines(path):
+        if line.strip():
+            return line.lstrip().startswith("(")
+    return False
+
+
+def _read_trees(path, task, phrases):
+    """SST trees, one per line; labels are `SST5_LABELS` or `SST2_LABELS` names
+    (SST-2 drops neutral). `phrases`: every node is an example, deduplicated."""
+    if task not in TASKS:
+        raise ConfigError(f"task must be one of {TASKS}. Received: task={task!r}")
+    names = SST5_LABELS if task == "sst5" else SST2_LABELS
+    texts, labels, sources, seen = [], [], [], set()
+    for number, line in files.iter_lines(path):
+        if not line.strip():
+            continue
+        words, nodes = parse_tree(line, path=path, line=number)
+        for label, start, end in reversed(nodes) if phrases else nodes[-1:]:
+            if task == "sst2" and label == 2:
+                continue
+            text = " ".join(words[start:end])
+            if phrases and text in seen:
+                continue
+            seen.add(text)
+            texts.append(text)
+            labels.append(names[label if task == "sst5" else int(label > 2)])
+            sources.append(f"{path}:{number}")
+    return Documents(texts, labels, sources, list(names))
+
+
+def _read_label_lines(path):
+    """`label<TAB>sentence` lines (a `label<TAB>...` first line is a header); a header
+    naming a text and a label column (`sentence<TAB>label`) is read by name."""
+    lines = ((n, line) for n, line in files.iter_lines(path) if line.strip())
+    first = next(lines, None)
+    if first is not None:
+        fields = [f.strip() for f in first[1].split("\t")]
+        text = [f for f in fields if f.lower() in _TEXT_NAMES]
+        label = [f for f in fields if f.lower() in _LABEL_NAMES]
+        if text and label:
+            return read_labelled(path, text[0], label[0], format="tsv")
+    records = []
+    for number, line in [first, *lines] if first else []:
+        if "\t" not in line:
+            snippet = line.strip()[:80]
+            raise DataError(
+                f"expected 'label<TAB>sentence'. Received: {snippet!r}",
+                path=path,
+                line=number,
+            )
+        label, text = line.split("\t", 1)
+        if records or label.strip().lower() not in _LABEL_NAMES:
+            records.append((number, text.strip(), label))
+    return _records(path, records, "sentence", "label")
+
+
+def read_labelled(
+    path,
+    text_column=None,
+    label_column=None,
+    *,
+    format=None,
+    task="sst5",
+    phrases=False,
+):
+    """Reads one file of labelled texts.
+
+    Args:
+        path: the file (optionally `.gz`); the format comes from its name (`.csv`;
+            `.tsv`, `.tab`, `.txt`; `.jsonl`, `.ndjson`, `.json`) unless `format`
+            is given.
+        text_column, label_column: header names or JSON keys, or 0-based positions
+            for a CSV/TSV without a header row. Default `"text"` and `"label"`,
+            except for a TSV: `label<TAB>sentence` lines (a first line naming the
+            columns, e.g. `sentence<TAB>label`, is a header), or PTB trees (SST)
+            when the first line is one.
+        format: `"csv"`, `"tsv"`, `"jsonl"` or `"sst"`, overriding the name.
+        task, phrases: for SST trees: `"sst5"` (five classes) or `"sst2"` (neutral
+            dropped, 0/1 negative, 3/4 positive); `phrases=True` makes every node
+            of every tree an example (duplicates removed, first kept).
+
+    Returns:
+        `Documents`; labels are strings (`4.0` becomes `"4"`); `sources` are
+        `"file:line"` (the first line of a record).
+
+    Raises:
+        MissingPathError: the file does not exist.
+        DataError: a format that cannot be told from the name, missing columns
+            (naming those found), an empty file, a record with the wrong number of
+            fields, an unclosed quote, invalid UTF-8 or JSON, an empty text or
+            label, a malformed tree; each with file and line.
+    """
+    path = files.check_exists(path, "file")
+    defaults = text_column is None and label_column is None
+    if format == "sst" or (
+        defaults
+        and format is None
+        and files.table_format(path) == "tsv"
+        and is_tree_file(path)
+    ):
+        return _read_trees(path, task, phrases)
+    if defaults and files.table_format(path, format) == "tsv":
+        return _read_label_lines(path)
+    text_column = "text" if text_column is None else text_column
+    label_column = "label" if label_column is None else label_column
+    table = files.read_table(path, (text_column, label_column), format=format)
+    records = [(line, text, label) for line, (text, label) in table]
+    return _records(path, records, text_column, label_column)
+
+
+# --- one folder per class -------------------------------------------------------------
+
+
+def _class_folders(folder, pattern, root=None):
+    """`{class: [file, ...]}` of the subfolders of `folder` holding matching files;
+    one that links out of `root` (default `folder`) is a `DataError`."""
+    root = folder if root is None else root
+    classes = {}
+    for name in sorted(os.listdir(folder)):
+        sub = os.path.join(folder, name)
+        if name.startswith(".") or not os.path.isdir(sub):
+            continue
+        matches = [
+            files.check_inside(os.path.join(sub, f), root)
+            for f in sorted(os.listdir(sub))
+            if not f.startswith(".")
+            and fnmatch.fnmatch(f, pattern)
+            and os.path.isfile(os.path.join(sub, f))
+        ]
+        if matches:
+            classes[name] = matches
+    return classes
+
+
+def read_class_folder(
+    path,
+    pattern="*.txt",
+    *,
+    root=None,
+    encoding="utf-8",
+    skip_unreadable=False,
+    log=None,
+):
+    """Reads one folder per class, one file per text: `path/<class>/<file>`.
+
+    Args:
+        path: the folder whose subfolders are the classes (hidden folders and
+            folders without matching files are not classes).
+        pattern: which files are texts (a shell pattern, e.g. `"*"`).
+        root: the data folder every file must lie in, links resolved (default
+            `path`).
+        encoding: the files' text encoding (`"utf-8"`, `"latin-1"`, ...).
+        skip_unreadable: skip a file that is not text in `encoding` or is empty,
+            with one line to `log` (default standard error), instead of stopping.
+
+    Returns:
+        `Documents` labelled with the folder names, by class then file name, texts
+        stripped; `sources` are the files; `skipped` lists `(file, reason)`.
+
+    Raises:
+        MissingPathError: `path` does not exist.
+        DataError: no class folder (listing what the folder holds), an empty file,
+            invalid text (file and line), a file linking out of `root`.
+    """
+    path = files.check_exists(path, "folder")
+    if not os.path.isdir(path):
+        raise DataError("expected a folder of class folders, found a file", path=path)
+    classes = _class_folders(path, pattern, root)
+    if not classes:
+        raise DataError(
+            f"no class folders: expected <class>/{pattern} inside. Found: "
+            f"{files.listing(path)!r}",
+            path=path,
+        )
+    texts, labels, sources, skipped = [], [], [], []
+    for label, paths in classes.items():
+        for file in paths:
+            try:
+                text = files.read_document(file, encoding).strip()
+                if not text:
+                    raise DataError(f"{file}: empty document.")
+            except DataError as error:
+                if not skip_unreadable:
+                    raise
+                skipped.append((file, str(error)))
+                print(f"skipped: {error}", file=log or sys.stderr, flush=True)
+                continue
+            texts.append(text)
+            labels.append(label)
+            sources.append(file)
+    documents = Documents(texts, labels, sources)
+    documents.skipped = skipped
+    return documents
+
+
+def _class_folder_splits(path, pattern):
+    """`{split: folder}` of a class-folder layout (`{"train": path}` without split
+    folders), or None."""
+    found = {}
+    for split, stems in files.SPLIT_NAMES.items():
+        for stem in stems:
+            sub = os.path.join(path, stem)
+            if os.path.isdir(sub) and _class_folders(sub, pattern, path):
+                found[split] = sub
+                break
+    if found and "train" not in found:
+        raise DataError(
+            f"split folders {sorted(found)!r} but no train/ with class folders "
+            f"(<class>/{pattern}) in it",
+            path=path,
+        )
+    return found or ({"train": path} if _class_folders(path, pattern) else None)
+
+
+# --- IMDB -----------------------------------------------------------------------------
+
+
+class _TailReader:
+    """A read-only stream that remembers the last bytes it gave (to check that a tar
+    archive ends with its end-of-archive block after tarfile has stopped)."""
+
+    def __init__(self, raw, keep=1 << 16):
+        self.raw, self.keep, self.pos, self.tail = raw, keep, 0, b""
+
+    def read(self, n=-1):
+        data = self.raw.read(n)
+        self.pos += len(data)
+        self.tail = (self.tail + data)[-self.keep :]
+        return data
+
+    def bytes_at(self, start, n):
+        """The `n` bytes at offset `start` (fewer at the end), or None when they are
+        no longer kept."""
+        while self.pos < start + n and self.read(start + n - self.pos):
+            pass
+        begin = self.pos - len(self.tail)
+        return None if start < begin else self.tail[start - begin : start - begin + n]
+
+
+def _read_imdb_tar(path, splits):
+    out = {split: ([], [], []) for split in splits}
+    with open(path, "rb") as f:
+        magic = f.read(6)
+    other = magic[:3] == b"BZh" or magic == b"\xfd7zXZ\x00"  # bzip2, xz
+    try:
+        # tarfile's own stream decompression stops silently at a truncated gzip
+        # stream; GzipFile raises EOFError there.
+        raw = gzip.open(path, "rb") if magic[:2] == b"\x1f\x8b" else None
+        if raw is None and not other:
+            raw = open(path, "rb")  # noqa: SIM115 - closed below
+        stream = None if raw is None else _TailReader(raw)
+        members = 0
+        with (
+            contextlib.closing(raw) if raw else contextlib.nullcontext(),
+            tarfile.open(
+                path, "r|*" if stream is None else "r|", fileobj=stream
+            ) as tar,
+        ):
+            for member in tar:
+                members += 1
+                match = _IMDB_MEMBER.search(member.name) if member.isfile() else None
+                if not match or match.group(1) not in out:
+                    continue
+                where = f"{path}:{member.name}"
+                texts, labels, sources = out[match.group(1)]
+                texts.append(
+                    files.decode_document(tar.extractfile(member).read(), where)
+                )
+                labels.append(match.group(2))
+                sources.append(where)
+            # tarfile stops silently where the data ends, so a tar cut at a member
+            # boundary reads as a shorter archive: check for the end-of-archive block.
+            end = stream.bytes_at(tar.offset, 512) if stream and members else None
+            if end is not None and (len(end) < 512 or end.strip(b"\0")):
+                raise DataError(
+                    f"truncated or corrupt archive: it ends after {members} members "
+                    f"(byte {tar.offset}) without tar's end-of-archive block; "
+                    "expected a complete .tar.gz/.tgz/.tar of aclImdb",
+                    path=path,
+                )
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as e:
+        if isinstance(e, FileNotFoundError):
+            raise
+        raise DataError(
+            f"truncated or corrupt archive ({type(e).__name__}: {e}); expected a "
+            ".tar.gz/.tgz/.tar of aclImdb",
+            path=path,
+        ) from None
+    return out
+
+
+def _imdb_root(path, need=any):
+    """The folder holding IMDB's `train/` or (`need=all`) and `test/`, each with
+    `pos/` and `neg/` in it."""
+    for candidate in (path, os.path.join(path, "aclImdb")):
+        if need(
+            os.path.isdir(os.path.join(candidate, split, label))
+            for split in ("train", "test")
+            for label in IMDB_LABELS
+        ):
+            return candidate
+    return None
+
+
+def read_imdb(path, splits=("train", "test")):
+    """Reads the IMDB review layout `{train,test}/{pos,neg}/*.txt` (Maas et al. 2011).
+
+    Args:
+        path: the `aclImdb` folder, a folder holding it, or a `.tar.gz`/`.tgz`/
+            `.tar` of it (streamed, not extracted).
+        splits: which of `"train"`, `"test"` to read.
+
+    Returns:
+        `{split: Documents}` with labels `"neg"` / `"pos"`, in file-name order.
+
+    Raises:
+        MissingPathError: `path` does not exist.
+        DataError: a split without reviews, an empty or non-UTF-8 review (naming
+            the file), a truncated archive, a review linking out of the folder.
+    """
+    if any(split not in ("train", "test") for split in splits):
+        raise ConfigError(
+            f"IMDB splits are 'train' and 'test'. Received: splits={splits!r}"
+        )
+    path = files.check_exists(path)
+    if not os.path.isdir(path):
+        raw = _read_imdb_tar(path, splits)
+    elif (root := _imdb_root(path)) is None:
+        raise DataError(
+            "not an IMDB folder: expected train/{pos,neg}/ or test/{pos,neg}/ (or "
+            f"aclImdb/) inside. Found: {files.listing(path)!r}",
+            path=path,
+        )
+    else:
+        raw = {split: ([], [], []) for split in splits}
+        for split in splits:
+            for label in IMDB_LABELS:
+                folder = os.path.join(root, split, label)
+                names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+                for name in (n for n in names if n.endswith(".txt")):
+                    file = files.check_inside(os.path.join(folder, name), path)
+                    for part, value in zip(
+                        raw[split],
+                        (files.read_document(file), label, file),
+                        strict=True,
+                    ):
+                        part.append(value)
+    result = {}
+    for split in splits:
+        texts, labels, sources = raw[split]
+        if not texts:
+            raise DataError(
+                f"no IMDB reviews found for split {split!r} "
+                f"(expected {split}/pos/*.txt and {split}/neg/*.txt).",
+                path=path,
+            )
+        order = sorted(range(len(texts)), key=lambda i: sources[i])  # archive order
+        result[split] = Documents(texts, labels, sources).subset(order)
+        for text, source in zip(texts, sources, strict=True):
+            if not text.strip():
+                raise DataError(f"{source}: empty review.")
+    return result
+
+
+# --- any layout -----------------------------------------------------------------------
+
+
+def _detect(path, format, pattern):
+    """`(kind, detail)` of the layout at `path`; see the module docstring."""
+    if os.path.isfile(path):
+        if format is not None or files.table_format(path) is not None:
+            return "file", {"train": path}
+        if path.lower().endswith(_ARCHIVES):
+            return "imdb", path
+        raise DataError(
+            "cannot tell the format from the file name; expected "
+            + "; or ".join(LAYOUTS[:2])
+            + " (or pass the format: csv, tsv or jsonl)",
+            path=path,
+        )
+    if _imdb_root(path, all) is not None:  # else train/{neg,pos} are class folders
+        return "imdb", path
+    sst = os.path.join(path, SST_FILES["train"])
+    if os.path.isfile(sst) and is_tree_file(sst):
+        for name in SST_FILES.values():
+            file = os.path.join(path, name)
+            if not os.path.isfile(file):
+                raise MissingPathError(
+                    file,
+                    what="SST tree file (an SST folder holds train.txt, "
+                    "dev.txt and test.txt)",
+                )
+            files.check_inside(file, path)
+        return "sst", {s: os.path.join(path, n) for s, n in SST_FILES.items()}
+    split_files = files.find_split_files(path, _SPLIT_SUFFIXES)
+    if split_files:
+        return "file", split_files
+    class_splits = _class_folder_splits(path, pattern)
+    if class_splits:
+        return "class_folders", class_splits
+    archives = [f for f in sorted(os.listdir(path)) if f.lower().endswith(_ARCHIVES)]
+    if len(archives) == 1:
+        return "imdb", os.path.join(path, archives[0])
+    raise DataError(
+        "no known document layout in the folder; expected "
+        + "; or ".join(LAYOUTS[2:])
+        + f"; or one .tar.gz of aclImdb. Found: {files.listing(path)!r}",
+        path=path,
+    )
+
+
+def load_labelled(
+    path,
+    text_column=None,
+    label_column=None,
+    *,
+    label_names=None,
+    format=None,
+    pattern="*.txt",
+    encoding="utf-8",
+    skip_unreadable=False,
+    task="sst5",
+    phrases=False,
+    validation_fraction=0.1,
+    test_fraction=0.1,
+    seed=1337,
+):
+    """Reads labelled text in any layout of the module docstring; fixed splits.
+
+    Args:
+        path: a file or folder.
+        text_column, label_column, format, task: how files are read
+            (`read_labelled`); `phrases`: phrase-level SST training data (the
+            validation and test sets stay sentence level).
+        label_names: the expected labels in id order; a label outside them is an
+            error. Default: the training data's labels, sorted (numerically when
+            they are numbers; SST: `SST5_LABELS` or `SST2_LABELS`).
+        pattern, encoding, skip_unreadable: how the files of a class-folder layout
+            are read (`read_class_folder`); the description counts skipped files.
+        validation_fraction, test_fraction: the parts of the training data held out
+            when the data has no validation or no test set.
+        seed: the seed of those splits.
+
+    Returns:
+        `DocumentSplits`.
+
+    Raises:
+        MissingPathError: `path` does not exist.
+        DataError: a path in none of the layouts (saying which were expected), one
+            class only, an unknown label, and every malformed file (file and line).
+        ConfigError: bad fractions or format.
+    """
+    for name, value in (("validation_fraction", validation_fraction),
+                        ("test_fraction", test_fraction)):  # fmt: skip
+        if not isinstance(value, (int, float)) or not 0 < value < 1:
+            raise ConfigError(f"`{name}` must be in (0, 1). Received: {name}={value!r}")
+    if validation_fraction + test_fraction >= 1:
+        raise ConfigError(
+            "`validation_fraction + test_fraction` must be below 1. Received: "
+            f"validation_fraction={validation_fraction!r}, "
+            f"test_fraction={test_fraction!r}"
+        )
+    path = files.check_exists(path)
+    files.table_format(path, format if format != "sst" else None)  # checks `format`
+    kind, detail = _detect(path, format, pattern)
+    skipped = 0
+    if kind == "imdb":
+        parts = read_imdb(detail)
+        what = f"IMDB {detail}"
+    elif kind == "class_folders":
+        parts = {
+            split: read_class_folder(
+                folder,
+                pattern,
+                root=path,
+                encoding=encoding,
+                skip_unreadable=skip_unreadable,
+            )  # fmt: skip
+            for split, folder in detail.items()
+        }
+        skipped = sum(len(part.skipped) for part in parts.values())
+        what = f"{path} (one folder per class, {pattern})"
+    else:
+        parts = {
+            split: read_labelled(
+                file,
+                text_column,
+                label_column,
+                format=format,
+                task=task,
+                phrases=phrases and split == "train",
+            )  # fmt: skip
+            for split, file in detail.items()
+        }
+        names = ", ".join(os.path.basename(f) for f in detail.values())
+        what = f"{path} ({names})" if os.path.isdir(path) else path
+    train = parts["train"]
+    label_names = label_names or train.label_names or sorted_labels(train.labels)
+    label_names = list(label_names)
+    missing = [s for s in ("validation", "test") if s not in parts]
+    notes = ""
+    if missing:
+        fractions = {"validation": validation_fraction, "test": test_fraction}
+        pieces, _ = files.seeded_split(
+            len(train), [fractions[s] for s in missing], seed, strata=train.labels
+        )
+        for split, indices in zip(["train", *missing], pieces, strict=True):
+            parts[split] = train.subset(indices)
+        notes = f" ({' and '.join(missing)}: seeded split of the training data, seed {seed})"
+    _check_classes(label_names, parts["train"], path)
+    for part in parts.values():
+        encode_labels(part, label_names)  # raises on an unknown label
+    sizes = ", ".join(f"{s} {len(parts[s])}" for s in ("train", "validation", "test"))
+    description = f"{what}: {sizes}{notes}"
+    if skipped:
+        description += f"; {skipped} unreadable file(s) skipped"
+    return DocumentSplits(
+        parts["train"], parts["validation"], parts["test"], label_names, description
+    )
