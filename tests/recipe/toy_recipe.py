@@ -33,15 +33,7 @@ class ToyData:
     fingerprint: str = "abc"
 
 
-def parse(argv=None):
-    return steps.parse(
-        ToyConfig,
-        argv,
-        name=NAME,
-        description=__doc__,
-        training=TRAINING,
-        demo_training=DEMO_TRAINING,
-    )
+parse = steps.parser(ToyConfig, NAME, __doc__, TRAINING, DEMO_TRAINING)
 
 
 def load_data(config):

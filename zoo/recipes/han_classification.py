@@ -36,12 +36,8 @@ Figure 5), and `saved_models/han/VERSION/` with the signatures of
 same plus the `sentences` and `words` the weights refer to; `preprocess(text)` ->
 `token_ids`, the Keras model's input.
 
-Preprocessing runs in the graph (`HANPreprocessor`): documents are truncated to
-`--max-sentences` sentences of `--max-words` words (never rejected), inputs over 64 KiB
-are cut first. `S` and `W` are the longest (truncated) document and sentence of the
-request, at least 1. An empty or whitespace-only text has no words: all its attention
-weights are 0 and its probabilities are the classifier's output for an all-zero
-document vector (finite, never NaN).
+Preprocessing runs in the graph (`HANPreprocessor`); truncation, limits and empty
+texts are described in `zoo.models.han.HANServing`.
 """
 
 import dataclasses
@@ -140,16 +136,7 @@ class Config(TextClassificationConfig):
             self.word2vec_epochs = 0 if self.demo or self.embeddings else 5
 
 
-def parse(argv=None):
-    """The recipe's `Config` from its flags (argparse errors exit with 2)."""
-    return steps.parse(
-        Config,
-        argv,
-        name=NAME,
-        description=__doc__,
-        training=TRAINING,
-        demo_training=DEMO_TRAINING,
-    )
+parse = steps.parser(Config, NAME, __doc__, TRAINING, DEMO_TRAINING)
 
 
 def read_texts(config):
@@ -225,21 +212,14 @@ def build_model(config, data, optimizer):
 
 def report(config, data, metrics, results, log=print):
     """`metrics.txt` and `attention.html` (seeded right and wrong test documents)."""
-    from zoo.recipes.text_classification import (
-        report_examples,
-        write_classification_report,
-    )
+    from zoo.recipes.text_classification import write_report
     from zoo.report import attention_report_html
 
-    text = write_classification_report(config.report_dir, data.description, metrics)
-    print(text, flush=True)
+    text, examples = write_report(config, data, metrics, results)
     name = (
         "demo documents"
         if config.demo
         else os.path.basename(os.path.normpath(str(config.data)))
-    )
-    examples = report_examples(
-        results, data.label_names, config.report_samples, config.training.seed
     )
     path = attention_report_html(
         os.path.join(config.report_dir, "attention.html"),

@@ -51,11 +51,8 @@ classifier network, token ids in, is its `.backbone`) and `VERSION.encoder.keras
 ids -> {"embedding", "attention"}, is its `.backbone`); and `VERSION.encoder.vocab.txt`
 (the vocabulary, for `SentencePreprocessor`).
 
-Preprocessing runs in the graph: normalisation, word tokenisation, the first
-`--max-length` tokens kept (longer texts are truncated, never rejected; inputs over
-64 KiB are cut first), vocabulary lookup. `T` is the longest (truncated) text of the
-request, at least 1; an empty or whitespace-only text gets all-zero attention and
-embedding and the classifier's output for the zero embedding, never NaN.
+Preprocessing runs in the graph (`SentencePreprocessor`); truncation, limits and
+empty texts are described in `zoo.models.sentence_embedder.SentenceEmbedderServing`.
 """
 
 import dataclasses
@@ -148,16 +145,7 @@ class Config(TextClassificationConfig):
     )
 
 
-def parse(argv=None):
-    """The recipe's `Config` from its flags (argparse errors exit with 2)."""
-    return steps.parse(
-        Config,
-        argv,
-        name=NAME,
-        description=__doc__,
-        training=TRAINING,
-        demo_training=DEMO_TRAINING,
-    )
+parse = steps.parser(Config, NAME, __doc__, TRAINING, DEMO_TRAINING)
 
 
 def read_texts(config):
@@ -263,21 +251,12 @@ def evaluate(model, data):
 
 def report(config, data, metrics, results, log=print):
     """`metrics.txt` and one heat map per sample test sentence (rows: hops)."""
-    from zoo.recipes.text_classification import (
-        report_examples,
-        write_classification_report,
-    )
+    from zoo.recipes.text_classification import write_report
     from zoo.viz import attention_heatmap
 
     norm = metrics["mean_attention_penalty_norm"]
     note = f"mean ||A A^T - I||_F over the test texts: {norm:.4f}"
-    text = write_classification_report(
-        config.report_dir, data.description, metrics, ["", note]
-    )
-    print(text, flush=True)
-    examples = report_examples(
-        results, data.label_names, config.report_samples, config.training.seed
-    )
+    _, examples = write_report(config, data, metrics, results, ["", note])
     for example in examples:
         words = [w for w in example["tokens"] if w]
         if words:

@@ -6,7 +6,7 @@ A recipe is a script that reads top to bottom:
 from zoo.recipes import steps
 
 def main(argv=None):
-    config = parse(argv)                      # its Config dataclass from the flags
+    config = parse(argv)          # parse = steps.parser(Config, NAME, __doc__, ...)
     with steps.recipe_run(NAME, config) as run:
         data = load_data(config, run.log)     # read, split, vocabulary, tf.data
         with run.strategy.scope():
@@ -42,27 +42,32 @@ from zoo.errors import ZooError, one_line
 from zoo.recipes.config import parse_config
 
 
-def parse(config_class, argv, *, name, description, training=None, demo_training=None):
-    """The recipe `name`'s `config_class` from `argv` (argparse errors exit with 2).
+def parser(config_class, name, description, training=None, demo_training=None):
+    """The `parse(argv=None)` function of recipe `name`: its `config_class` from the
+    flags (`sys.argv[1:]` when `argv` is None); argparse errors exit with status 2.
 
     Args:
         config_class: the recipe's `RecipeConfig` dataclass.
-        argv: the flags (None: `sys.argv[1:]`).
         name: the recipe's name (`runs/<name>/`, `reports/<name>/`,
             `python -m zoo.recipes.<name>`).
         description: the `--help` text (the recipe module's docstring).
         training: defaults of the training flags with `--data`.
         demo_training: defaults of the training flags on the demo corpus.
     """
-    return parse_config(
-        config_class,
-        argv,
-        prog=f"python -m zoo.recipes.{name}",
-        description=description,
-        name=name,
-        training_defaults=training,
-        demo_training_defaults=demo_training,
-    )
+
+    def parse(argv=None):
+        return parse_config(
+            config_class,
+            argv,
+            prog=f"python -m zoo.recipes.{name}",
+            description=description,
+            name=name,
+            training_defaults=training,
+            demo_training_defaults=demo_training,
+        )
+
+    parse.__doc__ = f"The `{config_class.__name__}` of recipe {name} from its flags."
+    return parse
 
 
 class RecipeRun:

@@ -358,6 +358,20 @@ def write_classification_report(report_dir, description, report, notes=()):
     return text
 
 
+def write_report(config, data, metrics, results, notes=()):
+    """Writes `metrics.txt` (`write_classification_report`), prints its table, and
+    returns `(table, examples)`: the `--report-samples` seeded test results to draw
+    in the recipe's attention report (`report_examples`)."""
+    text = write_classification_report(
+        config.report_dir, data.description, metrics, notes
+    )
+    print(text, flush=True)
+    examples = report_examples(
+        results, data.label_names, config.report_samples, config.training.seed
+    )
+    return text, examples
+
+
 def report_examples(results, label_names, count, seed):
     """`count` seeded test results to draw in a report, with class names added:
     `"predicted"` and `"true"` (names) and `"probability"` (of the prediction).
