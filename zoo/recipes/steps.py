@@ -70,6 +70,11 @@ def parser(config_class, name, description, training=None, demo_training=None):
     return parse
 
 
+def parse(config_class, argv, *, name, description, training=None, demo_training=None):
+    """`parser(config_class, name, description, training, demo_training)(argv)`."""
+    return parser(config_class, name, description, training, demo_training)(argv)
+
+
 class RecipeRun:
     """What a recipe's body uses while its run folder is held (`recipe_run`).
 
