@@ -54,7 +54,7 @@ def _line_pairs(path):
     n = len(_LINE_SAMPLES["line_pairs"].split(b"\n")) - 1
     target = path.parent / "target.txt"
     target.write_bytes(b"".join(b"target %d\n" % i for i in range(n)))
-    corpus = parallel.read_line_pairs(path, target)
+    corpus = parallel.read_pairs((path, target))
     return corpus.sources, corpus.targets
 
 

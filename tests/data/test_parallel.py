@@ -6,7 +6,7 @@ from zoo.data.parallel import (
     LengthStats,
     demo_corpus,
     load_parallel,
-    read_line_pairs,
+    read_pairs,
     read_tsv,
     split_corpus,
 )
@@ -54,7 +54,7 @@ def test_read_tsv_columns_attribution_and_report(tmp_path):
 def test_read_line_pairs_gzip_and_empty_lines(tmp_path):
     src = _write(tmp_path / "train.en.gz", "a dog .\n\na cat .\n", gz=True)
     tgt = _write(tmp_path / "train.de", "ein hund .\nleer\neine katze .\n")
-    corpus = read_line_pairs(src, tgt)
+    corpus = read_pairs((src, tgt))
     assert corpus.sources == ["a dog .", "a cat ."]
     assert corpus.targets == ["ein hund .", "eine katze ."]
     assert corpus.report.empty == 1
@@ -65,7 +65,7 @@ def test_read_line_pairs_mismatch_names_files_and_line(tmp_path):
     src = _write(tmp_path / "a.en", "1\n2\n3\n")
     tgt = _write(tmp_path / "a.de", "1\n2\n")
     with pytest.raises(ValueError, match=r"has 3.*has 2.*a\.en:3 has no partner"):
-        read_line_pairs(src, tgt)
+        read_pairs((src, tgt))
 
 
 def test_bad_max_words():

@@ -102,16 +102,8 @@ _FILLER = [
     "we bought tickets a week before",
 ]
 _KEY_SENTENCES = {
-    "pos": [
-        "{s} was {a} and {a2}",
-        "honestly {s} is {a}",
-        "i found {s} truly {a}",
-    ],
-    "neg": [
-        "{s} was {a} and {a2}",
-        "honestly {s} is {a}",
-        "i found {s} truly {a}",
-    ],
+    "pos": ["{s} was {a} and {a2}", "honestly {s} is {a}", "i found {s} truly {a}"],
+    "neg": ["{s} was {a} and {a2}", "honestly {s} is {a}", "i found {s} truly {a}"],
 }
 _KEY_WORDS = {
     "pos": ["wonderful", "brilliant", "moving", "excellent", "delightful", "superb"],

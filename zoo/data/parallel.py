@@ -58,7 +58,7 @@ __all__ = [
     "demo_corpus",
     "filter_length",
     "load_parallel",
-    "read_line_pairs",
+    "read_pairs",
     "read_tsv",
     "split_corpus",
 ]
@@ -73,6 +73,7 @@ LAYOUTS = (
 """The layouts `load_parallel` recognises, for error messages and help texts."""
 
 _TEST_STEMS = ("test", "test_2016_flickr")
+SIDES = ("source", "target")
 _SPLIT_KEYS = {name: s for s, names in SPLIT_NAMES.items() for name in (s, *names)}
 
 
@@ -260,21 +261,6 @@ def _too_long(src, tgt, max_words):
     return None
 
 
-def _keep(report, src, tgt, path, line, max_words):
-    src, tgt = src.strip(), tgt.strip()
-    if not src or not tgt:
-        side = "source" if not src else "target"
-        report.note("empty", path, line, f"empty {side}")
-        return None
-    if max_words is not None:
-        detail = _too_long(src, tgt, max_words)
-        if detail:
-            report.note("too_long", path, line, detail)
-            return None
-    report.read += 1
-    return src, tgt
-
-
 def filter_length(corpus, max_words):
     """The pairs of `corpus` whose sides have at most `max_words` words.
 
@@ -304,108 +290,79 @@ def _check_column(source_column):
         )
 
 
-def read_tsv(path, swap=False, max_words=None, limit=None, *, source_column=None):
-    """Reads tab-separated pairs `a<TAB>b[<TAB>anything else]`.
+def read_pairs(spec, max_words=None, limit=None, *, source_column=0):
+    """Reads sentence pairs: the one reader of every parallel layout.
 
     Args:
-        path: the file (optionally `.gz`), e.g. Anki/Tatoeba's `spa.txt`.
-        swap: if False the first column is the source; if True the second column is.
+        spec: a TSV file of pairs, `a<TAB>b[<TAB>anything else]` (e.g. Anki's
+            `spa.txt`), or a `(source_file, target_file)` pair of line-aligned
+            files (line i of one translates line i of the other); `.gz` is read.
         max_words: pairs with a side longer than this many words are skipped and
             reported; `None` keeps every length.
         limit: read at most this many lines (for quick runs).
-        source_column: 0 or 1, the column holding the source; overrides `swap`.
+        source_column: the TSV column holding the source, 0 or 1.
 
     Returns:
-        A `ParallelCorpus`; lines without a tab, empty sides and over-long pairs are
-        counted in its `report` with file and line.
-
-    Raises:
-        MissingPathError: the file does not exist.
-        DataError: invalid UTF-8 (file and line), a truncated `.gz` file.
-    """
-    _check_max_words(max_words)
-    _check_column(source_column)
-    if source_column is not None:
-        swap = source_column == 1
-    path = check_exists(path, "file")
-    report = ReadReport()
-    sources, targets, locations = [], [], []
-    for number, line in iter_lines(path):
-        if limit is not None and number > limit:
-            break
-        if not line.strip():
-            report.note("empty", path, number, "empty line")
-            continue
-        fields = line.split("\t")
-        if len(fields) < 2:
-            report.note("malformed", path, number, "no tab")
-            continue
-        src, tgt = fields[0], fields[1]
-        if swap:
-            src, tgt = tgt, src
-        kept = _keep(report, src, tgt, path, number, max_words)
-        if kept:
-            sources.append(kept[0])
-            targets.append(kept[1])
-            locations.append((path, number))
-    return ParallelCorpus(sources, targets, report, locations)
-
-
-def _read_lines(path):
-    return [line for _, line in iter_lines(path)]
-
-
-def read_line_pairs(source_path, target_path, max_words=None, limit=None):
-    """Reads two line-aligned files (gzip when the name ends in `.gz`).
-
-    Args:
-        source_path, target_path: the two files; line i of one translates line i of
-            the other.
-        max_words: pairs with a side longer than this many words are skipped and
-            reported; `None` keeps every length.
-        limit: read at most this many lines (for quick runs).
-
-    Returns:
-        A `ParallelCorpus` (empty and over-long pairs are reported with file and line).
+        A `ParallelCorpus`; blank lines, empty sides, lines without a tab and
+        over-long pairs are counted in its `report` with file and line.
 
     Raises:
         MissingPathError: a file does not exist.
-        DataError: if the files have different numbers of lines (the message gives
-            both counts and the first line that has no partner), invalid UTF-8 (file
-            and line), a truncated `.gz` file.
+        DataError: line-aligned files with different numbers of lines (both counts
+            and the first line without a partner), invalid UTF-8 (file and line),
+            a truncated `.gz` file.
     """
     _check_max_words(max_words)
-    source_path = check_exists(source_path, "file")
-    target_path = check_exists(target_path, "file")
-    src_lines = _read_lines(source_path)
-    tgt_lines = _read_lines(target_path)
-    if len(src_lines) != len(tgt_lines):
-        first = min(len(src_lines), len(tgt_lines)) + 1
-        longer = source_path if len(src_lines) > len(tgt_lines) else target_path
-        raise DataError(
-            "line-aligned files have different numbers of lines: "
-            f"{source_path} has {len(src_lines)}, {target_path} has "
-            f"{len(tgt_lines)}; {longer}:{first} has no partner.",
-            path=longer,
-            line=first,
-        )
+    _check_column(source_column)
+    if isinstance(spec, tuple):
+        paths = tuple(check_exists(p, "file") for p in spec)
+        sides = [[line for _, line in iter_lines(p)] for p in paths]
+        if len(sides[0]) != len(sides[1]):
+            first = min(map(len, sides)) + 1
+            longer = paths[0] if len(sides[0]) > len(sides[1]) else paths[1]
+            raise DataError(
+                "line-aligned files have different numbers of lines: "
+                f"{paths[0]} has {len(sides[0])}, {paths[1]} has "
+                f"{len(sides[1])}; {longer}:{first} has no partner.",
+                path=longer,
+                line=first,
+            )
+        rows = enumerate(zip(*sides, strict=True), start=1)
+    else:
+        paths = (check_exists(spec, "file"),) * 2
+        rows = ((n, line.split("\t")) for n, line in iter_lines(paths[0]))
     report = ReadReport()
     sources, targets, locations = [], [], []
-    for number, (src, tgt) in enumerate(
-        zip(src_lines, tgt_lines, strict=True), start=1
-    ):
+    for number, fields in rows:
         if limit is not None and number > limit:
             break
-        where = source_path if not src.strip() else target_path
-        if not src.strip() or not tgt.strip():
-            report.note("empty", where, number, "empty line")
+        if len(fields) < 2:
+            blank = not fields[0].strip()
+            kind = "empty" if blank else "malformed"
+            report.note(kind, paths[0], number, "empty line" if blank else "no tab")
             continue
-        kept = _keep(report, src, tgt, source_path, number, max_words)
-        if kept:
-            sources.append(kept[0])
-            targets.append(kept[1])
-            locations.append((source_path, number))
+        pair = fields[source_column].strip(), fields[1 - source_column].strip()
+        if not all(pair):
+            side = 0 if not pair[0] else 1
+            report.note("empty", paths[side], number, f"empty {SIDES[side]}")
+            continue
+        detail = max_words is not None and _too_long(*pair, max_words)
+        if detail:
+            report.note("too_long", paths[0], number, detail)
+            continue
+        report.read += 1
+        sources.append(pair[0])
+        targets.append(pair[1])
+        locations.append((paths[0], number))
     return ParallelCorpus(sources, targets, report, locations)
+
+
+def read_tsv(path, swap=False, max_words=None, limit=None, *, source_column=None):
+    """`read_pairs` of a TSV file; the source is the first column, or the second
+    with `swap=True` or `source_column=1`."""
+    _check_column(source_column)
+    column = int(swap) if source_column is None else source_column
+    return read_pairs(path, max_words, limit, source_column=column)
 
 
 def split_corpus(corpus, fractions=(0.02, 0.02), seed=1234):
@@ -554,9 +511,9 @@ def _normalize_files(files):
 
 def _read_split(spec, source, target, source_column, limit):
     if isinstance(spec, tuple):
-        return read_line_pairs(*spec, limit=limit)
+        return read_pairs(spec, limit=limit)
     column = _tsv_column(source, target, source_column, spec)
-    return read_tsv(spec, limit=limit, source_column=column)
+    return read_pairs(spec, limit=limit, source_column=column)
 
 
 def _name(spec):
