@@ -83,6 +83,24 @@ test_jax() {
         -p no:cacheprovider -q
 }
 
+# The HTML reports are checked in headless Chromium (Debian's `chromium`); where it is
+# missing and apt-get can install it, it is installed, else those checks are skipped.
+ensure_chromium() {
+    if command -v chromium >/dev/null 2>&1; then
+        return 0
+    fi
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "[zoo] installing chromium (apt-get) for the HTML report checks"
+        if { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y -qq --no-install-recommends chromium; } >/tmp/zoo-chromium.log 2>&1; then
+            return 0
+        fi
+        echo "[zoo] could not install chromium (see /tmp/zoo-chromium.log): the browser checks are skipped" >&2
+    else
+        echo "[zoo] chromium not found: the browser checks of the HTML reports are skipped" >&2
+    fi
+}
+
 export KERAS_BACKEND=tensorflow
 # TensorFlow's C++ log lines: the recipes and the zoo command keep them off stderr
 # unless TF_CPP_MIN_LOG_LEVEL is set (tests/conftest.py sets 2 for the tests)
@@ -96,6 +114,7 @@ case "$cmd" in
         ;;
     test)
         setup
+        ensure_chromium || true
         status=0
         "$VENV/bin/python" -m pytest "$@" || status=$?
         jax_status=0

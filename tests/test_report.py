@@ -1,11 +1,12 @@
 """zoo.report: words shown as written, a one-line title, the page in a browser."""
 
-import shutil
-import subprocess
+import re
 
+import numpy as np
 import pytest
 
-from zoo.report import attention_report_html, display_spacing
+from tests.chromium import dump_dom, needs_chromium, screenshot
+from zoo.report import attention_grid_html, attention_report_html, display_spacing
 
 
 def _joined(words):
@@ -67,47 +68,60 @@ def test_title_is_one_line_and_the_description_a_subtitle(tmp_path):
     assert ">&#x27;</span><span" in page
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium not installed")
+@needs_chromium
 def test_the_page_renders_in_headless_chromium(tmp_path):
     path = attention_report_html(tmp_path / "r.html", [_example()], title="HAN")
-    shot = tmp_path / "shot.png"
-    done = subprocess.run(
+    assert screenshot(path, tmp_path / "shot.png", tmp_path / "u") > 5000
+    assert "highest-weighted sentence: 1" in dump_dom(path, tmp_path / "v")
+
+
+def _grid():
+    weights = np.array([[0.7, 0.2, 0.1], [0.0, 0.25, 0.75]])
+    return {
+        "rows": ["hop 1", "hop 2"],
+        "columns": ["a", "<b>bold</b>", "film"],
+        "weights": weights,
+        "caption": "predicted pos (0.910), true neg",
+        "ok": False,
+    }
+
+
+def test_attention_grid_cells_carry_their_weights(tmp_path):
+    path = attention_grid_html(
+        tmp_path / "g.html",
         [
-            "chromium",
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            f"--user-data-dir={tmp_path / 'u'}",
-            f"--screenshot={shot}",
-            "--window-size=900,500",
-            f"file://{path}",
+            {"heading": "variant A", "examples": [_grid()]},
+            {
+                "heading": "variant B",
+                "examples": [{**_grid(), "rows": [], "columns": [], "weights": []}],
+            },
         ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+        title="Grid\nsecond line",
+        summary="accuracy 0.5",
     )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert shot.stat().st_size > 5000
-    dom = subprocess.run(
-        [
-            "chromium",
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            f"--user-data-dir={tmp_path / 'v'}",
-            "--dump-dom",
-            f"file://{path}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    ).stdout
-    assert "highest-weighted sentence: 1" in dom
+    page = open(path, encoding="utf-8").read()
+    assert "<title>Grid</title>" in page and "second line" not in page
+    cells = re.findall(r'rgba\(30, 100, 230, ([0-9.]+)\)" title="([0-9.]+)"', page)
+    # one cell per weight, in row order; strength = weight / the table's largest
+    assert [float(t) for _, t in cells] == [0.7, 0.2, 0.1, 0.0, 0.25, 0.75]
+    assert [float(a) for a, _ in cells] == pytest.approx(
+        [0.7 / 0.75, 0.2 / 0.75, 0.1 / 0.75, 0.0, 0.25 / 0.75, 1.0], abs=1e-3
+    )
+    assert "&lt;b&gt;bold&lt;/b&gt;" in page and "<b>bold</b>" not in page
+    assert "nothing left after preprocessing" in page  # the empty example
+    assert page.count('class="bad"') == 2
+
+
+def test_attention_grid_refuses_weights_that_do_not_fit_the_labels(tmp_path):
+    bad = {**_grid(), "weights": [[0.5, 0.5]] * 2}
+    with pytest.raises(ValueError, match="must be 2 rows of 3 values"):
+        attention_grid_html(tmp_path / "g.html", [{"heading": "x", "examples": [bad]}])
+
+
+@needs_chromium
+def test_the_grid_page_renders_in_headless_chromium(tmp_path):
+    sections = [{"heading": h, "examples": [_grid()]} for h in ("dot", "general")]
+    path = attention_grid_html(tmp_path / "g.html", sections, title="variants")
+    assert screenshot(path, tmp_path / "shot.png", tmp_path / "u") > 5000
+    dom = dump_dom(path, tmp_path / "v")
+    assert dom.count("<table") == 2 and "general" in dom

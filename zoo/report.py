@@ -1,18 +1,32 @@
-"""HTML reports of document attention: sentence and word weights highlighted.
+"""HTML reports of attention: documents with highlighted sentences and words, and
+tables of attention weights.
 
 `attention_report_html` renders documents the way Figure 5 of Yang et al. 2016 does:
 every sentence gets a red bar whose strength is its sentence weight, every word a blue
 background whose strength is its word weight scaled by the square root of its sentence
 weight (`sqrt(p_s) * p_w`, the paper's choice, so that words of unimportant sentences
 fade out). The highest-weighted sentence and words of each document are listed above
-it. The file is self-contained (inline CSS, no scripts) and every text is escaped.
+it.
+`attention_grid_html` draws attention matrices as tables, one cell per weight (blue,
+its strength the weight over the example's largest), in sections side by side: a
+self-attentive embedder's hops over the words of a sentence, a memory network's hops
+over the sentences of a story, a translation's target words over its source words
+for several attention variants.
+
+The files are self-contained (inline CSS, no scripts, no network) and every text is
+escaped.
 """
 
 import html
 import math
 import os
 
-__all__ = ["attention_report_html", "display_spacing", "top_words"]
+__all__ = [
+    "attention_grid_html",
+    "attention_report_html",
+    "display_spacing",
+    "top_words",
+]
 
 # Tokens written against the word before them, and the word after them.
 _CLOSING = set(".,!?;:%)]}\u00bb\u201d\u2019\u2026") | {"...", "n't", "'s", "'re"}
@@ -210,6 +224,115 @@ def attention_report_html(
         parts.append(f"<pre>{esc(summary)}</pre>")
     parts.extend(_doc_html(i, ex) for i, ex in enumerate(examples))
     parts.append("</body></html>")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(parts))
+    return path
+
+
+_GRID_CSS = """
+body { font-family: sans-serif; margin: 2em; color: #222; }
+.sub { color: #555; white-space: pre-line; }
+pre { background: #f6f8fa; padding: 0.8em; overflow-x: auto; }
+.sections { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
+.section { flex: 1 1 28em; min-width: 0; }
+.ex { border: 1px solid #ccc; border-radius: 6px; padding: 0.6em 0.8em;
+      margin: 0.8em 0; overflow-x: auto; }
+.cap { font-size: 0.9em; color: #444; margin-bottom: 0.4em; white-space: pre-line; }
+.ok { color: #1a7f37; } .bad { color: #c62828; }
+table.att { border-collapse: collapse; font-size: 0.85em; }
+table.att th { font-weight: normal; color: #333; padding: 0.1em 0.3em; }
+table.att thead th { writing-mode: vertical-rl; transform: rotate(180deg);
+                     text-align: left; vertical-align: bottom; }
+table.att tbody th { text-align: right; white-space: nowrap; }
+table.att td { min-width: 1.3em; height: 1.3em; border: 1px solid #eee; }
+"""
+
+
+def _grid_example_html(ex):
+    esc = html.escape
+    rows, columns = list(ex["rows"]), list(ex["columns"])
+    weights = [[float(w) for w in row] for row in ex["weights"]]
+    if len(weights) != len(rows) or any(len(r) != len(columns) for r in weights):
+        raise ValueError(
+            f"`weights` must be {len(rows)} rows of {len(columns)} values (the row "
+            f"and column labels). Received: {len(weights)} rows of lengths "
+            f"{sorted({len(r) for r in weights})}"
+        )
+    top = max([w for row in weights for w in row if math.isfinite(w)] + [1e-12])
+    caption = esc(str(ex.get("caption", "")))
+    if ex.get("ok") is not None:
+        mark = "ok" if ex["ok"] else "bad"
+        caption += f' <b class="{mark}">{"right" if ex["ok"] else "wrong"}</b>'
+    out = [f'<div class="ex"><div class="cap">{caption}</div>']
+    if not rows or not columns:
+        out.append(
+            "<p><i>(no attention weights: nothing left after "
+            "preprocessing)</i></p></div>"
+        )
+        return "".join(out)
+    out.append('<table class="att"><thead><tr><th></th>')
+    out.extend(f"<th>{esc(str(c))}</th>" for c in columns)
+    out.append("</tr></thead><tbody>")
+    for label, row in zip(rows, weights, strict=True):
+        out.append(f"<tr><th>{esc(str(label))}</th>")
+        for w in row:
+            a = max(w, 0.0) / top if math.isfinite(w) else 0.0
+            out.append(
+                f'<td style="background: rgba(30, 100, 230, {a:.3f})" '
+                f'title="{w:.3f}"></td>'
+            )
+        out.append("</tr>")
+    out.append("</tbody></table></div>")
+    return "".join(out)
+
+
+def attention_grid_html(
+    path, sections, title="Attention", subtitle=None, summary=None, legend=None
+):
+    """Writes an HTML page of attention matrices, sections side by side.
+
+    Args:
+        path: output `.html` file; parent folders are created.
+        sections: list of `{"heading": str, "examples": [example, ...]}`; an
+            example is a dict with `"rows"` (R labels), `"columns"` (C labels),
+            `"weights"` (R rows of C floats, e.g. a `(R, C)` array), and optionally
+            `"caption"` (text, several lines allowed) and `"ok"` (True/False: the
+            prediction was right/wrong). The sections' i-th examples should show the
+            same input, so they can be compared across the row.
+        title: page title (its first line, at most 100 characters).
+        subtitle: optional text under the heading (e.g. the data).
+        summary: optional preformatted text at the top (e.g. a metrics table).
+        legend: optional sentence saying what rows, columns and colour are.
+
+    Returns:
+        `path`.
+    """
+    esc = html.escape
+    lines = str(title).strip().splitlines() or ["Attention"]
+    title = lines[0][:100]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{esc(title)}</title><style>{_GRID_CSS}</style></head><body>",
+        f"<h1>{esc(title)}</h1>",
+        f'<p class="sub">{esc(subtitle)}</p>' if subtitle else "",
+        "<p>"
+        + esc(
+            legend
+            or "Each cell is one attention weight; the darker, the larger (relative "
+            "to the largest weight of its table). Hover for the values."
+        )
+        + "</p>",
+    ]
+    if summary:
+        parts.append(f"<pre>{esc(summary)}</pre>")
+    parts.append('<div class="sections">')
+    for section in sections:
+        parts.append(f'<div class="section"><h2>{esc(str(section["heading"]))}</h2>')
+        parts.extend(_grid_example_html(ex) for ex in section["examples"])
+        parts.append("</div>")
+    parts.append("</div></body></html>")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(parts))

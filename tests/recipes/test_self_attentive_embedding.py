@@ -9,6 +9,7 @@ the transfer of the saved encoder under a new head in a fresh process.
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -218,6 +219,23 @@ def test_export_reloads_in_fresh_process_with_same_outputs(demo_run, fresh):
     assert task.predict_labels(TEXTS) == labels
     np.testing.assert_allclose(task.embed(TEXTS), served["embedding"], atol=1e-5)
     np.testing.assert_allclose(embedder.embed(TEXTS), served["embedding"], atol=1e-5)
+
+
+@pytest.mark.slow
+def test_attention_report_shows_every_hop_over_the_words(demo_run, tmp_path):
+    from tests.chromium import dump_dom, screenshot
+
+    tmp, _ = demo_run
+    page = (tmp / "report" / "attention.html").read_text(encoding="utf-8")
+    tables = page.count('<table class="att">')
+    assert tables >= 1
+    # the demo's 4 hops are the rows of every table
+    assert page.count("<tr><th>hop 4</th>") == tables
+    assert page.count("<tr><th>hop 5</th>") == 0
+    if shutil.which("chromium"):
+        path = tmp / "report" / "attention.html"
+        assert screenshot(path, tmp_path / "shot.png", tmp_path / "u") > 5000
+        assert dump_dom(path, tmp_path / "v").count("<table") == tables
 
 
 @pytest.mark.slow

@@ -216,15 +216,10 @@ def report(config, data, metrics, results, log=print):
     from zoo.report import attention_report_html
 
     text, examples = write_report(config, data, metrics, results)
-    name = (
-        "demo documents"
-        if config.demo
-        else os.path.basename(os.path.normpath(str(config.data)))
-    )
     path = attention_report_html(
         os.path.join(config.report_dir, "attention.html"),
         examples,
-        title=f"HAN attention: {name}",
+        title=f"HAN attention: {steps.data_name(config, 'demo documents')}",
         subtitle=data.description,
         summary=text,
     )

@@ -250,25 +250,50 @@ def evaluate(model, data):
 
 
 def report(config, data, metrics, results, log=print):
-    """`metrics.txt` and one heat map per sample test sentence (rows: hops)."""
+    """`metrics.txt`, `attention.html` (every hop's attention over the words of the
+    sample test sentences) and one heat map per sentence (rows: hops)."""
     from zoo.recipes.text_classification import write_report
+    from zoo.report import attention_grid_html
     from zoo.viz import attention_heatmap
 
     norm = metrics["mean_attention_penalty_norm"]
     note = f"mean ||A A^T - I||_F over the test texts: {norm:.4f}"
-    _, examples = write_report(config, data, metrics, results, ["", note])
+    text, examples = write_report(config, data, metrics, results, ["", note])
+    grids = []
     for example in examples:
         words = [w for w in example["tokens"] if w]
+        attention = example["attention"][:, : len(words)]  # (r, T)
+        hops = [f"hop {h + 1}" for h in range(attention.shape[0])]
+        grids.append(
+            {
+                "rows": hops if words else [],
+                "columns": words,
+                "weights": attention.tolist() if words else [],
+                "caption": f"test sentence {example['index'] + 1}: predicted "
+                f"{example['predicted']} ({example['probability']:.3f}), true "
+                f"{example['true']}",
+                "ok": example["predicted"] == example["true"],
+            }
+        )
         if words:
-            attention = example["attention"][:, : len(words)]  # (r, T)
             path = attention_heatmap(
                 attention,
-                [f"hop {h + 1}" for h in range(attention.shape[0])],
+                hops,
                 words,
                 os.path.join(config.report_dir, f"attention_{example['index']}.png"),
                 title=f"predicted {example['predicted']}, true {example['true']}",
             )
             log(f"attention heat map: {path}")
+    path = attention_grid_html(
+        os.path.join(config.report_dir, "attention.html"),
+        [{"heading": "attention hops over the words", "examples": grids}],
+        title="Structured self-attention: " + steps.data_name(config, "demo sentences"),
+        subtitle=data.description,
+        summary=text,
+        legend="Rows: the attention hops (rows of A); columns: the words of the "
+        "sentence; the darker a cell, the larger the hop's weight on that word.",
+    )
+    log(f"attention report: {path}")
 
 
 def main(argv=None):

@@ -199,6 +199,14 @@ def _held_run(name, config):
             backup.remove()
 
 
+def data_name(config, demo):
+    """A short name of the data for titles: the last part of `--data`, or `demo`
+    on the generated demo corpus."""
+    if config.demo:
+        return demo
+    return os.path.basename(os.path.normpath(str(config.data))) or str(config.data)
+
+
 def sample_indices(count, limit, seed):
     """Sorted, seeded indices of at most `limit` of `count` items (None: all)."""
     if limit is None or count <= limit:
