@@ -1,10 +1,7 @@
-import numpy as np
 import pytest
-import tensorflow as tf
 
 from zoo.data import babi
 from zoo.errors import DataError, MissingPathError
-from zoo.text.vocabulary import VocabularyLookup
 
 SAMPLE = """1 Mary moved to the bathroom.
 2 John went to the hallway.
@@ -135,107 +132,6 @@ def test_demo_sample_is_seeded_and_consistent():
     assert len(demo.train) > len(demo.valid) > 0 and len(demo.test) > 0
 
 
-@pytest.fixture
-def vocab_and_lookup(tmp_path):
-    examples = babi.parse_babi(SAMPLE.splitlines())
-    vocab = babi.build_vocabulary(examples)
-    path = vocab.save(tmp_path / "vocab.txt")
-    return examples, vocab, VocabularyLookup(path)
-
-
-def test_vectorize_matches_the_serving_encoder(vocab_and_lookup):
-    examples, vocab, lookup = vocab_and_lookup
-    assert "mary" in vocab and "bathroom" in vocab and "." not in vocab
-    arrays = babi.vectorize(examples, vocab, memory_size=4, sentence_length=5)
-    stories = babi.dense_stories(arrays)
-    assert stories.shape == (3, 4, 5)
-    # Slot 0 holds the most recent statement.
-    np.testing.assert_array_equal(
-        stories[1, 0, :5], vocab.encode(["daniel", "went", "back", "to", "the"])
-    )
-    story_ids, question_ids = babi.encode_inputs(
-        ["\n".join(ex.story) for ex in examples],
-        [ex.question for ex in examples],
-        lookup,
-        4,
-        5,
-    )
-    np.testing.assert_array_equal(story_ids.numpy(), stories)
-    np.testing.assert_array_equal(question_ids.numpy(), arrays["question"])
-    assert list(arrays["answer"]) == vocab.encode(["bathroom", "hallway", "office"])
-
-
-def test_serving_encoder_bad_inputs(vocab_and_lookup):
-    _, vocab, lookup = vocab_and_lookup
-    long_story = "\n".join(f"Mary moved to the hallway{i}." for i in range(30))
-    long_story += "\nJohn went to the office."
-    story_ids, question_ids, sentences = babi.encode_inputs(
-        ["", "  \n\n ", "Zork frobbed the bathroom!", long_story],
-        ["Where is Mary?", "", "Where is Zork?", "where IS john"],
-        lookup,
-        3,
-        4,
-        return_sentences=True,
-    )
-    story_ids, question_ids = story_ids.numpy(), question_ids.numpy()
-    np.testing.assert_array_equal(story_ids[0], 0)  # empty story
-    np.testing.assert_array_equal(story_ids[1], 0)  # whitespace only
-    np.testing.assert_array_equal(question_ids[1], 0)  # empty question
-    unk = 1
-    assert list(story_ids[2, 0]) == [
-        unk,
-        unk,
-        vocab.token_to_id("the"),
-        vocab.token_to_id("bathroom"),
-    ]
-    assert question_ids[2, 2] == unk
-    # A story longer than the memory keeps its most recent sentences.
-    assert sentences.numpy()[3].tolist() == [
-        b"john went to the office",
-        b"mary moved to the hallway29",
-        b"mary moved to the hallway28",
-    ]
-    assert list(question_ids[3]) == vocab.encode(["where", "is", "john"]) + [0]
-    empty = babi.encode_inputs(
-        tf.zeros([0], tf.string), tf.zeros([0], tf.string), lookup, 3, 4
-    )
-    assert empty[0].shape == (0, 3, 4) and empty[1].shape == (0, 4)
-
-
-def test_serving_encoder_cuts_huge_stories_from_the_end(vocab_and_lookup):
-    _, _, lookup = vocab_and_lookup
-    story = "x" * (babi.MAX_STORY_BYTES + 1000) + "\nMary moved to the bathroom."
-    _, _, sentences = babi.encode_inputs(
-        [story], ["where is mary"], lookup, 2, 4, return_sentences=True
-    )
-    assert sentences.numpy()[0].tolist() == [b"mary moved to the bathroom", b""]
-
-
-def test_random_empty_memories_shift_but_keep_order():
-    memory = np.tile(np.arange(1, 21, dtype=np.int32), (64, 1))
-    np.testing.assert_array_equal(babi.random_empty_memories(memory, 0.0), memory)
-    noisy = babi.random_empty_memories(memory, 0.1, seed=(1, 2)).numpy()
-    assert noisy.shape == memory.shape
-    for row in noisy:
-        kept = row[row > 0]
-        np.testing.assert_array_equal(kept, np.arange(1, len(kept) + 1))
-    share_empty = np.mean(noisy == 0)
-    assert 0.03 < share_empty < 0.2
-
-
-def test_make_dataset_fixed_shapes(vocab_and_lookup):
-    examples, vocab, _ = vocab_and_lookup
-    arrays = babi.vectorize(examples * 10, vocab, memory_size=4, sentence_length=5)
-    ds = babi.make_dataset(arrays, batch_size=8, shuffle=True, noise_rate=0.1)
-    x, y = next(iter(ds))
-    assert x["story"].shape == (8, 4, 5) and x["question"].shape == (8, 5)
-    assert x["story"].dtype == tf.int32 and y.shape == (8,)
-    plain = babi.make_dataset(arrays, batch_size=30)
-    x, y = next(iter(plain))
-    np.testing.assert_array_equal(x["story"].numpy(), babi.dense_stories(arrays))
-    np.testing.assert_array_equal(y.numpy(), arrays["answer"])
-
-
 def test_real_task_1(shared_data):
     tasks = babi.load_babi(shared_data / "babi", tasks=[1], size="1k")
     task = tasks[1]
@@ -258,26 +154,32 @@ def test_real_10k_task_3_is_na(shared_data):
     assert len(tasks[3].test) == 1000
 
 
-def test_random_noise_is_seeded_and_changes_every_epoch():
-    sentences = np.arange(60 * 3, dtype="int32").reshape(60, 3)
-    sentences[0] = 0  # sentence 0 is the empty one
-    arrays = {
-        "sentences": sentences,
-        "memory": np.tile(np.arange(1, 11, dtype="int32"), (40, 1)),
-        "question": np.ones((40, 3), "int32"),
-        "answer": np.arange(40, dtype="int32"),
-    }
+def test_the_folder_found_is_named_as_it_is(tmp_path):
+    for folder in ("en", "hn-10k", "mine"):
+        (tmp_path / folder).mkdir()
+        write(tmp_path / folder, "qa1_single_test.txt", SAMPLE)
+    found = babi.find_folder(tmp_path, "10k", "hn")  # a root: the subfolder asked
+    assert (found.path, found.language, found.size) == (
+        str(tmp_path / "hn-10k"),
+        "hn",
+        "10k",
+    )
+    assert found.describe() == f"bAbI hn 10k ({tmp_path / 'hn-10k'})"
+    assert not found.english
+    found = babi.find_folder(tmp_path / "en")  # the folder itself: its name says
+    assert (found.language, found.size, found.english) == ("en", "1k", True)
+    found = babi.find_folder(tmp_path / "hn-10k", size="1k", language="en")
+    assert (found.language, found.size) == ("hn", "10k")  # as found, not as asked
+    mine = babi.find_folder(tmp_path / "mine")  # any other name: not said
+    assert (mine.language, mine.size, mine.english) == (None, None, False)
+    assert mine.describe() == f"bAbI-format tasks ({tmp_path / 'mine'})"
+    assert mine.to_dict() == {"folder": str(tmp_path / "mine"), "language": None,
+                              "size": None}  # fmt: skip
+    tasks = babi.load_babi(mine, tasks=[1])
+    assert tasks[1].train is None and len(tasks[1].test) == 3
 
-    def epochs(ds, n=2):
-        return [np.concatenate([x["story"].numpy() for x, _ in ds]) for _ in range(n)]
 
-    first = epochs(babi.make_dataset(arrays, 8, shuffle=True, seed=3, noise_rate=0.3))
-    tf.random.uniform([5])  # other random ops in between must not matter
-    again = epochs(babi.make_dataset(arrays, 8, shuffle=True, seed=3, noise_rate=0.3))
-    other = epochs(babi.make_dataset(arrays, 8, shuffle=True, seed=4, noise_rate=0.3))
-    for a, b in zip(first, again, strict=True):
-        np.testing.assert_array_equal(a, b)
-    assert not np.array_equal(first[0], first[1])  # new noise (and order) each epoch
-    assert not np.array_equal(first[0], other[0])
-    # some memories were shifted by inserted empty slots
-    assert (first[0][:, 0, :] == 0).all(axis=-1).any()
+def test_examples_are_the_model_family_type():
+    # Word ids and batches are the model's (`zoo.models.memn2n.babi_arrays`).
+    assert babi.BabiExample.__module__ == "zoo.models.memn2n.babi_example"
+    assert not hasattr(babi, "vectorize") and not hasattr(babi, "tokenize")

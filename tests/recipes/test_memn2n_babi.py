@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from zoo.recipes import memn2n_babi
-from zoo.recipes.memn2n_babi import MemN2NBabi
 
 STORY = "Mary moved to the kitchen.\nJohn went to the garden.\nMary went to the office."
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -55,7 +54,7 @@ def _reload_and_run(version_dir, stories, questions):
 
 def test_paper_defaults_per_task_and_joint(tmp_path):
     data = ["--data", str(tmp_path)]
-    config = MemN2NBabi.parse([*data, "--tasks", "1,3-4", "--no-joint"])
+    config = memn2n_babi.parse([*data, "--tasks", "1,3-4", "--no-joint"])
     # the authors' code: 20 linear-start epochs, then the 100-epoch schedule
     assert config.task_list == (1, 3, 4)
     assert config.ls_epochs == 20 and config.training.epochs == 120
@@ -64,21 +63,21 @@ def test_paper_defaults_per_task_and_joint(tmp_path):
     assert config.training.batch_size == 32 and config.training.patience == 0
     assert config.xla and config.report_samples == 2 and config.restarts == 1
     for argv in ([], ["--joint"]):  # joint by default with --data
-        joint = MemN2NBabi.parse([*data, *argv])
+        joint = memn2n_babi.parse([*data, *argv])
         assert joint.joint and joint.embedding_dim == 50
         assert (joint.ls_epochs, joint.training.epochs, joint.decay_every) == (
             30,
             90,
             15,
         )
-    val_ls = MemN2NBabi.parse([*data, "--joint", "--ls-epochs", "0"])
+    val_ls = memn2n_babi.parse([*data, "--joint", "--ls-epochs", "0"])
     assert (val_ls.ls_epochs, val_ls.training.epochs) == (0, 60)
-    no_ls = MemN2NBabi.parse(
+    no_ls = memn2n_babi.parse(
         [*data, "--no-joint", "--no-ls", "--no-xla", "--epochs", "7"]
     )
     assert (no_ls.ls_epochs, no_ls.training.epochs) == (0, 7)
     assert no_ls.training.learning_rate == 0.01 and not no_ls.xla
-    demo = MemN2NBabi.parse([])
+    demo = memn2n_babi.parse([])
     assert demo.demo and demo.task_list == (0,) and demo.demo_size == 400
     assert not demo.joint and demo.embedding_dim == 20
     assert (demo.ls_epochs, demo.training.epochs, demo.xla) == (0, 15, False)
@@ -102,7 +101,7 @@ def test_paper_defaults_per_task_and_joint(tmp_path):
 )
 def test_bad_values_are_argparse_errors(tmp_path, capsys, argv, message):
     with pytest.raises(SystemExit) as exit_info:
-        MemN2NBabi.parse(["--data", str(tmp_path), *argv])
+        memn2n_babi.parse(["--data", str(tmp_path), *argv])
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
 
@@ -111,14 +110,16 @@ def test_help_is_fast_and_imports_no_tensorflow():
     code = (
         "import sys, zoo.recipes.memn2n_babi as r\n"
         "assert 'tensorflow' not in sys.modules and 'keras' not in sys.modules\n"
-        "r.MemN2NBabi.parse(['--help'])\n"
+        "r.parse(['--help'])\n"
     )
+    env = {**os.environ, "ZOO_LAZY_IMPORT": "1"}  # `import zoo` registers nothing
     out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr
     assert "--report-samples" in out.stdout and "--ls-epochs" in out.stdout
-    assert "(default: 120)" in out.stdout or "default: 15" in out.stdout
+    assert "demo: 15] (default: 15)" in out.stdout  # --epochs on the demo
+    assert "LS epochs + 100, joint + 60" in out.stdout  # and with --data
 
 
 def test_parse_tasks():
@@ -143,10 +144,12 @@ def test_demo_trains_evaluates_and_exports(demo_run):
     assert os.path.exists(os.path.join(version_dir, "assets", "vocab.txt"))
     with open(tmp / "report" / "metrics.json") as f:
         metrics = json.load(f)
-    assert metrics["test_error"]["0"] == pytest.approx(result["value"])
+    assert metrics["test_error_percent"]["0"] == pytest.approx(result["value"])
+    assert metrics["mean_test_error_percent"] == pytest.approx(result["value"])
     assert metrics["runs"]["task0"][0]["epochs"] == 10
+    assert metrics["data_source"] is None  # generated
     with open(tmp / "report" / "test_errors.md") as f:
-        assert "| 0 | demo |" in f.read()
+        assert "| 0 | demo-where-is |" in f.read()
     pngs = [p for p in os.listdir(tmp / "report") if p.endswith(".png")]
     assert sorted(pngs) == ["attention_demo_0.png", "attention_demo_1.png"]
     with open(tmp / "report" / pngs[0], "rb") as f:
@@ -156,7 +159,11 @@ def test_demo_trains_evaluates_and_exports(demo_run):
     manifest = load_manifest(version_dir)
     assert manifest["limits"]["memory_slots"] == 50
     assert manifest["limits"]["max_batch_size"] >= 1
-    assert manifest["metrics"]["failed_tasks"] == metrics["failed"]
+    assert manifest["metrics"]["failed_tasks"] == metrics["failed_tasks"]
+    assert manifest["metrics"]["mean_test_error_percent"] == pytest.approx(
+        result["value"]
+    )
+    assert manifest["data"].startswith("generated bAbI-style demo")
 
 
 @pytest.mark.slow
@@ -258,18 +265,19 @@ def test_the_same_command_again_reuses_the_finished_run(demo_run, capsys):
 
 @pytest.mark.data
 def test_real_task_pipeline_with_sample_limits(shared_data, tmp_path):
-    config = MemN2NBabi.parse(
+    config = memn2n_babi.parse(
         ["--data", str(shared_data / "babi"), "--tasks", "1,3", "--size", "10k",
          "--max-train-samples", "100", "--max-eval-samples", "30",
          "--run-dir", str(tmp_path)]
     )  # fmt: skip
-    data = MemN2NBabi(config).load_data()
+    data = memn2n_babi.load_data(config, print)
     assert len(data.tasks[1].train) == 100 and len(data.tasks[1].test) == 30
     assert data.tasks[3].train is None and data.tasks[3].missing  # no 10k train file
     assert data.arrays[1]["train"]["memory"].shape == (100, 50)
+    assert data.description.startswith("bAbI en 10k (") and data.folder.english
     # written where only its contents can be; RUN_DIR/vocab.txt only once the
-    # run's identity is checked (`publish`)
+    # run's identity is checked (`publish_vocabulary`)
     assert not (tmp_path / "vocab.txt").exists() and "mary" in data.vocab
     assert open(data.vocab_file).read().splitlines() == data.vocab.tokens
-    data.publish()
+    memn2n_babi.publish_vocabulary(config, data)
     assert (tmp_path / "vocab.txt").read_text() == open(data.vocab_file).read()

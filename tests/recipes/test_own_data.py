@@ -453,12 +453,48 @@ def test_memn2n_on_own_babi_task_files(tmp_path):
     assert metrics["measured_tasks"] == [1] and metrics["unavailable"] == {}
     # Errors are whole numbers of questions: every test question was answered, and
     # training used the questions left after the 10% validation split.
-    wrong = metrics["test_error"]["1"] * test_questions / 100
+    wrong = metrics["test_error_percent"]["1"] * test_questions / 100
     assert wrong == pytest.approx(round(wrong), abs=1e-6)
     train_kept = train_questions - round(train_questions * 0.1)
-    wrong = metrics["train_error"]["task1"] * train_kept / 100
+    wrong = metrics["train_error_percent"]["task1"] * train_kept / 100
     assert wrong == pytest.approx(round(wrong), abs=1e-6)
+    assert metrics["mean_test_error_percent"] == pytest.approx(result["value"])
     assert "tasks [1]" in metrics["data"]
+
+
+@pytest.mark.parametrize(
+    "layout, flags, language, size, paper",
+    [
+        # a bAbI root with another language's folder (English stories under hn/)
+        ("root/hn", ["--language", "hn"], "hn", "1k", False),
+        # the task files' folder itself, named as a bAbI release folder
+        ("shuffled-10k", ["--size", "1k"], "shuffled", "10k", False),
+        # any other folder: neither language nor size is claimed
+        ("my_tasks", [], None, None, False),
+        # the English bAbI 1k: the only data compared with the paper
+        ("copy/en", [], "en", "1k", True),
+    ],
+)
+def test_memn2n_names_the_data_it_read(tmp_path, capsys, layout, flags, language,
+                                       size, paper):  # fmt: skip
+    from zoo.recipes.memn2n_babi import main
+
+    folder = od.write_babi(tmp_path / "data" / layout, 20, 5)[0]
+    data = str(tmp_path / "data" / "root") if layout == "root/hn" else folder
+    result = main(["--data", data, "--tasks", "1", *flags, *TINY["memn2n_babi"],
+                   *_outputs(tmp_path)])  # fmt: skip
+    out = capsys.readouterr().out
+    named = f"bAbI {language} {size} ({folder})" if language else f"({folder})"
+    metrics = _metrics(tmp_path)
+    assert named in metrics["data"] and named in out
+    assert language == "en" or "bAbI en" not in metrics["data"]
+    assert metrics["data_source"] == {"folder": folder, "language": language,
+                                      "size": size}  # fmt: skip
+    report = (tmp_path / "reports" / "test_errors.md").read_text()
+    assert report.startswith(f"# MemN2N test error, {metrics['data']}\n")
+    assert ("paper (%)" in report) == paper
+    assert ("no paper column" in out) == (not paper)
+    assert math.isfinite(result["value"])
 
 
 # --- One-line errors -------------------------------------------------------------------------

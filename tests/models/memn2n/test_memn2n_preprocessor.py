@@ -4,9 +4,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.data import babi
-from zoo.models.memn2n import MemN2NPreprocessor
-from zoo.text.vocabulary import Vocabulary, VocabularyLookup
+from zoo.models.memn2n import BabiExample, MemN2NPreprocessor, babi_arrays
+from zoo.text.vocabulary import Vocabulary
 
 STORY = "Mary moved to the kitchen.\nJohn went to the garden.\nMary went to the office."
 
@@ -62,12 +61,23 @@ def test_long_sentences_keep_their_first_words(demo_vocab_file):
     assert out["story"].shape == (1, 2, 3) and out["question"].shape == (1, 3)
 
 
-def test_same_ids_as_the_reader_encoding(demo_vocab_file):
-    # The reader's `encode_inputs` tokenizes the whole story; the preprocessor only
+def _training_ids(stories, questions, vocab, memory_size, sentence_length):
+    """The ids training gives (`babi_arrays.vectorize`) of raw stories' lines."""
+    examples = [
+        BabiExample(
+            story=tuple(line.strip() for line in story.split("\n") if line.strip()),
+            question=question, answer="[UNK]", supporting=(), task=0, source="",
+        )
+        for story, question in zip(stories, questions, strict=True)
+    ]  # fmt: skip
+    arrays = babi_arrays.vectorize(examples, vocab, memory_size, sentence_length)
+    return babi_arrays.dense_stories(arrays), arrays["question"]
+
+
+def test_same_ids_as_training(demo_vocab_file):
+    # Training tokenizes each whole line of a story; the preprocessor reads only
     # its last lines: on every kind of line break, space and odd character they
     # must agree.
-    if not hasattr(babi, "encode_inputs"):
-        pytest.skip("zoo.data.babi.encode_inputs is gone")
     many = ["Mary went to the office."] * 3 + ["...", "  ", "!?"] * 20 + ["John."]
     stories = [
         STORY.replace("\n", "\r\n", 1).replace("\n", "\r"),
@@ -79,21 +89,22 @@ def test_same_ids_as_the_reader_encoding(demo_vocab_file):
         "a\n" * 30 + "\n\n\n" * 30,
     ]
     questions = ["Where is Mary?"] * len(stories)
+    vocab = Vocabulary.load(demo_vocab_file)
     pre = MemN2NPreprocessor(demo_vocab_file, memory_size=5, sentence_length=4)
     new = pre(stories, questions, return_sentences=True)
-    lookup = VocabularyLookup(demo_vocab_file)
     # On what the preprocessor reads of them: the last 4 * 5 lines, the first
     # 64 * 4 bytes of each: `many` and the "a" lines before 90 empty ones lose
     # their first lines, the 600-byte line its end.
     bounded = [_bounded(s, 20, 256) for s in stories]
-    ref = babi.encode_inputs(bounded, questions, lookup, 5, 4, return_sentences=True)
-    for key, expected in zip(("story", "question", "memory"), ref, strict=True):
-        np.testing.assert_array_equal(new[key].numpy(), expected.numpy())
-    whole = babi.encode_inputs(stories, questions, lookup, 5, 4, True)
-    for i, (a, b) in enumerate(zip(whole[0].numpy(), ref[0].numpy(), strict=True)):
+    story_ids, question_ids = _training_ids(bounded, questions, vocab, 5, 4)
+    np.testing.assert_array_equal(new["story"].numpy(), story_ids)
+    np.testing.assert_array_equal(new["question"].numpy(), question_ids)
+    whole = _training_ids(
+        [s.replace("\r\n", "\n").replace("\r", "\n") for s in stories],
+        questions, vocab, 5, 4,
+    )[0]  # fmt: skip
+    for i, (a, b) in enumerate(zip(whole, story_ids, strict=True)):
         assert (a == b).all() == (i not in (2, 6)), i  # the words the model reads
-    for i, (a, b) in enumerate(zip(whole[2].numpy(), ref[2].numpy(), strict=True)):
-        assert (a == b).all() == (i not in (2, 3, 6)), i
     assert _texts(new["memory"])[2] == ["john", "", "", "", ""]
     assert new["memory"].numpy()[3][2].decode() == " ".join(["x"] * 128)
 

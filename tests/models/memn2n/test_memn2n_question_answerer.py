@@ -11,6 +11,7 @@ from zoo.models.memn2n import (
     MemN2N,
     MemN2NQuestionAnswerer,
     MemN2NQuestionAnswererPreprocessor,
+    babi_arrays,
     export_memn2n,
 )
 
@@ -64,13 +65,13 @@ def test_adapt_builds_the_recipe_vocabulary_and_ids():
     vocab = pre.adapt(STORIES, QUESTIONS, [a.upper() for a in ANSWERS])
     # The recipe's vocabulary (`build_arrays`): answers lower-cased, words
     # normalized and tokenized, punctuation dropped.
-    assert vocab == babi.build_vocabulary(examples)
-    assert pre.sentence_length == babi.max_sentence_length(examples) == 5
+    assert vocab == babi_arrays.build_vocabulary(examples)
+    assert pre.sentence_length == babi_arrays.max_sentence_length(examples) == 5
     assert "?" not in vocab and "mary" in vocab and "Mary" not in vocab
     assert pre.vocabulary == vocab.tokens and pre.vocabulary_size == len(vocab)
-    arrays = babi.vectorize(examples, vocab, memory_size=6, sentence_length=5)
+    arrays = babi_arrays.vectorize(examples, vocab, memory_size=6, sentence_length=5)
     ids = pre(X)
-    np.testing.assert_array_equal(ids["story"], babi.dense_stories(arrays))
+    np.testing.assert_array_equal(ids["story"], babi_arrays.dense_stories(arrays))
     np.testing.assert_array_equal(ids["question"], arrays["question"])
 
 

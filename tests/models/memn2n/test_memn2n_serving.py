@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.data import babi
-from zoo.models.memn2n import MemN2N, MemN2NServing
+from zoo.models.memn2n import MAX_STORY_BYTES, MemN2N, MemN2NServing
 from zoo.text.vocabulary import Vocabulary
 
 STORY = "Mary moved to the kitchen.\nJohn went to the garden.\nMary went to the office."
@@ -45,7 +44,7 @@ def test_serve_matches_preprocess_then_the_model(demo_vocab_file):
     assert module.limits() == {
         "memory_slots": 10,
         "words_per_sentence": 6,
-        "max_story_bytes": babi.MAX_STORY_BYTES,
+        "max_story_bytes": MAX_STORY_BYTES,
         "story_sentence_separator": "\\n",
     }
     assert set(module.signatures()) == {"serving_default", "preprocess"}
@@ -55,7 +54,7 @@ def test_a_huge_story_costs_its_last_lines_only(demo_vocab_file):
     module, _, _ = _module(demo_vocab_file)
     lines = [f"Sandra went to the hallway{i}." for i in range(12000)]
     huge = "\n".join(lines)
-    assert len(huge) > babi.MAX_STORY_BYTES  # cut to its last 256 KiB as well
+    assert len(huge) > MAX_STORY_BYTES  # cut to its last 256 KiB as well
     last = "\n".join(lines[-10:])
     batch = 16
     module.serve([STORY], ["Where is Mary?"])  # traced once

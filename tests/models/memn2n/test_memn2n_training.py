@@ -74,14 +74,14 @@ def test_best_of_restarts_keeps_the_lowest_training_error_and_reuses(tmp_path):
                               log=lines.append)  # fmt: skip
     assert [seed for _, seed in calls] == [1, 1001, 2001]
     assert calls[1][0] == str(tmp_path / "restart1")
-    assert result["train_error"] == 1.0 and result["model"].name == "m1001"
-    assert [r["train_error"] for r in result["runs"]] == [3.0, 1.0, 2.0]
+    assert result["train_error_percent"] == 1.0 and result["model"].name == "m1001"
+    assert [r["train_error_percent"] for r in result["runs"]] == [3.0, 1.0, 2.0]
     # The same command again reuses every run; a larger count trains the new one.
     calls.clear()
     again = best_of_restarts(train_run, 4, tmp_path, {"hops": 1}, seed=1,
                              log=lines.append)  # fmt: skip
     assert [seed for _, seed in calls] == [3001]
-    assert again["train_error"] == 1.0 and again["model"].name == "m1001"
+    assert again["train_error_percent"] == 1.0 and again["model"].name == "m1001"
     assert any("reused" in line for line in lines)
     # Another configuration trains again.
     calls.clear()
@@ -89,6 +89,35 @@ def test_best_of_restarts_keeps_the_lowest_training_error_and_reuses(tmp_path):
     assert len(calls) == 1
     with pytest.raises(ValueError, match="restarts=0"):
         best_of_restarts(train_run, 0, tmp_path, {}, log=lines.append)
+
+
+def test_train_groups_joint_or_one_per_task(tmp_path):
+    from zoo.data import babi
+    from zoo.models.memn2n import build_arrays, train_groups
+
+    tasks = babi.load_demo(num_stories=20, test_stories=5, memory_size=6)
+    tasks[7] = dataclasses.replace(tasks[0], task=7)
+    tasks[8] = dataclasses.replace(tasks[0], task=8, train=None, missing="no file")
+    _, _, arrays = build_arrays(tasks, memory_size=6)
+    calls, lines = [], []
+
+    def train_run(train, valid, run_dir, seed):
+        calls.append((len(train["answer"]), len(valid["answer"]), run_dir, seed))
+        model = MemN2N(8, 3, 2, embedding_dim=2, hops=1)
+        return model, 2.0, {"seed": seed}
+
+    joint = train_groups(tasks, arrays, True, train_run, 1, tmp_path / "j", {},
+                         seed=5, log=lines.append)  # fmt: skip
+    n_train, n_valid = len(tasks[0].train), len(tasks[0].valid)
+    assert calls == [(2 * n_train, 2 * n_valid, str(tmp_path / "j/joint/restart0"), 5)]
+    assert sorted(joint) == ["joint"] and joint["joint"]["tasks"] == [0, 7]
+    assert joint["joint"]["train_error_percent"] == 2.0
+    assert lines[0].startswith("[joint] restart 0: training error 2.0%")
+    calls.clear()
+    apart = train_groups(tasks, arrays, False, train_run, 1, tmp_path / "t", {},
+                         log=lines.append)  # fmt: skip
+    assert sorted(apart) == ["task0", "task7"] and apart["task7"]["tasks"] == [7]
+    assert [c[0] for c in calls] == [n_train, n_train]
 
 
 def test_train_memn2n_with_weight_averaging_optimizer_kwargs(demo_arrays, tmp_path):

@@ -1,21 +1,189 @@
-"""bAbI tasks as MemN2N's int arrays: vocabulary, joining tasks, predicting, errors.
+"""bAbI examples as MemN2N's int arrays and batches: vocabulary, ids, tf.data.
 
-The arrays are those of `zoo.data.babi.vectorize` (`sentences`, `memory`,
-`question`, `answer`); `make_dataset` turns them into batches.
+`vectorize` turns `BabiExample`s into compact arrays (`sentences`, `memory`,
+`question`, `answer`); `make_dataset` turns them into batches, with the paper's
+random-noise empty memories for training. Words come from `tokenize` (the zoo's
+`normalize` + `word_tokenize`, punctuation tokens dropped), the tokenization of the
+exported graph (`MemN2NPreprocessor`), so training and serving see the same ids.
+
+```python
+tasks = zoo.data.babi.load_babi("../shared/data/babi", tasks=[1, 2])
+vocab, sentence_length, arrays = build_arrays(tasks, memory_size=50)
+train_ds = make_dataset(arrays[1]["train"], batch_size=32, shuffle=True,
+                        noise_rate=0.1)
+```
 """
 
 import numpy as np
+import tensorflow as tf
 
-from zoo.data import babi
+from zoo.models.memn2n.memn2n_preprocessor import tokenize
+from zoo.text.preprocessing import normalize
+from zoo.text.vocabulary import Vocabulary
 
 SPLITS = ("train", "valid", "test")
+
+
+def tokenize_sentences(sentences, batch_size=16384):
+    """A list of raw sentences -> a list of word lists (str), via `tokenize`."""
+    result = []
+    for start in range(0, len(sentences), batch_size):
+        chunk = tf.constant(list(sentences[start : start + batch_size]), tf.string)
+        words = tokenize(normalize(chunk)).to_list()
+        result.extend([[w.decode("utf-8") for w in row] for row in words])
+    return result
+
+
+def _sentences(examples):
+    return sorted(
+        {s for ex in examples for s in ex.story} | {ex.question for ex in examples}
+    )
+
+
+def build_vocabulary(examples):
+    """A `Vocabulary` of every story word, question word and answer."""
+    examples = list(examples)
+    token_lists = tokenize_sentences(_sentences(examples))
+    token_lists.append([ex.answer for ex in examples])
+    return Vocabulary.build(token_lists)
+
+
+def max_sentence_length(examples):
+    """The longest statement or question, in words (after `tokenize`), at least 1."""
+    sentences = _sentences(list(examples))
+    if not sentences:
+        return 1
+    return max(1, max(len(t) for t in tokenize_sentences(sentences)))
+
+
+def vectorize(examples, vocab, memory_size=50, sentence_length=11):
+    """Turns examples into compact int arrays.
+
+    Unique sentences are stored once: `sentences[k]` holds the word ids of sentence
+    `k` (row 0 = the empty sentence), and `memory[n, i]` the sentence index of slot
+    `i` of example `n`, slot 0 = most recent statement. `make_dataset` gathers the
+    dense `(B, memory_size, sentence_length)` stories per batch. Words beyond
+    `sentence_length` are cut (the first ones kept) and statements without words
+    are dropped, as `MemN2NPreprocessor` does.
+
+    Returns:
+        dict of NumPy arrays: `sentences (U, J)`, `memory (N, M)`, `question
+        (N, J)`, `answer (N,)`, all int32.
+    """
+    examples = list(examples)
+    texts = sorted({s for ex in examples for s in ex.story})
+    token_lists = tokenize_sentences(texts)
+    sentence_rows = [np.zeros(sentence_length, np.int32)]
+    index = {}
+    for text, tokens in zip(texts, token_lists, strict=True):
+        if not tokens:
+            continue
+        row = np.zeros(sentence_length, np.int32)
+        ids = vocab.encode(tokens[:sentence_length])
+        row[: len(ids)] = ids
+        index[text] = len(sentence_rows)
+        sentence_rows.append(row)
+    memory = np.zeros((len(examples), memory_size), np.int32)
+    question = np.zeros((len(examples), sentence_length), np.int32)
+    answer = np.zeros((len(examples),), np.int32)
+    question_tokens = tokenize_sentences([ex.question for ex in examples])
+    for n, ex in enumerate(examples):
+        slots = [index[s] for s in reversed(ex.story) if s in index][:memory_size]
+        memory[n, : len(slots)] = slots
+        ids = vocab.encode(question_tokens[n][:sentence_length])
+        question[n, : len(ids)] = ids
+        answer[n] = vocab.token_to_id(ex.answer)
+    return {
+        "sentences": np.stack(sentence_rows),
+        "memory": memory,
+        "question": question,
+        "answer": answer,
+    }
+
+
+def dense_stories(arrays):
+    """The `(N, M, J)` story ids of `vectorize`'s output (NumPy)."""
+    return arrays["sentences"][arrays["memory"]]
+
+
+def random_empty_memories(memory, rate, seed=None):
+    """Random noise (RN): inserts empty memory slots at random places.
+
+    Before each slot an empty slot is inserted with probability `rate`; the
+    following slots shift towards older positions (the oldest fall out of the
+    memory). This breaks the link between a sentence and a fixed temporal slot.
+
+    Args:
+        memory: int tensor `(B, M)` of sentence indices (0 = empty).
+        rate: float in [0, 1).
+        seed: optional int pair, for `tf.random` stateless draws.
+
+    Returns:
+        int tensor `(B, M)`.
+    """
+    memory = tf.convert_to_tensor(memory)
+    slots = tf.shape(memory)[1]
+    if seed is None:
+        draw = tf.random.uniform(tf.shape(memory))
+    else:
+        draw = tf.random.stateless_uniform(tf.shape(memory), seed=seed)
+    insert = tf.cast(draw < rate, tf.int32)  # (B, M) 1 = empty slot before this one
+    new_position = tf.range(slots)[tf.newaxis, :] + tf.cumsum(insert, axis=1)
+    moves = tf.one_hot(new_position, slots, dtype=memory.dtype)  # (B, M, M), 0 if >= M
+    return tf.reduce_sum(memory[:, :, tf.newaxis] * moves, axis=1)
+
+
+def make_dataset(
+    arrays,
+    batch_size=32,
+    shuffle=False,
+    seed=0,
+    noise_rate=0.0,
+    drop_remainder=False,
+):
+    """A `tf.data.Dataset` of `({"story", "question"}, answer)` batches.
+
+    Args:
+        arrays: `vectorize` output.
+        batch_size: int.
+        shuffle: reshuffle each epoch (seeded).
+        seed: shuffle and RN seed (both change every epoch, reproducibly).
+        noise_rate: RN rate (0.1 in the paper for training), 0 = off.
+        drop_remainder: fixed batch shape (avoids a retrace for the last batch).
+
+    Returns:
+        Dataset of `({"story": (B, M, J) int32, "question": (B, J) int32},
+        answer (B,) int32)`.
+    """
+    table = tf.constant(arrays["sentences"])
+    ds = tf.data.Dataset.from_tensor_slices(
+        (arrays["memory"], arrays["question"], arrays["answer"])
+    )
+    if shuffle:
+        ds = ds.shuffle(len(arrays["answer"]), seed=seed, reshuffle_each_iteration=True)
+    ds = ds.batch(batch_size, drop_remainder=drop_remainder)
+    # One stateless seed pair per batch from a seeded stream that changes every epoch:
+    # the noise differs from epoch to epoch but does not depend on thread timing (a
+    # stateful draw inside a parallel map would) or on what ran before in the process.
+    seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(2)
+    ds = tf.data.Dataset.zip((ds, seeds))
+
+    def assemble(batch, noise_seed):
+        memory, question, answer = batch
+        if noise_rate > 0:
+            memory = random_empty_memories(memory, noise_rate, seed=noise_seed)
+        story = tf.gather(table, memory)  # (B, M, J)
+        return {"story": story, "question": question}, answer
+
+    return ds.map(assemble, num_parallel_calls=tf.data.AUTOTUNE).prefetch(2)
 
 
 def build_arrays(tasks, memory_size):
     """The vocabulary, sentence length and arrays of every task and split.
 
     Args:
-        tasks: dict task -> `zoo.data.babi.BabiTask`.
+        tasks: dict task -> `zoo.data.babi.BabiTask` (its `train`, `valid`,
+            `test` lists of `BabiExample`).
         memory_size: int, the memory slots.
 
     The vocabulary and the sentence length are those of the training and validation
@@ -30,8 +198,8 @@ def build_arrays(tasks, memory_size):
         train/valid/test; None when the task has no such split).
     """
     examples = [ex for t in tasks.values() for ex in t.training_examples()]
-    vocab = babi.build_vocabulary(examples)
-    sentence_length = babi.max_sentence_length(examples)
+    vocab = build_vocabulary(examples)
+    sentence_length = max_sentence_length(examples)
     arrays = {}
     for task, entry in tasks.items():
         arrays[task] = {}
@@ -40,7 +208,7 @@ def build_arrays(tasks, memory_size):
             arrays[task][split] = (
                 None
                 if items is None
-                else babi.vectorize(items, vocab, memory_size, sentence_length)
+                else vectorize(items, vocab, memory_size, sentence_length)
             )
     return vocab, sentence_length, arrays
 
@@ -97,13 +265,13 @@ def predict(model, arrays, batch_size=512):
         arrays: `vectorize` output.
         batch_size: int.
     """
-    ds = babi.make_dataset(arrays, batch_size=batch_size).map(lambda x, y: x)
+    ds = make_dataset(arrays, batch_size=batch_size).map(lambda x, y: x)
     out = model.predict(ds, verbose=0)
     probabilities = np.asarray(out["probabilities"])
     return probabilities.argmax(-1), probabilities, np.asarray(out["attention"])
 
 
 def error_rate(model, arrays):
-    """Answer error (%) of `model` (a `MemN2N`) on `arrays`."""
+    """Answer error in percent of `model` (a `MemN2N`) on `arrays`."""
     predicted, _, _ = predict(model, arrays)
     return float(100.0 * np.mean(predicted != arrays["answer"]))

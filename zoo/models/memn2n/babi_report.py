@@ -1,10 +1,13 @@
-"""bAbI results: test errors per task, their table and summary, attention heat maps."""
+"""bAbI results: test errors per task, their table and summary, attention heat maps.
+
+Errors are in percent, as in the paper, and every metric that holds one says so in
+its name (`test_error_percent`, `mean_test_error_percent`, ...).
+"""
 
 import os
 
 import numpy as np
 
-from zoo.data import babi
 from zoo.models.memn2n.babi_arrays import error_rate, predict, select
 
 FAILED_ABOVE = 5.0
@@ -15,7 +18,20 @@ PAPER_1K_JOINT_PE_LS_RN = {
     10: 6.5, 11: 0.3, 12: 0.1, 13: 0.2, 14: 6.9, 15: 0.0, 16: 2.7, 17: 40.4,
     18: 9.4, 19: 88.0, 20: 0.0,
 }  # fmt: skip
-"""Test error (%) of the paper (Table 1, 1k, PE LS RN, joint): mean 12.4, 11 failed."""
+"""Test error (%) of the paper (Table 1, 1k, PE LS RN, joint): mean 12.4, 11 failed.
+
+Measured on the English bAbI 1k (`en/`): compare only with results on that data."""
+
+
+def paper_errors(language, size, joint=True):
+    """The paper's per-task errors to show next to a result, or None.
+
+    Only a joint model on the English bAbI 1k (`language="en"`, `size="1k"`) is
+    compared: the paper's numbers are of that data and training.
+    """
+    return (
+        PAPER_1K_JOINT_PE_LS_RN if joint and (language, size) == ("en", "1k") else None
+    )
 
 
 def summarize_errors(errors):
@@ -23,36 +39,39 @@ def summarize_errors(errors):
 
     A task without a result (None) fails the summary: the mean over the tasks is
     unavailable (None) rather than taken over fewer tasks, and the task counts as
-    failed. The mean of the measured tasks alone is `measured_mean_error`.
+    failed. The mean of the measured tasks alone is
+    `measured_mean_test_error_percent`.
 
     Args:
         errors: dict task -> test error (%), or None where unavailable.
 
     Returns:
-        dict: `mean_error` (None when any task is unavailable or none was
-        measured), `failed` (unavailable tasks included), `measured_tasks`,
-        `unavailable_tasks`, `measured_mean_error` (None when none was measured).
+        dict: `mean_test_error_percent` (None when any task is unavailable or none
+        was measured), `failed_tasks` (unavailable tasks included),
+        `measured_tasks`, `unavailable_tasks`, `measured_mean_test_error_percent`
+        (None when none was measured).
     """
     measured = {t: e for t, e in errors.items() if e is not None}
     unavailable = sorted(t for t, e in errors.items() if e is None)
     mean = float(np.mean(list(measured.values()))) if measured else None
     return {
-        "mean_error": None if unavailable else mean,
-        "failed": int(sum(e > FAILED_ABOVE for e in measured.values()))
+        "mean_test_error_percent": None if unavailable else mean,
+        "failed_tasks": int(sum(e > FAILED_ABOVE for e in measured.values()))
         + len(unavailable),
         "measured_tasks": sorted(measured),
         "unavailable_tasks": unavailable,
-        "measured_mean_error": mean,
+        "measured_mean_test_error_percent": mean,
     }
 
 
-def format_error_table(errors, paper=None):
+def format_error_table(errors, paper=None, names=None):
     """Markdown table of test error per task, its mean and failed-task count.
 
     Args:
         errors: dict task -> test error (%), or None (shown as n/a; the mean is
             then n/a and the task counts as failed, `summarize_errors`).
         paper: optional dict task -> published error (%), shown as a column.
+        names: optional dict task -> the task's name (`BabiTask.name`).
 
     Returns:
         The table, a string of Markdown lines.
@@ -61,7 +80,7 @@ def format_error_table(errors, paper=None):
     rule = "|---:|---|---:|" + ("---:|" if paper else "")
     lines = [header, rule]
     for task, error in errors.items():
-        name = babi.TASK_NAMES.get(task, "demo")
+        name = (names or {}).get(task, "")
         cell = "n/a" if error is None else f"{error:.1f}"
         row = f"| {task} | {name} | {cell} |"
         if paper:
@@ -75,12 +94,13 @@ def format_error_table(errors, paper=None):
         if missing
         else ""
     )
-    mean = "n/a" if summary["mean_error"] is None else f"{summary['mean_error']:.1f}"
+    mean = summary["mean_test_error_percent"]
+    mean = "n/a" if mean is None else f"{mean:.1f}"
     row = f"| mean | | {mean}{missing_note} |"
     if paper:
         row += f" {np.mean(list(paper.values())):.1f} |"
     lines.append(row)
-    row = f"| failed (> 5%) | | {summary['failed']}{missing_note} |"
+    row = f"| failed (> 5%) | | {summary['failed_tasks']}{missing_note} |"
     if paper:
         row += f" {sum(e > FAILED_ABOVE for e in paper.values())} |"
     lines.append(row)
@@ -99,7 +119,7 @@ def plot_attention(model, examples, arrays, vocab, report_dir, samples, prefix):
 
     Args:
         model: a `MemN2N`.
-        examples: the `zoo.data.babi.BabiExample`s that `arrays` hold.
+        examples: the `BabiExample`s that `arrays` hold.
         arrays: their `vectorize` output.
         vocab: the `Vocabulary` (for the predicted answer).
         report_dir: folder of the PNGs, named `attention_<prefix>_<i>.png`.
@@ -152,9 +172,10 @@ def evaluate_tasks(results, tasks, arrays):
         arrays: `arrays[task]["test"]`, the `vectorize` output of each test split.
 
     Returns:
-        A JSON-able dict: `test_error` (task as str -> % or None, for tasks no model
-        answers), `summarize_errors`' entries, `train_error` and `runs` per label,
-        `unavailable` (task as str -> why).
+        A JSON-able dict: `test_error_percent` (task as str -> % or None, for
+        tasks no model answers), `summarize_errors`' entries,
+        `train_error_percent` and `runs` per label, `unavailable` (task as str ->
+        why), `task_names` (task as str -> name).
     """
     model_of = {t: r["model"] for r in results.values() for t in r["tasks"]}
     errors = {
@@ -162,11 +183,14 @@ def evaluate_tasks(results, tasks, arrays):
         for t in tasks
     }
     return {
-        "test_error": {str(t): e for t, e in errors.items()},
+        "test_error_percent": {str(t): e for t, e in errors.items()},
         **summarize_errors(errors),
-        "train_error": {label: r["train_error"] for label, r in results.items()},
+        "train_error_percent": {
+            label: r["train_error_percent"] for label, r in results.items()
+        },
         "runs": {label: r["runs"] for label, r in results.items()},
         "unavailable": {str(t): e.missing for t, e in tasks.items() if e.missing},
+        "task_names": {str(t): e.name for t, e in tasks.items()},
     }
 
 
@@ -177,17 +201,19 @@ def write_error_report(path, title, metrics, paper=None):
         path: the Markdown file (written whole or not at all).
         title: the heading.
         metrics: `evaluate_tasks`' result.
-        paper: optional dict task -> published error (%), a column of the table.
+        paper: optional dict task -> published error (%), a column of the table
+            (only for results on the data the paper measured).
 
     Returns:
         The table (`format_error_table`).
     """
     from zoo.io import atomic_write
 
-    errors = {int(t): e for t, e in metrics["test_error"].items()}
+    errors = {int(t): e for t, e in metrics["test_error_percent"].items()}
+    names = {int(t): name for t, name in metrics.get("task_names", {}).items()}
     if paper is not None:
         paper = {t: paper[t] for t in errors if t in paper}
-    table = format_error_table(errors, paper or None)
+    table = format_error_table(errors, paper or None, names)
     notes = "".join(
         f"\nTask {t}: n/a ({why}).\n" for t, why in metrics["unavailable"].items()
     )

@@ -54,7 +54,7 @@ class MemN2N(keras.Model):
         Sukhbaatar, Szlam, Weston, Fergus. End-To-End Memory Networks. NIPS 2015.
 
     Departures from the paper: random-noise (RN) empty memories are inserted by the
-    input pipeline (`zoo.data.babi.make_dataset(noise_rate=...)`) and are treated
+    input pipeline (`babi_arrays.make_dataset(noise_rate=...)`) and are treated
     like other empty slots, so RN acts through the shifted temporal positions (the
     authors' code skips temporal positions); position encoding takes
     `J` = `sentence_length` for every sentence and doubles the paper's weights, as

@@ -1,10 +1,18 @@
-"""`MemN2NPreprocessor`: raw story and question strings -> `MemN2N`'s word ids."""
+"""`MemN2NPreprocessor`: raw story and question strings -> `MemN2N`'s word ids.
+
+`tokenize` is the family's word split, shared by training (`babi_arrays`) and the
+exported graph, so both see the same word ids.
+"""
 
 import tensorflow as tf
 
-from zoo.data.babi import MAX_STORY_BYTES, tokenize
-from zoo.text.preprocessing import normalize
+from zoo.text.preprocessing import normalize, word_tokenize
 from zoo.text.vocabulary import VocabularyLookup
+
+MAX_STORY_BYTES = 262144
+"""Serving limit: a longer story keeps its last 256 KiB (whole lines)."""
+
+_PUNCT_TOKEN = r"[\p{P}\p{S}]+"
 
 # A line is empty for the model when it holds only separators and punctuation or
 # symbols: `tokenize` splits on the first and drops tokens made of the others, so
@@ -18,13 +26,28 @@ LINES_PER_SLOT = 4
 BYTES_PER_WORD = 64
 
 
+def tokenize(text):
+    """Normalized words of each string, punctuation tokens dropped.
+
+    Args:
+        text: string tensor (any shape) or ragged tensor of strings, already
+            passed through `normalize` (or raw: case and spaces then matter).
+
+    Returns:
+        A `tf.RaggedTensor` with one more ragged dimension.
+    """
+    words = word_tokenize(text)
+    keep = tf.logical_not(tf.strings.regex_full_match(words.flat_values, _PUNCT_TOKEN))
+    return tf.ragged.boolean_mask(words, words.with_flat_values(keep))
+
+
 class MemN2NPreprocessor(tf.Module):
     """In-graph preprocessing of MemN2N's serving signatures (TensorFlow ops only).
 
     A story is split into sentences on "\\n"; sentences without words are skipped;
     the last `memory_size` sentences are kept, most recent in slot 0; each sentence
     and the question keep their first `sentence_length` words. Words are those of
-    `zoo.data.babi.tokenize` after `zoo.text.preprocessing.normalize`, the
+    `tokenize` after `zoo.text.preprocessing.normalize`, the
     tokenization of training, so training and serving see the same ids; unknown
     words map to `[UNK]`.
 

@@ -2,8 +2,8 @@
 
 import keras
 
-from zoo.data.babi import MAX_STORY_BYTES
-from zoo.models.memn2n.memn2n_preprocessor import MemN2NPreprocessor
+from zoo.models.memn2n.babi_example import BabiExample
+from zoo.models.memn2n.memn2n_preprocessor import MAX_STORY_BYTES, MemN2NPreprocessor
 from zoo.models.preprocessor import Preprocessor
 
 
@@ -104,13 +104,13 @@ class MemN2NQuestionAnswererPreprocessor(Preprocessor):
     def adapt(self, stories, questions, answers):
         """Learns the word vocabulary of bAbI-style examples, as the recipe does.
 
-        `zoo.data.babi.build_vocabulary` of the examples: every word of the story
+        `babi_arrays.build_vocabulary` of the examples: every word of the story
         sentences (the story's lines) and questions through the family's
         tokenization (`normalize`, then `tokenize`), and every answer as one word
         (lower-cased and stripped, as `zoo.data.babi` reads answers; `"n,w"` is one
         answer), most frequent first after `[PAD]` and `[UNK]`. When
         `sentence_length` is None it becomes the longest sentence or question in
-        words (`zoo.data.babi.max_sentence_length`).
+        words (`babi_arrays.max_sentence_length`).
 
         Args:
             stories: list of str, sentences separated by "\\n".
@@ -123,12 +123,12 @@ class MemN2NQuestionAnswererPreprocessor(Preprocessor):
         import os
         import tempfile
 
-        from zoo.data import babi
+        from zoo.models.memn2n import babi_arrays
 
         examples = _examples(stories, questions, answers, "adapt")
-        vocab = babi.build_vocabulary(examples)
+        vocab = babi_arrays.build_vocabulary(examples)
         if self.sentence_length is None:
-            self.sentence_length = babi.max_sentence_length(examples)
+            self.sentence_length = babi_arrays.max_sentence_length(examples)
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "vocabulary.txt")
             vocab.save(path)
@@ -172,14 +172,12 @@ class MemN2NQuestionAnswererPreprocessor(Preprocessor):
 
 
 def _examples(stories, questions, answers, where):
-    """`zoo.data.babi.BabiExample`s of raw stories, questions and answers.
+    """`BabiExample`s of raw stories, questions and answers.
 
     A story's lines (split on "\\n", "\\r\\n" or "\\r") are its statements;
     answers are stripped and lower-cased, as `zoo.data.babi` reads them. Inputs that
     are not lists of strings of one length are a one-line `ValueError`.
     """
-    from zoo.data.babi import BabiExample
-
     columns = {"stories": stories, "questions": questions, "answers": answers}
     for key, column in columns.items():
         if isinstance(column, (str, bytes)):

@@ -2,9 +2,8 @@
 
 import tensorflow as tf
 
-from zoo.data.babi import MAX_STORY_BYTES
 from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE, ServingModule
-from zoo.models.memn2n.memn2n_preprocessor import MemN2NPreprocessor
+from zoo.models.memn2n.memn2n_preprocessor import MAX_STORY_BYTES, MemN2NPreprocessor
 
 _SPECS = [
     tf.TensorSpec([None], tf.string, name="story"),
@@ -115,7 +114,7 @@ def export_memn2n(
         model: the trained `MemN2N`.
         vocab_file: its vocabulary file.
         base_dir: the TF Serving base folder.
-        examples: a few `zoo.data.babi.BabiExample`s, or `{"story": [str],
+        examples: a few `BabiExample`s, or `{"story": [str],
             "question": [str]}`, for the warm-up requests (a short example story
             when empty).
         metadata: optional dict for the manifest (`limits` are added).

@@ -7,6 +7,8 @@
   schedule); returns the training error.
 - `best_of_restarts`: several runs from different seeds, the one with the lowest
   training error kept (the paper's protocol), finished runs reused from their folder.
+- `train_groups`: the best of restarts of each model to train (one joint model, or
+  one per task).
 """
 
 import contextlib
@@ -16,8 +18,12 @@ import time
 
 import keras
 
-from zoo.data import babi
-from zoo.models.memn2n.babi_arrays import error_rate
+from zoo.models.memn2n.babi_arrays import (
+    concat_arrays,
+    error_rate,
+    make_dataset,
+    training_groups,
+)
 from zoo.models.memn2n.clipped_sgd import ClippedSGD
 from zoo.models.memn2n.linear_start import LinearStart
 from zoo.models.memn2n.linear_start_schedule import LinearStartSchedule
@@ -121,7 +127,7 @@ def train_memn2n(
 
     Args:
         model: a `MemN2N` (built inside `strategy`'s scope, if any).
-        train_arrays, valid_arrays: `zoo.data.babi.vectorize` outputs.
+        train_arrays, valid_arrays: `babi_arrays.vectorize` outputs.
         fit: `fit(trainer, train_ds, valid_ds, callbacks=...)` -> Keras `History`,
             e.g. `zoo.training.fit` with its configuration bound.
         learning_rate, decay_every, clipnorm, jit_compile: see
@@ -134,8 +140,8 @@ def train_memn2n(
         optimizer_kwargs: optional dict of more `ClippedSGD` arguments.
 
     Returns:
-        `(train_error, info)`: the training error (%) and a dict (`epochs`,
-        `seconds`, `linear_start_ended`, `seed`).
+        `(train_error, info)`: the training error in percent and a dict
+        (`epochs`, `seconds`, `linear_start_ended`, `seed`).
     """
     scope = strategy.scope() if strategy is not None else contextlib.nullcontext()
     with scope:
@@ -146,7 +152,7 @@ def train_memn2n(
             jit_compile=jit_compile,
             **(optimizer_kwargs or {}),
         )
-    train_ds = babi.make_dataset(
+    train_ds = make_dataset(
         train_arrays,
         batch_size=batch_size,
         shuffle=True,
@@ -154,7 +160,7 @@ def train_memn2n(
         noise_rate=noise_rate,
         drop_remainder=len(train_arrays["answer"]) >= batch_size,
     )
-    valid_ds = babi.make_dataset(valid_arrays, batch_size=512)
+    valid_ds = make_dataset(valid_arrays, batch_size=512)
     callbacks, linear = linear_start_callbacks(
         model, learning_rate, decay_every, ls_epochs, ls_patience
     )
@@ -180,7 +186,8 @@ def best_of_restarts(train_run, restarts, run_dir, key, seed=0, log=print):
     it, and a larger `restarts` trains only the new ones.
 
     Args:
-        train_run: `train_run(run_dir, seed)` -> `(model, train_error, info)`.
+        train_run: `train_run(run_dir, seed)` -> `(model, train_error, info)`, the
+            training error in percent.
         restarts: int >= 1.
         run_dir: the group's folder.
         key: JSON-able description of what is trained (configuration, data).
@@ -188,8 +195,8 @@ def best_of_restarts(train_run, restarts, run_dir, key, seed=0, log=print):
         log: a function taking one line of text.
 
     Returns:
-        dict: `model` (the kept one), `train_error` (its), `runs` (one dict per
-        restart: `train_error` and the run's info).
+        dict: `model` (the kept one), `train_error_percent` (its), `runs` (one
+        dict per restart: `train_error_percent` and the run's info).
     """
     if not isinstance(restarts, int) or restarts < 1:
         raise ValueError(
@@ -200,17 +207,56 @@ def best_of_restarts(train_run, restarts, run_dir, key, seed=0, log=print):
         restart_dir = os.path.join(run_dir, f"restart{restart}")
         cache = RunCache(restart_dir, run_key(key, restart))
         cached = cache.load()
-        if cached is not None:
+        if cached is not None and "train_error_percent" in cached[1]:
             model, result = cached
             log(f"restart {restart}: reused {cache.model_path}")
         else:
             restart_seed = seed + RESTART_SEED_STRIDE * restart
             model, train_error, info = train_run(restart_dir, restart_seed)
-            result = {"train_error": train_error, "info": info}
+            result = {"train_error_percent": train_error, "info": info}
             cache.save(model, result)
-        log(f"restart {restart}: training error {result['train_error']:.1f}% "
-            f"{result['info']}")  # fmt: skip
-        runs.append({"train_error": result["train_error"], **result["info"]})
-        if best is None or result["train_error"] < best[1]:
-            best = (model, result["train_error"])
-    return {"model": best[0], "train_error": best[1], "runs": runs}
+        error = result["train_error_percent"]
+        log(f"restart {restart}: training error {error:.1f}% {result['info']}")
+        runs.append({"train_error_percent": error, **result["info"]})
+        if best is None or error < best[1]:
+            best = (model, error)
+    return {"model": best[0], "train_error_percent": best[1], "runs": runs}
+
+
+def train_groups(tasks, arrays, joint, train_run, restarts, run_dir, key, seed=0,
+                 log=print):  # fmt: skip
+    """Trains the models of `training_groups`, each the best of `restarts` runs.
+
+    Args:
+        tasks: dict task -> `zoo.data.babi.BabiTask`.
+        arrays: `build_arrays`' arrays (`arrays[task][split]`).
+        joint: one model for every task with training data, else one per task.
+        train_run: `train_run(train_arrays, valid_arrays, run_dir, seed)` ->
+            `(model, train_error, info)`, the training error in percent.
+        restarts: int >= 1.
+        run_dir: the models' folders are `run_dir/joint` or `run_dir/task<N>`.
+        key: JSON-able description of what is trained; the model's label is added.
+        seed: the first restart's seed.
+        log: a function taking one line of text (prefixed with the label).
+
+    Returns:
+        dict label -> `best_of_restarts`' result plus `"tasks"`, the tasks its
+        model answers.
+    """
+    results = {}
+    for label, group in training_groups(tasks, joint):
+        train, valid = (
+            concat_arrays([arrays[t][split] for t in group])
+            for split in ("train", "valid")
+        )
+        results[label] = {"tasks": group} | best_of_restarts(
+            lambda folder, s, train=train, valid=valid: train_run(
+                train, valid, folder, s
+            ),
+            restarts,
+            os.path.join(run_dir, label),
+            {**key, "label": label},
+            seed=seed,
+            log=lambda line, label=label: log(f"[{label}] {line}"),
+        )
+    return results
