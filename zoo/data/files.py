@@ -24,7 +24,6 @@ Errors: `MissingPathError` for a path that does not exist, `DataError` (with `pa
 and `line`) for everything else.
 """
 
-import contextlib
 import csv
 import gzip
 import json
@@ -114,18 +113,6 @@ def table_format(path, format=None):
     return _SUFFIXES.get(suffix)
 
 
-@contextlib.contextmanager
-def _open_binary(path):
-    if path.lower().endswith(".gz"):
-        f = gzip.open(path, "rb")
-    else:
-        f = open(path, "rb")
-    try:
-        yield f
-    finally:
-        f.close()
-
-
 def _decode(raw, path, number):
     try:
         text = raw.decode("utf-8")
@@ -159,7 +146,7 @@ def iter_lines(path, keep_ends=False):
         raise DataError("expected a file, found a folder", path=path)
     number = 0
     try:
-        with _open_binary(path) as f:
+        with (gzip.open if path.lower().endswith(".gz") else open)(path, "rb") as f:
             for number, raw in enumerate(f, start=1):  # noqa: B007
                 text = _decode(raw, path, number)
                 if not keep_ends:
@@ -173,46 +160,36 @@ def iter_lines(path, keep_ends=False):
         ) from None
 
 
-def decode_document(data, path):
-    """Decodes the bytes of one document (a file, an archive member) as `utf-8-sig`.
+def decode_document(data, path, encoding="utf-8"):
+    """The text of one document's bytes (a file, an archive member): UTF-8 with an
+    optional byte-order mark, or another Python codec (`"latin-1"`, `"cp1252"`).
 
     Raises:
-        DataError: invalid UTF-8, naming `path` and the line of the first bad byte.
+        DataError: bytes that are not text in `encoding`, naming `path` and the
+            line of the first bad byte; an unknown encoding.
     """
+    utf8 = encoding.replace("_", "-").lower() in ("utf-8", "utf8")
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        start = data.rfind(b"\n", 0, e.start) + 1
-        end = data.find(b"\n", e.start)
-        _decode(data[start : None if end < 0 else end], path, line)  # raises
-        raise DataError("invalid UTF-8", path=path, line=line) from None
-    return text[1:] if text.startswith("\ufeff") else text
-
-
-def read_document(path, encoding="utf-8"):
-    """The whole text of one file: UTF-8 as `decode_document` reads it, or another
-    Python codec (e.g. `"latin-1"`, `"cp1252"`).
-
-    Raises:
-        DataError: bytes that are not text in `encoding` (file and line), or an
-        unknown encoding.
-    """
-    path = check_exists(path, "file")
-    with open(path, "rb") as f:
-        data = f.read()
-    if encoding.replace("_", "-").lower() in ("utf-8", "utf8"):
-        return decode_document(data, path)
-    try:
-        text = data.decode(encoding)
+        text = data.decode("utf-8" if utf8 else encoding)
     except LookupError:
         raise DataError(f"unknown encoding {encoding!r}", path=path) from None
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
+        if utf8:
+            start = data.rfind(b"\n", 0, e.start) + 1
+            end = data.find(b"\n", e.start)
+            _decode(data[start : None if end < 0 else end], path, line)  # raises
         raise DataError(
             f"not {encoding} text (byte {data[e.start]:#04x})", path=path, line=line
         ) from None
     return text[1:] if text.startswith("\ufeff") else text
+
+
+def read_document(path, encoding="utf-8"):
+    """The whole text of one file, as `decode_document` reads it."""
+    path = check_exists(path, "file")
+    with open(path, "rb") as f:
+        return decode_document(f.read(), path, encoding)
 
 
 # --- tables --------------------------------------------------------------------------

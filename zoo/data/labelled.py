@@ -631,6 +631,23 @@ def read_imdb(path, splits=("train", "test")):
 # --- any layout -----------------------------------------------------------------------
 
 
+def sst_files(folder):
+    """`{split: file}` of an SST tree folder (`train.txt`, `dev.txt`, `test.txt`).
+
+    Raises:
+        MissingPathError: one of the three files does not exist.
+        DataError: one of them is a symbolic link out of the folder.
+    """
+    found = {}
+    for split, name in SST_FILES.items():
+        file = os.path.join(folder, name)
+        if not os.path.isfile(file):
+            what = "SST tree file (an SST folder holds train.txt, dev.txt and test.txt)"
+            raise MissingPathError(file, what=what)
+        found[split] = files.check_inside(file, folder)
+    return found
+
+
 def _detect(path, format, pattern):
     """`(kind, detail)` of the layout at `path`; see the module docstring."""
     if os.path.isfile(path):
@@ -648,16 +665,7 @@ def _detect(path, format, pattern):
         return "imdb", path
     sst = os.path.join(path, SST_FILES["train"])
     if os.path.isfile(sst) and is_tree_file(sst):
-        for name in SST_FILES.values():
-            file = os.path.join(path, name)
-            if not os.path.isfile(file):
-                raise MissingPathError(
-                    file,
-                    what="SST tree file (an SST folder holds train.txt, "
-                    "dev.txt and test.txt)",
-                )
-            files.check_inside(file, path)
-        return "sst", {s: os.path.join(path, n) for s, n in SST_FILES.items()}
+        return "sst", sst_files(path)
     split_files = files.find_split_files(path, _SPLIT_SUFFIXES)
     if split_files:
         return "file", split_files
@@ -716,8 +724,10 @@ def load_labelled(
             class only, an unknown label, and every malformed file (file and line).
         ConfigError: bad fractions or format.
     """
-    for name, value in (("validation_fraction", validation_fraction),
-                        ("test_fraction", test_fraction)):  # fmt: skip
+    for name, value in (
+        ("validation_fraction", validation_fraction),
+        ("test_fraction", test_fraction),
+    ):
         if not isinstance(value, (int, float)) or not 0 < value < 1:
             raise ConfigError(f"`{name}` must be in (0, 1). Received: {name}={value!r}")
     if validation_fraction + test_fraction >= 1:
@@ -741,7 +751,7 @@ def load_labelled(
                 root=path,
                 encoding=encoding,
                 skip_unreadable=skip_unreadable,
-            )  # fmt: skip
+            )
             for split, folder in detail.items()
         }
         skipped = sum(len(part.skipped) for part in parts.values())
@@ -755,7 +765,7 @@ def load_labelled(
                 format=format,
                 task=task,
                 phrases=phrases and split == "train",
-            )  # fmt: skip
+            )
             for split, file in detail.items()
         }
         names = ", ".join(os.path.basename(f) for f in detail.values())

@@ -149,19 +149,9 @@ def load_sst(directory, task="sst5", phrases=False):
             "expected an SST folder (train.txt, dev.txt, test.txt), found a file",
             path=directory,
         )
-    for name in labelled.SST_FILES.values():
-        file = os.path.join(directory, name)
-        if not os.path.isfile(file):
-            raise MissingPathError(
-                file, what="SST tree file (an SST folder holds train.txt, dev.txt "
-                "and test.txt)"
-            )  # fmt: skip
-        files.check_inside(file, directory)
     return {
-        split: read_sst_trees(
-            os.path.join(directory, name), task, phrases and split == "train"
-        )
-        for split, name in labelled.SST_FILES.items()
+        split: read_sst_trees(file, task, phrases and split == "train")
+        for split, file in labelled.sst_files(directory).items()
     }
 
 
