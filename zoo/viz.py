@@ -1,5 +1,8 @@
-"""Attention heat maps (matplotlib, Agg backend: no display needed)."""
+"""Attention heat maps and training curves (matplotlib, Agg backend: no display
+needed)."""
 
+import csv
+import math
 import os
 
 import numpy as np
@@ -67,3 +70,128 @@ def _label(x):
     if isinstance(x, (bytes, np.bytes_)):
         return x.decode("utf-8", errors="replace")
     return str(x)
+
+
+# The size of `training_curve`'s PNG: inches at `CURVE_DPI` dots per inch.
+CURVE_SIZE = (12.0, 4.5)
+CURVE_DPI = 100
+
+
+def training_curve(csv_path, path, monitor=None, rounds_per_epoch=1):
+    """Writes the loss curves of a training log as a PNG.
+
+    Two panels: on the left against epochs (passes over the training data), on the
+    right against minutes of training (`elapsed_seconds / 60`; the panel says so
+    when the log has no `elapsed_seconds` column). Each shows `loss` and, when
+    logged, `val_loss`; a `monitor` other than these two (e.g. `val_accuracy`) is
+    drawn on a second y axis on the right of each panel. Rows of the log are Keras
+    epochs; with `rounds_per_epoch > 1` (validation rounds) row `i` is at epoch
+    `(i + 1) / rounds_per_epoch` (0.5, 1.0, ... for two rounds), as
+    `zoo.training.EpochLog` names them. Values that are missing or not numbers
+    leave gaps.
+
+    The PNG is `CURVE_SIZE` inches at `CURVE_DPI` (1200 x 450 pixels), written
+    atomically (`zoo.io.atomic_write`). The figure is drawn on its own Agg canvas,
+    without `pyplot`, so the process's matplotlib backend is left alone.
+
+    Args:
+        csv_path: a `log.csv` as `keras.callbacks.CSVLogger` writes it (an `epoch`
+            column, then one column per logged value).
+        path: the PNG to write; parent folders are created.
+        monitor: the monitored value to draw besides the losses, or None.
+        rounds_per_epoch: Keras epochs (validation rounds) per pass over the
+            training data.
+
+    Returns:
+        The plotted series, a dict of lists of floats (NaN for gaps): `epoch` (the
+        x values of the left panel), `minutes` (of the right panel; None without an
+        `elapsed_seconds` column), and one list per curve drawn, by column name.
+
+    Raises:
+        ValueError: when the log has no `epoch` or `loss` column, or for a
+            `rounds_per_epoch` < 1.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from zoo.io import atomic_write
+
+    if not isinstance(rounds_per_epoch, int) or rounds_per_epoch < 1:
+        raise ValueError(
+            "`rounds_per_epoch` must be a positive int. Received: "
+            f"rounds_per_epoch={rounds_per_epoch!r}"
+        )
+    columns = _read_columns(csv_path)
+    for needed in ("epoch", "loss"):
+        if needed not in columns:
+            raise ValueError(
+                f"{csv_path} has no {needed!r} column. Received columns: "
+                f"{sorted(columns)}"
+            )
+    series = {
+        "epoch": [(e + 1) / rounds_per_epoch for e in columns["epoch"]],
+        "minutes": None,
+    }
+    if "elapsed_seconds" in columns:
+        series["minutes"] = [s / 60.0 for s in columns["elapsed_seconds"]]
+    losses = [name for name in ("loss", "val_loss") if name in columns]
+    for name in losses:
+        series[name] = columns[name]
+    extra = monitor if monitor in columns and monitor not in losses else None
+    if extra:
+        series[extra] = columns[extra]
+
+    fig = Figure(figsize=CURVE_SIZE, dpi=CURVE_DPI)
+    FigureCanvasAgg(fig)
+    panels = fig.subplots(1, 2)
+    for ax, x_name, x_label in (
+        (panels[0], "epoch", "epoch (passes over the training data)"),
+        (panels[1], "minutes", "minutes of training"),
+    ):
+        x = series[x_name]
+        ax.set_xlabel(x_label)
+        if x is None:
+            ax.text(
+                0.5,
+                0.5,
+                "no elapsed_seconds in the log",
+                ha="center",
+                va="center",
+                transform=ax.transAxes,
+            )
+            continue
+        lines = []
+        for name, style in zip(losses, ("-", "--"), strict=False):
+            lines += ax.plot(x, series[name], style, marker=".", label=name)
+        ax.set_ylabel("loss")
+        ax.grid(True, alpha=0.3)
+        if extra:
+            twin = ax.twinx()
+            lines += twin.plot(
+                x, series[extra], ":", marker=".", color="tab:green", label=extra
+            )
+            twin.set_ylabel(extra)
+        ax.legend(lines, [line.get_label() for line in lines], loc="best")
+    fig.suptitle(os.path.basename(os.path.dirname(os.path.abspath(csv_path))))
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
+    with atomic_write(path, "wb") as f:
+        fig.savefig(f, format="png", dpi=CURVE_DPI)
+    return series
+
+
+def _read_columns(csv_path):
+    """The columns of a CSV log as lists of floats (NaN where a value is missing or
+    not a number)."""
+    with open(csv_path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    names = list(rows[0]) if rows else []
+    return {name: [_float(row.get(name)) for row in rows] for name in names}
+
+
+def _float(value):
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return math.nan
+    return number

@@ -36,7 +36,7 @@ def test_fit_writes_checkpoint_log_and_restores_best(tmp_path):
     assert (tmp_path / "run" / "tensorboard").is_dir() == has_tensorboard
     # only the run's files: no temporary file of the atomic writes is left
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == sorted(
-        [".lock", "best.keras", "log.csv", "run.json"]
+        [".lock", "best.keras", "log.csv", "run.json", "training_curve.png"]
         + ["tensorboard"] * has_tensorboard
     )
 

@@ -25,7 +25,8 @@ callback: training tokens per second per epoch, tracing and validation excluded.
   `RunLockedError` naming the pid that holds it: `zoo.training.run_folder`).
 - `run.json`: what the folder is a run of (the training options, the model's size and
   the caller's `run_identity`). A restart resumes the backup only when they are the
-  same: it prints `resuming <run_dir> from epoch N (of M)`; a different run raises
+  same: it prints `resuming <run_dir> from epoch N (of M)` (with validation rounds,
+  `after epoch 1.5 (of M), from validation round 4/R`); a different run raises
   `RunMismatchError` naming what differs (`cfg.resume`: "force" resumes anyway,
   "never" starts afresh). `epochs`, `patience`, verbosity, devices and folders may
   change on a resume, so a run can be extended (`zoo.training.resume`).
@@ -34,14 +35,23 @@ callback: training tokens per second per epoch, tracing and validation excluded.
   that had not completed, so at most the current epoch is lost. The backup holds the
   states of the model's random generators too (dropout), and a resumed run draws a
   reshuffled `tf.data` pipeline's order of each epoch as the interrupted run would
-  have (without `steps_per_epoch`, on one replica), so with the same seed it trains
-  as a run that was not interrupted. The backup is removed
+  have (without `steps_per_epoch`, on one replica; with `validations_per_epoch` it
+  continues the stream of batches in the middle of a pass too), so with the same
+  seed it trains as a run that was not interrupted (see "Randomness in tf.data"
+  below for what is not restored). The backup is removed
   when training finishes, or, inside `keep_final_backups` (a recipe's run), replaced
   by the final weights until the caller's run completes (a rerun loads them).
 - `best.keras`: the best model so far on `cfg.monitor`; after a resume its "best so
   far" is read back from the CSV log.
 - `log.csv`: one row per epoch (a resumed run continues it; a fresh start in the same
-  folder restarts it, and deletes the earlier run's `best.keras` and TensorBoard logs).
+  folder restarts it, and deletes the earlier run's `best.keras`, curve and
+  TensorBoard logs), with `elapsed_seconds`: the wall-clock seconds of training
+  (training steps and validation; not the checkpoints and the backup written
+  between epochs) since the run started, continued by a resume.
+- `training_curve.png`: loss, validation loss and the monitored value against
+  epochs and against minutes (`zoo.viz.training_curve`), drawn when `fit` ends (also
+  on an error) and every 5 minutes at an epoch's end; a drawing that fails is
+  reported in one line and does not stop training.
 - `tensorboard/`: TensorBoard logs (when the `tensorboard` package is installed).
 - early stopping on `cfg.monitor` with `patience` and `restore_best_weights=True`;
   a resumed run continues its state (best value, best epoch and weights, waiting
@@ -54,6 +64,26 @@ callback: training tokens per second per epoch, tracing and validation excluded.
   (`zoo.training.weight_averaging`).
 - with `schedule="cosine"`, cosine decay of the learning rate to zero over the run
   (`zoo.training.schedules`).
+
+Randomness in tf.data: what a resumed run restores is what tf.data draws when an
+iterator is created: the order of `shuffle(..., seed=S,
+reshuffle_each_iteration=True)` and the state of `Dataset.random(seed=S,
+rerandomize_each_iteration=True)` (`fit` creates, and drops unread, the iterators of
+the completed epochs). Random ops in a pipeline are restored when they are stateless
+and take their seeds from such a stream (bAbI's random noise zips a `Dataset.random`
+stream of seed pairs into its batches and draws `tf.random.stateless_uniform` with
+them), or from the epoch and step. Stateful ops (`tf.random.uniform`,
+`tf.image.random_crop`) inside a map function are not restored: their state is a
+generator in the op's kernel, created from the global and op seeds when the process
+first runs the op and advanced by every call, which no checkpoint holds; a resumed
+process starts it afresh (so it repeats the draws of the run's first epochs), and
+under a parallel `map` the order of the calls depends on thread timing anyway. No
+zoo pipeline uses them. Keras' own random layers (dropout) use
+`keras.random.SeedGenerator`s, which the backup holds. With validation rounds
+(`validations_per_epoch` above 1) the validation data must not share the training
+data's reshuffled pipeline (e.g. be the same dataset): its iterators would draw from
+the training data's shuffle between passes, in an order a resumed run does not
+repeat.
 
 Checkpoints, the backup and `run.json` are written atomically (a temporary file, then
 a rename: `zoo.io`), so a kill during a save leaves the previous file intact;

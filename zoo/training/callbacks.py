@@ -11,6 +11,8 @@
 - the learning rate of a schedule, logged as `learning_rate`.
 - `EpochLog`: one plain line per epoch (no escape codes, no carriage returns), the
   progress output when standard output is not a terminal.
+- `ElapsedTime`: the seconds of training so far, logged as `elapsed_seconds`.
+- `TrainingCurve`: the log's loss curves drawn as a PNG (`zoo.viz.training_curve`).
 """
 
 import csv
@@ -284,8 +286,8 @@ class LogLearningRate(keras.callbacks.Callback):
 class EpochLog(keras.callbacks.Callback):
     """One plain line per epoch: `epoch 3/10 - loss: 0.41 - val_loss: 0.52 - 12.3s`.
 
-    The epoch's logs as the callbacks before it left them, and the epoch's seconds
-    (validation included). No escape codes and no carriage returns: the progress
+    The epoch's logs as the callbacks before it left them (except
+    `elapsed_seconds`), and the epoch's seconds (validation included). No escape codes and no carriage returns: the progress
     output for log files and pipes, where Keras' progress bar writes hundreds of
     escape sequences per epoch.
 
@@ -319,7 +321,11 @@ class EpochLog(keras.callbacks.Callback):
                 f"epoch {(epoch + 1) / rounds:g}/{passes} "
                 f"(validation round {epoch + 1}/{total})"
             ]
-        parts += [f"{name}: {_number(value)}" for name, value in (logs or {}).items()]
+        parts += [
+            f"{name}: {_number(value)}"
+            for name, value in (logs or {}).items()
+            if name != "elapsed_seconds"
+        ]
         parts.append(f"{seconds:.1f}s")
         print(" - ".join(parts), file=self.stream or sys.stdout, flush=True)
 
@@ -329,6 +335,114 @@ def _number(value):
         return f"{float(value):.5g}"
     except (TypeError, ValueError):
         return str(value)
+
+
+def last_value(csv_path, column):
+    """The `column` value of the last row of an existing CSV log that has a finite
+    one, or None."""
+    values = monitor_history(csv_path, column)
+    return values[-1] if values else None
+
+
+class ElapsedTime(keras.callbacks.Callback):
+    """Logs `elapsed_seconds`: wall-clock seconds of training since the run started.
+
+    The clock runs from the beginning of each epoch to its end, as the callbacks
+    before this one see it: training steps (the first epoch's tracing included) and
+    validation. Not counted: what happens between epochs (the callbacks after this
+    one, which write the checkpoints, the backup and the log), the setup of `fit`
+    before the first epoch, and the seconds `pauses` report (the snapshots that
+    `TimedSnapshots` writes during an epoch). A resumed run starts from the value
+    the interrupted run logged for its last completed epoch. The clock is
+    `time.monotonic`.
+
+    Args:
+        previous: seconds of training before this `fit` (0 for a fresh run).
+        pauses: objects with a `paused_seconds` attribute (a growing count of
+            seconds spent on something else than training), e.g. `TimedSnapshots`.
+    """
+
+    def __init__(self, previous=0.0, pauses=()):
+        super().__init__()
+        self.seconds = float(previous or 0.0)
+        self.pauses = list(pauses)
+
+    def _paused(self):
+        return sum(getattr(p, "paused_seconds", 0.0) for p in self.pauses)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._start, self._paused_at_start = time.monotonic(), self._paused()
+
+    def on_epoch_end(self, epoch, logs=None):
+        now = time.monotonic()
+        start = getattr(self, "_start", now)
+        paused = self._paused() - getattr(self, "_paused_at_start", self._paused())
+        self.seconds += max(now - start - paused, 0.0)
+        if logs is not None:
+            logs["elapsed_seconds"] = round(self.seconds, 3)
+
+
+class TrainingCurve(keras.callbacks.Callback):
+    """Draws the CSV log's curves as a PNG (`zoo.viz.training_curve`).
+
+    The PNG is drawn at most every `every_seconds` at an epoch's end (so a long run
+    shows its progress) and whenever `draw()` is called (`fit` calls it when its
+    training ends, also when it ends with an error). Place it after the
+    `keras.callbacks.CSVLogger` that writes the log. A failure to draw never stops
+    training: it is reported in one line on standard error.
+
+    Args:
+        csv_path: the log.
+        path: the PNG.
+        monitor: the monitored value drawn besides the losses, or None.
+        rounds_per_epoch: validation rounds per pass over the training data.
+        every_seconds: the least seconds between two drawings at epoch ends (None:
+            only `draw()` draws).
+    """
+
+    def __init__(
+        self, csv_path, path, monitor=None, rounds_per_epoch=1, every_seconds=300.0
+    ):
+        super().__init__()
+        self.csv_path = csv_path
+        self.path = path
+        self.monitor = monitor
+        self.rounds_per_epoch = rounds_per_epoch
+        self.every_seconds = every_seconds
+        self._last = time.monotonic()
+
+    def on_train_begin(self, logs=None):
+        self._last = time.monotonic()
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.every_seconds is None:
+            return
+        if time.monotonic() - self._last >= self.every_seconds:
+            self.draw()
+
+    def draw(self):
+        """Draws the PNG; returns the plotted series (None when it failed or no
+        epoch is logged yet)."""
+        self._last = time.monotonic()
+        if not os.path.exists(self.csv_path) or os.path.getsize(self.csv_path) == 0:
+            return None  # no epoch logged yet
+        try:
+            from zoo.viz import training_curve
+
+            return training_curve(
+                self.csv_path,
+                self.path,
+                monitor=self.monitor,
+                rounds_per_epoch=self.rounds_per_epoch,
+            )
+        except Exception as e:  # a drawing never fails the training
+            message = " ".join(str(e).split())[:200]
+            print(
+                f"warning: could not draw {self.path}: {type(e).__name__}: {message}",
+                file=sys.stderr,
+                flush=True,
+            )
+            return None
 
 
 class TimedSnapshots(keras.callbacks.Callback):
@@ -380,6 +494,11 @@ class TimedSnapshots(keras.callbacks.Callback):
     def elapsed(self):
         """Seconds of training so far (snapshot writing excluded)."""
         return time.perf_counter() - self._start - self._paused
+
+    @property
+    def paused_seconds(self):
+        """Seconds spent writing snapshots in this `fit` so far."""
+        return getattr(self, "_paused", 0.0)
 
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch = epoch

@@ -80,15 +80,54 @@ def validate_more_often(train_ds, epochs, evals_per_epoch):
         `(dataset, fit_kwargs)`: pass both to `keras.Model.fit` (`fit_kwargs` holds
         `epochs` and, when cut, `steps_per_epoch`).
     """
+    dataset, fit_kwargs, _ = validation_rounds(train_ds, epochs, evals_per_epoch)
+    return dataset, fit_kwargs
+
+
+def validation_rounds(train_ds, epochs, evals_per_epoch):
+    """`validate_more_often`, also returning the number of batches of one pass (None
+    when `evals_per_epoch` is 1 and the data is not counted)."""
     for name, value in (("epochs", epochs), ("evals_per_epoch", evals_per_epoch)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError(f"`{name}` must be a positive int. Received: {value!r}")
     if evals_per_epoch == 1:
-        return train_ds, {"epochs": epochs}
+        return train_ds, {"epochs": epochs}, None
     batches = sum(1 for _ in train_ds)
     if batches == 0:
         raise ValueError("The training data set holds no batch.")
-    return train_ds.repeat(), {
+    fit_kwargs = {
         "epochs": epochs * evals_per_epoch,
         "steps_per_epoch": -(-batches // evals_per_epoch),
     }
+    return train_ds.repeat(), fit_kwargs, batches
+
+
+def resume_rounds(train_ds, batches, steps_per_epoch, completed):
+    """The stream of training batches of `validation_rounds` for a run resumed after
+    `completed` validation rounds.
+
+    The rounds cut the stream `train_ds.repeat()` into `steps_per_epoch` batches
+    each, so the resumed run starts `completed * steps_per_epoch` batches into it:
+    in pass `p` at batch `w` (`p, w = divmod(completed * steps_per_epoch,
+    batches)`). tf.data draws a reshuffled pipeline's order (and the state of
+    `Dataset.random(rerandomize_each_iteration=True)`) when an iterator of it is
+    created, and `repeat` creates one iterator of `train_ds` per pass; so `p`
+    iterators of `train_ds` are created here, and dropped with no element read, and
+    the stream returned reads pass `p` from its batch `w` (the first `w` batches are
+    read and dropped), then the later passes, each in the order of a run that was
+    not interrupted.
+
+    Args:
+        train_ds: the training `tf.data.Dataset` before `validation_rounds`.
+        batches: batches in one pass (`validation_rounds`' third value).
+        steps_per_epoch: batches per round.
+        completed: rounds completed before the resume.
+
+    Returns:
+        The `tf.data.Dataset` to give `Model.fit` in place of the repeated one.
+    """
+    passes, within = divmod(completed * steps_per_epoch, batches)
+    for _ in range(passes):
+        iter(train_ds)
+    stream = train_ds.repeat()
+    return stream.skip(within) if within else stream

@@ -12,19 +12,22 @@ import tensorflow as tf
 from zoo.io import remove_temporaries
 from zoo.training import keras_workarounds
 from zoo.training.callbacks import (
+    ElapsedTime,
     EpochLog,
     LogLearningRate,
     NaNGuard,
     PlateauDecay,
     ResumableEarlyStopping,
     TimedSnapshots,
+    TrainingCurve,
     best_so_far,
+    last_value,
     monitor_values,
 )
 from zoo.training.checkpoints import Backup, BestCheckpoint, RestoreBackup, SaveBackup
-from zoo.training.data import validate_more_often
+from zoo.training.data import resume_rounds, validation_rounds
 from zoo.training.distribution import is_multi_worker, worker_run_dir
-from zoo.training.resume import run_identity_of, start_or_resume
+from zoo.training.resume import CURVE_FILE, run_identity_of, start_or_resume
 from zoo.training.run_folder import kept_backups, run_lock
 from zoo.training.schedules import fit_schedule
 from zoo.training.weight_averaging import (
@@ -123,13 +126,14 @@ def _fit(
     # put back before the backup.
     weights = WeightAverage(model) if averages_weights(model, cfg) else None
     epochs = cfg.epochs
+    passes_ds, batches = train_ds, None
     if cfg.validations_per_epoch > 1:
         if "steps_per_epoch" in fit_kwargs:
             raise ValueError(
                 "`validations_per_epoch` sets `steps_per_epoch` itself. Received: "
                 f"steps_per_epoch={fit_kwargs['steps_per_epoch']!r}"
             )
-        train_ds, cut = validate_more_often(
+        train_ds, cut, batches = validation_rounds(
             train_ds, cfg.epochs, cfg.validations_per_epoch
         )
         epochs, fit_kwargs["steps_per_epoch"] = cut["epochs"], cut["steps_per_epoch"]
@@ -161,15 +165,24 @@ def _fit(
     if weights:
         all_callbacks.append(AverageIn(weights))
     all_callbacks += list(callbacks or [])
+    snapshots = None
     if cfg.time_limit or cfg.snapshot_minutes:
-        all_callbacks.append(
-            TimedSnapshots(
-                os.path.join(run_dir, "snapshots"),
-                cfg.snapshot_minutes,
-                cfg.time_limit,
-                weights,
-            )
+        snapshots = TimedSnapshots(
+            os.path.join(run_dir, "snapshots"),
+            cfg.snapshot_minutes,
+            cfg.time_limit,
+            weights,
         )
+    # Before the checkpoints and the log: their writing is not counted, and the CSV
+    # log has the column. A resumed run continues the interrupted run's clock.
+    all_callbacks.append(
+        ElapsedTime(
+            last_value(csv_path, "elapsed_seconds") if resuming else 0.0,
+            pauses=[snapshots] if snapshots is not None else [],
+        )
+    )
+    if snapshots is not None:
+        all_callbacks.append(snapshots)
     checkpoint = BestCheckpoint(
         os.path.join(run_dir, "best.keras"), monitor=monitor, mode=cfg.mode
     )
@@ -206,6 +219,13 @@ def _fit(
     if schedule is not None:
         all_callbacks.append(LogLearningRate(schedule))
     all_callbacks.append(keras.callbacks.CSVLogger(csv_path, append=resuming))
+    curve = TrainingCurve(
+        csv_path,
+        os.path.join(run_dir, CURVE_FILE),
+        monitor=monitor,
+        rounds_per_epoch=cfg.validations_per_epoch,
+    )
+    all_callbacks.append(curve)
     if cfg.tensorboard and importlib.util.find_spec("tensorboard") is not None:
         all_callbacks.append(
             keras.callbacks.TensorBoard(os.path.join(run_dir, "tensorboard"))
@@ -217,40 +237,63 @@ def _fit(
     )
     if lines:
         all_callbacks.append(EpochLog(rounds_per_epoch=cfg.validations_per_epoch))
-    if initial_epoch and _advance_shuffle(train_ds, fit_kwargs, strategy):
+    if initial_epoch and batches is not None and _single_replica(passes_ds, strategy):
+        # Validation rounds: Keras reads one stream of batches through all rounds
+        # (one iterator for the whole `fit`), and the resumed run starts that stream
+        # where the interrupted run's next round would have (`resume_rounds`).
+        train_ds = resume_rounds(
+            passes_ds, batches, fit_kwargs["steps_per_epoch"], initial_epoch
+        )
+        _advance(val_ds, initial_epoch)
+    elif initial_epoch and _advance_shuffle(train_ds, fit_kwargs, strategy):
         # A resumed run sees each epoch's data in the order the interrupted run
         # would have: tf.data draws a shuffled pipeline's order when an iterator is
         # created, so the iterators Keras created in the completed epochs (training
         # and validation: they may be the same dataset) are created again, and
         # dropped with no element read, before Keras creates its own.
-        for ds in [train_ds, val_ds]:
-            if isinstance(ds, tf.data.Dataset):
-                for _ in range(keras_workarounds.epoch_iterators(ds, initial_epoch)):
-                    iter(ds)
+        _advance(train_ds, initial_epoch)
+        _advance(val_ds, initial_epoch)
     if isinstance(train_ds, tf.data.Dataset):
         # The caller shuffles its tf.data pipeline; Keras ignores `shuffle` for
         # datasets but warns when it is True (its default) on every `fit`.
         fit_kwargs.setdefault("shuffle", False)
-    with _quiet_expected_warnings(fit_kwargs):
-        return model.fit(
-            train_ds,
-            validation_data=val_ds,
-            epochs=epochs,
-            initial_epoch=initial_epoch,
-            callbacks=all_callbacks,
-            verbose=keras_verbose,
-            **fit_kwargs,
-        )
+    try:
+        with _quiet_expected_warnings(fit_kwargs):
+            return model.fit(
+                train_ds,
+                validation_data=val_ds,
+                epochs=epochs,
+                initial_epoch=initial_epoch,
+                callbacks=all_callbacks,
+                verbose=keras_verbose,
+                **fit_kwargs,
+            )
+    finally:
+        # Also after an error or an interruption: the curve of the epochs logged.
+        curve.draw()
 
 
 def _advance_shuffle(train_ds, fit_kwargs, strategy):
     """Whether Keras creates one iterator of `train_ds` per epoch on this strategy
     (a `tf.data.Dataset`, no `steps_per_epoch`, not distributed over replicas)."""
-    if not isinstance(train_ds, tf.data.Dataset):
-        return False
     if fit_kwargs.get("steps_per_epoch") is not None:
         return False
+    return _single_replica(train_ds, strategy)
+
+
+def _single_replica(train_ds, strategy):
+    """Whether `train_ds` is a `tf.data.Dataset` that Keras reads on one replica."""
+    if not isinstance(train_ds, tf.data.Dataset):
+        return False
     return strategy is None or strategy.num_replicas_in_sync == 1
+
+
+def _advance(ds, completed):
+    """Creates, and drops with no element read, the iterators of `ds` that Keras'
+    `fit` created in its first `completed` epochs (one validation per epoch)."""
+    if isinstance(ds, tf.data.Dataset):
+        for _ in range(keras_workarounds.epoch_iterators(ds, completed)):
+            iter(ds)
 
 
 def _progress(verbose, stream=None):

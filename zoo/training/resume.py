@@ -16,7 +16,8 @@ same identity resumes (and says so: `resuming <run_dir> from epoch N (of M)`); a
 different one raises `RunMismatchError` naming the keys that differ, unless
 `cfg.resume` is "force" (resume anyway, with a warning) or "never" (delete the backup
 and start afresh). A fresh start also deletes what `fit` wrote for an earlier run in
-that folder (`best.keras`, `log.csv`, `tensorboard/`), so the folder holds one run.
+that folder (`best.keras`, `log.csv`, `training_curve.png`, `tensorboard/`), so the
+folder holds one run.
 
 A training that finished inside `zoo.training.run_folder.keep_final_backups` (a
 recipe's run, until its export is written) leaves its final weights as the backup;
@@ -36,8 +37,9 @@ from zoo.errors import ConfigError, MissingPathError
 from zoo.io import atomic_write
 
 RUN_FILE = "run.json"
+CURVE_FILE = "training_curve.png"
 # What `fit` writes in a run folder (besides the backup and run.json).
-RUN_OUTPUTS = ("best.keras", "log.csv", "tensorboard")
+RUN_OUTPUTS = ("best.keras", "log.csv", CURVE_FILE, "tensorboard")
 
 _HOW_TO_PROCEED = (
     "pass --resume never to start afresh in that folder, another --run-dir to keep "
@@ -294,11 +296,15 @@ def start_or_resume(run_dir, cfg, identity, backup, csv_path):
         raise RunMismatchError(
             f"{problem}: {_HOW_TO_PROCEED}", run_dir=run_dir, differences=found
         )
-    if completed > cfg.epochs and final_path is None:
+    # With validation rounds (`cfg.validations_per_epoch`), the backup counts rounds
+    # and the messages count passes over the data (1.5 = the middle of pass 2).
+    rounds = getattr(cfg, "validations_per_epoch", 1)
+    passes = completed / rounds
+    if completed > cfg.epochs * rounds and final_path is None:
         raise RunMismatchError(
-            f"{run_dir} holds a backup after {completed} epochs, more than the "
-            f"{cfg.epochs} asked for: pass --epochs {completed} or more to resume "
-            "it, or --resume never to start afresh in that folder",
+            f"{run_dir} holds a backup after {passes:g} epochs, more than the "
+            f"{cfg.epochs} asked for: pass --epochs {math.ceil(passes)} or more to "
+            "resume it, or --resume never to start afresh in that folder",
             run_dir=run_dir,
         )
     if record is None or found:
@@ -315,12 +321,18 @@ def start_or_resume(run_dir, cfg, identity, backup, csv_path):
     trim_log(csv_path, completed)
     if final_path is not None:
         print(
-            f"resuming {run_dir}: its training finished after {completed} epochs; "
+            f"resuming {run_dir}: its training finished after {passes:g} epochs; "
             "loading the trained weights instead of training again (--resume never "
             "trains afresh)"
         )
-    elif completed < cfg.epochs:
-        print(f"resuming {run_dir} from epoch {completed + 1} (of {cfg.epochs})")
+    elif completed < cfg.epochs * rounds:
+        if rounds == 1:
+            print(f"resuming {run_dir} from epoch {completed + 1} (of {cfg.epochs})")
+        else:
+            print(
+                f"resuming {run_dir} after epoch {passes:g} (of {cfg.epochs}), from "
+                f"validation round {completed + 1}/{cfg.epochs * rounds}"
+            )
     else:
         print(f"resuming {run_dir}: all {cfg.epochs} epochs were done")
     sys.stdout.flush()
