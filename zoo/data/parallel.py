@@ -379,7 +379,7 @@ def split_corpus(corpus, fractions=(0.02, 0.02), seed=1234):
 
     Args:
         corpus: a `ParallelCorpus`.
-        fractions: the held-out fractions of the distinct sources, e.g. `(val,
+        fractions: the held-out fractions of the distinct sources, e.g. `(validation,
             test)`; the rest is training.
         seed: the permutation seed (the same seed gives the same split on any machine).
 
@@ -458,7 +458,7 @@ def _tsv_column(source, target, source_column, path):
     )
 
 
-def file_specs(train, val=None, test=None):
+def file_specs(train, validation=None, test=None):
     """`(path, files)` for `load_parallel` from command-line style specs.
 
     Each spec is a TSV file, a folder (train only) or `SOURCE_FILE,TARGET_FILE` (two
@@ -473,23 +473,23 @@ def file_specs(train, val=None, test=None):
         parts = str(text).split(",")
         return parts[0] if len(parts) == 1 else tuple(parts)
 
-    if val is None and test is None and "," not in str(train):
+    if validation is None and test is None and "," not in str(train):
         return train, None
-    specs = {"train": train, "validation": val, "test": test}
+    specs = {"train": train, "validation": validation, "test": test}
     return None, {k: spec(v) for k, v in specs.items() if v is not None}
 
 
 def _normalize_files(files):
     if not isinstance(files, dict) or not files:
         raise ConfigError(
-            "`files` must map splits ('train', 'val', 'test') to a TSV file or a "
+            "`files` must map splits ('train', 'validation', 'test') to a TSV file or a "
             f"(source, target) pair of files. Received: files={files!r}"
         )
     out = {}
     for key, value in files.items():
         if key not in _SPLIT_KEYS:
             raise ConfigError(
-                f"Unknown split {key!r} in `files`; expected train, val (valid, "
+                f"Unknown split {key!r} in `files`; expected train, validation (valid, "
                 f"validation, dev) or test. Received: files={files!r}"
             )
         if value is None:
@@ -534,7 +534,7 @@ def load_parallel(
     source_column=None,
     held_out=(0.02, 0.02),
 ):
-    """Loads train / val / test pairs from any layout of the module docstring.
+    """Loads train / validation / test pairs from any layout of the module docstring.
 
     Args:
         path: a folder of line-aligned split files (or Multi30k's root), or a TSV
@@ -545,16 +545,18 @@ def load_parallel(
             many words; validation and test pairs are all kept.
         limit: read at most this many training lines.
         seed: seed of the held-out splits made from the training data.
-        files: explicit files, `{"train": spec, "val": spec, "test": spec}` (`val`
-            may be spelled `valid`, `validation` or `dev`; `val`/`test` optional),
+        files: explicit files, `{"train": spec, "validation": spec, "test": spec}`
+            (`validation` may be spelled `valid`, `val` or `dev`; it and `test` are
+            optional),
             each spec a TSV file or a `(source_file, target_file)` pair.
         source_column: which TSV column holds the source (0 or 1); default: the
             column of `source` in an English-first Anki TSV.
-        held_out: `(val, test)` fractions of the training data used for the splits
+        held_out: `(validation, test)` fractions of the training data used for the splits
             the data lacks.
 
     Returns:
-        `{"train": ParallelCorpus, "val": ..., "test": ...}`. Each corpus'
+        `{"train": ParallelCorpus, "val": ..., "test": ...}` (the validation set is
+        returned as "val", the key its callers read). Each corpus'
         `description` says where it came from; the training corpus'
         `report.lengths` holds its length statistics in words (before the length
         filter).
@@ -571,7 +573,8 @@ def load_parallel(
     _check_column(source_column)
     if len(held_out) != 2:
         raise ConfigError(
-            f"`held_out` must be (val, test) fractions. Received: held_out={held_out!r}"
+            f"`held_out` must be (validation, test) fractions. Received: "
+            f"held_out={held_out!r}"
         )
     if files is not None:
         if path is not None:
