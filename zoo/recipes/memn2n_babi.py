@@ -35,18 +35,10 @@ Outputs: `runs/memn2n_babi/` (`vocab.txt`, a folder per model and restart: a rer
 the same command reuses finished runs), `reports/memn2n_babi/` (`test_errors.md`,
 `metrics.json`, `attention_task<N>_<i>.png`: per-hop attention over the sentences,
 supporting facts marked `*`, as the paper's Figure 2) and, when one model was trained
-(joint, one task or the demo), `saved_models/memn2n/VERSION/` and `VERSION.keras`
-(the `MemN2NQuestionAnswerer` task: `predict_answers({"story": [...], "question":
-[...]})` on raw text after `import zoo`; `.backbone` is the `MemN2N` network):
-
-- `serving_default(story: string [None], question: string [None])` -> `answer` string
-  [None], `probabilities` float [None, V], `attention` float [None, hops, slots] (slot
-  0 = most recent sentence), `memory` string [None, slots] ("" = empty slot);
-- `preprocess(story, question)` -> `story` int32 [None, slots, J], `question` int32
-  [None, J], the network's inputs (of `VERSION.keras`'s `.backbone`).
-
-A story's lines are its sentences: the last 50 with words are kept (of its last 256
-KiB), each cut to J words (the longest training sentence); see `MemN2NPreprocessor`.
+(joint, one task or the demo), `saved_models/memn2n/VERSION/` (`serving_default(story,
+question)` -> `answer`, `probabilities`, `attention`, `memory`; `preprocess`: see
+`MemN2NServing` and `MemN2NPreprocessor` for shapes and limits) and `VERSION.keras`,
+the `MemN2NQuestionAnswerer` task on raw text (`.backbone` is the `MemN2N` network).
 """
 
 import dataclasses
@@ -88,6 +80,8 @@ class PaperRate(float):
 
 @dataclasses.dataclass
 class Config(RecipeConfig):
+    """The recipe's options (the command-line flags)."""
+
     tasks: str = option("1-20", "bAbI tasks, e.g. 1-20 or 1,2,5", check=parse_tasks)
     joint: bool = option(
         True, "one model for all tasks (--no-joint: one model per task)", demo=False
