@@ -145,14 +145,12 @@ class Config(RecipeConfig):
         return (0,) if self.demo else parse_tasks(self.tasks)
 
 
-def parse(argv=None):
-    """The `Config` of `argv`; the paper's epochs and learning rate unless given."""
-    return steps.parse(
-        Config, argv, name=NAME, description=__doc__,
-        training=dict(epochs=PaperEpochs(120), learning_rate=PaperRate(0.005),
-                      patience=0),
-        demo_training=dict(epochs=15),
-    )  # fmt: skip
+# The paper's schedule: batches of 32, no early stopping; epochs and learning rate
+# follow --joint and linear start (`Config.__post_init__`) unless given.
+TRAINING = dict(epochs=PaperEpochs(120), learning_rate=PaperRate(0.005), patience=0)
+DEMO_TRAINING = dict(epochs=15)
+
+parse = steps.parser(Config, NAME, __doc__, TRAINING, DEMO_TRAINING)
 
 
 def load_data(config, log):
