@@ -16,7 +16,6 @@ import random
 from zoo.data import files
 from zoo.data.labelled import (
     IMDB_LABELS,
-    LAYOUTS,
     Documents,
     DocumentSplits,
     encode_labels,
@@ -26,7 +25,6 @@ from zoo.data.labelled import (
 )
 
 __all__ = [
-    "LAYOUTS",
     "DocumentSplits",
     "Documents",
     "demo_corpus",

@@ -762,7 +762,7 @@ def load_labelled(
                 file,
                 text_column,
                 label_column,
-                format=format,
+                format="sst" if kind == "sst" else format,
                 task=task,
                 phrases=phrases and split == "train",
             )
