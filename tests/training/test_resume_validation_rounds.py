@@ -3,13 +3,21 @@ middle of a pass over the training data or at its end) sees the rest of the data
 the order of a run that was not interrupted, so it ends with the same weights and
 logs the same metrics."""
 
+import json
+
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from tests.training.test_resume_data_order import Batches
-from tests.training.training_test_utils import Interrupt, InterruptAt, log_rows
+from tests.training.training_test_utils import (
+    Interrupt,
+    InterruptAt,
+    epochs_seen,
+    log_rows,
+    run_script,
+)
 from zoo import training
 from zoo.training import TrainingConfig
 
@@ -89,3 +97,36 @@ def test_rounds_across_the_end_of_a_pass(tmp_path, interrupt_at):
 
 def test_data_of_unknown_length(tmp_path):
     _check(tmp_path, 3, known_length=False)
+
+
+@pytest.mark.slow
+def test_a_process_killed_in_the_middle_of_a_round(tmp_path):
+    """tiny_training.py (8 shuffled batches a pass, 2 rounds of 4 batches) killed in
+    round 4 (the second half of pass 2) and started again with the same command
+    ends as the same run not killed."""
+    flags = ["--batch-size", 8, "--validations-per-epoch", 2, "--shuffle"]
+    flags += ["--patience", 0, "--verbose", 0]
+    whole = run_script(
+        [tmp_path / "whole.json", "--run-dir", tmp_path / "whole"] + flags
+    )
+    assert whole.returncode == 0, whole.stderr[-2000:]
+    out, run_dir = tmp_path / "out.json", tmp_path / "run"
+    cmd = [out, "--run-dir", run_dir, "--kill-epoch", 3] + flags
+    first = run_script(cmd)
+    assert first.returncode == 3, first.stderr[-2000:]  # killed
+    second = run_script(cmd)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert (
+        f"resuming {run_dir} after epoch 1.5 (of 5), from validation round 4/10"
+        in second.stdout
+    )
+    assert epochs_seen(out) == [0, 1, 2, 3, 3, 4, 5, 6, 7, 8, 9]
+    expected = json.load(open(tmp_path / "whole.json"))
+    np.testing.assert_allclose(
+        json.load(open(out))["weights"], expected["weights"], rtol=1e-5, atol=1e-7
+    )
+    logged = _columns(run_dir, "epoch", "loss", "val_loss")
+    wanted = _columns(tmp_path / "whole", "epoch", "loss", "val_loss")
+    assert logged["epoch"] == wanted["epoch"] == list(range(10))
+    np.testing.assert_allclose(logged["loss"], wanted["loss"], rtol=1e-5)
+    np.testing.assert_allclose(logged["val_loss"], wanted["val_loss"], rtol=1e-5)

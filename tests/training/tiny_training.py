@@ -1,7 +1,8 @@
 """A tiny training run driven by zoo.training, executed in child processes by the tests.
 
 Usage: python tiny_training.py OUT_JSON [--kill-epoch N] [--kill-in-save WHAT]
-       [--logical-cpus N] [training flags: --run-dir --epochs --distribute ...]
+       [--logical-cpus N] [--validations-per-epoch N] [--shuffle]
+       [training flags: --run-dir --epochs --distribute ...]
 
 `--kill-epoch N` exits the process in the middle of epoch N (0-based) the first time.
 `--kill-in-save backup|best` truncates the file being saved at the end of epoch
@@ -34,6 +35,10 @@ def main():
     parser.add_argument("--kill-in-save", choices=("backup", "best"), default=None)
     parser.add_argument("--logical-cpus", type=int, default=0)
     parser.add_argument("--verbose", default="auto")
+    parser.add_argument("--validations-per-epoch", type=int, default=1)
+    parser.add_argument(
+        "--shuffle", action="store_true", help="reshuffle the training data"
+    )
     from zoo.training import TrainingConfig, add_training_args
 
     add_training_args(parser, epochs=5, batch_size=16, learning_rate=0.05)
@@ -58,7 +63,10 @@ def main():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(64, 4)).astype("float32")
     y = (x @ np.array([1.0, -2.0, 0.5, 3.0], "float32"))[:, None]
-    train = tf.data.Dataset.from_tensor_slices((x, y)).batch(cfg.batch_size)
+    train = tf.data.Dataset.from_tensor_slices((x, y))
+    if args.shuffle:
+        train = train.shuffle(64, seed=7, reshuffle_each_iteration=True)
+    train = train.batch(cfg.batch_size)
     val = tf.data.Dataset.from_tensor_slices((x[:16], y[:16])).batch(cfg.batch_size)
 
     with strategy.scope():
