@@ -1,38 +1,26 @@
-"""Parallel text for translation: line-aligned files, TSV pairs, a demo pair.
+"""Parallel text for translation: one reader for pairs, fixed splits, a demo pair.
 
-Readers return a `ParallelCorpus` (aligned lists of source and target sentences, and
-where each pair was read) and a `ReadReport` that counts and locates every line that
-was not used: empty lines and over-long pairs are skipped and reported with file and
-line (never dropped silently); file pairs whose line counts differ are an error,
-because alignment cannot be trusted.
+`read_pairs` reads a TSV file of pairs (`source<TAB>target` or `target<TAB>source`,
+`source_column=` says which; Anki/Tatoeba's `english<TAB>other<TAB>attribution`, e.g.
+ManyThings' `spa.txt`, has English first) or two line-aligned files (Multi30k's
+`train.en.gz` / `train.de.gz`, IWSLT's `train.en` / `train.vi`) into a
+`ParallelCorpus` whose `ReadReport` counts and locates (file and line) every pair it
+skipped: blank lines and sides, lines without a tab, over-long pairs. Line-aligned
+files whose line counts differ are an error: their alignment cannot be trusted.
 
-Formats:
-- Line-aligned pairs: sentence i of one file translates sentence i of the other
-  (Multi30k's `train.en.gz` / `train.de.gz`, IWSLT's `train.en` / `train.vi`).
-- TSV pairs, `source<TAB>target` or `target<TAB>source` (`source_column=` says which;
-  Anki/Tatoeba's `english<TAB>other<TAB>attribution`, e.g. ManyThings' `spa.txt`, has
-  English first).
+`load_parallel` recognises, in this order: `files=` (explicit files per split, each a
+TSV file or a (source, target) pair); a folder of line-aligned split files
+`{train,valid|val|dev,test}.{src,tgt}[.gz]`, `src`/`tgt` being the language codes
+given or literally `src`/`tgt` (Multi30k's `test_2016_flickr` counts as `test`, and
+its root with `data/task1/raw` is found too); a TSV file. Splits the data lacks are
+fixed, seeded parts of its training data, drawn by unique source sentence
+(`split_corpus`). Length limits (`max_words`) apply to the training data only, so
+scores are over the whole test set; the training data's length statistics
+(`ReadReport.lengths`, `LengthStats`) let a caller derive its limits from the data.
+Files are read as `zoo.data.files.iter_lines` reads them.
 
-`load_parallel` recognises, in this order:
-- `files=`: explicit files per split, each a TSV file or a (source, target) pair;
-- a folder of line-aligned split files `{train,valid|val|dev,test}.{src,tgt}[.gz]`,
-  where `src`/`tgt` are the language codes given (`train.en` / `train.vi`), or the
-  literal `src`/`tgt`; Multi30k's `test_2016_flickr` counts as `test`, and its root
-  (with `data/task1/raw`) is found too;
-- a TSV file (`.tsv`, `.txt`, `.tab`, optionally `.gz`).
-Splits the data lacks (validation, test) are fixed, seeded parts of its training data.
-
-Every file is UTF-8 (a byte-order mark is ignored, invalid UTF-8 is a
-`zoo.errors.DataError` naming file and line; `.gz` is decompressed and a truncated
-archive is an error naming it). Lines break on "\\n" only.
-
-Length limits (`max_words`) apply to the training data only: every validation and test
-pair is kept, so scores are over the whole test set. The training data's length
-statistics (`ReadReport.lengths`, `LengthStats`) let a caller derive its limits from
-the data.
-
-`split_corpus` makes a fixed, seeded held-out split; `demo_corpus` generates a small
-synthetic language pair with word reordering that a model learns in seconds.
+`demo_corpus` generates a small synthetic language pair with word reordering that a
+model learns in seconds.
 """
 
 import dataclasses
