@@ -266,10 +266,10 @@ def _grid_example_html(ex):
         caption += f' <b class="{mark}">{"right" if ex["ok"] else "wrong"}</b>'
     out = [f'<div class="ex"><div class="cap">{caption}</div>']
     if not rows or not columns:
-        out.append(
-            "<p><i>(no attention weights: nothing left after "
-            "preprocessing)</i></p></div>"
+        empty = ex.get(
+            "empty", "no attention weights: nothing left after preprocessing"
         )
+        out.append(f"<p><i>({esc(str(empty))})</i></p></div>")
         return "".join(out)
     out.append('<table class="att"><thead><tr><th></th>')
     out.extend(f"<th>{esc(str(c))}</th>" for c in columns)
@@ -297,8 +297,9 @@ def attention_grid_html(
         sections: list of `{"heading": str, "examples": [example, ...]}`; an
             example is a dict with `"rows"` (R labels), `"columns"` (C labels),
             `"weights"` (R rows of C floats, e.g. a `(R, C)` array), and optionally
-            `"caption"` (text, several lines allowed) and `"ok"` (True/False: the
-            prediction was right/wrong). The sections' i-th examples should show the
+            `"caption"` (text, several lines allowed), `"ok"` (True/False: the
+            prediction was right/wrong) and `"empty"` (what to say when there are
+            no rows or columns). The sections' i-th examples should show the
             same input, so they can be compared across the row.
         title: page title (its first line, at most 100 characters).
         subtitle: optional text under the heading (e.g. the data).

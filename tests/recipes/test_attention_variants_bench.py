@@ -1,0 +1,93 @@
+"""bench.attention_variants: the entropy of attention weights, the table, and one
+small run of two variants end to end (numbers recomputed from what it wrote, the
+HTML page rendered in headless Chromium)."""
+
+import json
+import math
+import shutil
+
+import numpy as np
+import pytest
+
+from bench import attention_variants as av
+
+
+def _row(weights, source):
+    return {"attention": np.asarray(weights, "float32"), "source_tokens": source}
+
+
+def test_attention_entropy_is_zero_for_one_hot_and_log_n_for_uniform():
+    uniform = _row([[0.25] * 4, [0.25] * 4], ["a", "b", "c", "d"])
+    one_hot = _row([[0, 1, 0, 0, 0, 0]], ["a", "b", "c", "d", "", ""])  # padded
+    entropy, normalized = av.attention_entropy([uniform])
+    assert entropy == pytest.approx(math.log(4)) and normalized == pytest.approx(1.0)
+    entropy, normalized = av.attention_entropy([one_hot])
+    assert entropy == pytest.approx(0.0) and normalized == pytest.approx(0.0)
+    # rows of zero weight (padding of the target) are left out of the mean
+    mixed = _row([[0.5, 0.5, 0, 0], [0, 0, 0, 0]], ["a", "b", "c", "d"])
+    entropy, normalized = av.attention_entropy([mixed, one_hot])
+    assert entropy == pytest.approx(math.log(2) / 2)
+    assert normalized == pytest.approx(math.log(2) / math.log(4) / 2)
+    assert av.attention_entropy([]) == (None, None)
+
+
+def test_unknown_variants_and_budgets_are_refused(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        av.parse_args(["--variants", "bahdanau,luong-magic"])
+    assert exit_info.value.code == 2
+    assert "luong-magic" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        av.parse_args(["--minutes", "0"])
+
+
+def test_every_variant_is_a_valid_recipe_command(tmp_path):
+    from zoo.recipes import translation
+
+    for variant in av.VARIANTS:
+        args = av.parse_args(["--variants", variant, "--out", str(tmp_path)])
+        command = av.recipe_command(args, variant)
+        config = translation.parse(command[3:])  # after `python -m MODULE`
+        assert config.training.time_limit == args.minutes
+        assert config.attention == (
+            "none" if variant == "none" else variant.split("-")[0]
+        )
+
+
+@pytest.mark.slow
+def test_two_variants_end_to_end(tmp_path):
+    from bench.translation_time import score
+
+    out = tmp_path / "av"
+    argv = ["--quick", "--minutes", "0.2", "--variants", "none,bahdanau"]
+    argv += ["--out", str(out), "--examples", "2", "--extra=--epochs 2"]
+    results = av.main(argv)
+    written = json.loads((out / "variants.json").read_text())
+    assert [r["variant"] for r in written["results"]] == ["none", "bahdanau"]
+    test = av.test_pairs(av.parse_args(argv))
+    for result in written["results"]:
+        hypotheses = (
+            (out / result["variant"] / "hypotheses.tgt.txt")
+            .read_text(encoding="utf-8")
+            .splitlines()
+        )
+        assert len(hypotheses) == result["test_pairs"] == len(test.sources)
+        again = score(hypotheses, test.targets, "en")
+        assert result["bleu_lowercase"] == pytest.approx(again["bleu_lowercase"])
+        assert result["train_tokens_per_second"] > 0
+        assert result["decode_sentences_per_second"] > 0
+    none, bahdanau = results
+    assert none["attention_entropy"] is None
+    assert 0.0 <= bahdanau["attention_entropy_normalized"] <= 1.0
+    table = (out / "variants.md").read_text()
+    assert "| none |" in table and "| bahdanau |" in table
+    page = (out / "attention.html").read_text(encoding="utf-8")
+    assert page.count('<table class="att">') == 2  # bahdanau's two sentences
+    assert page.count("no attention: the decoder reads a fixed mean context") == 2
+    if shutil.which("chromium"):
+        from tests.chromium import dump_dom, screenshot
+
+        assert (
+            screenshot(out / "attention.html", tmp_path / "s.png", tmp_path / "u")
+            > 5000
+        )
+        assert dump_dom(out / "attention.html", tmp_path / "v").count("<table") == 2
