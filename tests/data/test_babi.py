@@ -181,5 +181,5 @@ def test_the_folder_found_is_named_as_it_is(tmp_path):
 
 def test_examples_are_the_model_family_type():
     # Word ids and batches are the model's (`zoo.models.memn2n.babi_arrays`).
-    assert babi.BabiExample.__module__ == "zoo.models.memn2n.babi_example"
+    assert babi.BabiExample.__module__ == "zoo.text.babi_example"
     assert not hasattr(babi, "vectorize") and not hasattr(babi, "tokenize")

@@ -26,7 +26,7 @@ import re
 
 from zoo.data.files import check_exists, iter_lines
 from zoo.errors import ConfigError, DataError
-from zoo.models.memn2n.babi_example import BabiExample
+from zoo.text.babi_example import BabiExample
 
 TASK_NAMES = {
     1: "single-supporting-fact",

@@ -33,12 +33,12 @@ TensorFlow pieces (imported on first use):
   `PAPER_1K_JOINT_PE_LS_RN`, `paper_errors`: results (`babi_report`).
 """
 
-from zoo.models.memn2n.babi_example import BabiExample
 from zoo.models.memn2n.clipped_sgd import ClippedSGD
 from zoo.models.memn2n.linear_start import LinearStart
 from zoo.models.memn2n.linear_start_schedule import LinearStartSchedule, step_decay
 from zoo.models.memn2n.memn2n import MemN2N
 from zoo.models.memn2n.run_cache import RunCache, run_key
+from zoo.text.babi_example import BabiExample
 
 _LAZY = {
     "MemN2NQuestionAnswerer": "memn2n_question_answerer",

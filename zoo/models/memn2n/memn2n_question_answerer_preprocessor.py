@@ -2,9 +2,9 @@
 
 import keras
 
-from zoo.models.memn2n.babi_example import BabiExample
 from zoo.models.memn2n.memn2n_preprocessor import MAX_STORY_BYTES, MemN2NPreprocessor
 from zoo.models.preprocessor import Preprocessor
+from zoo.text.babi_example import BabiExample
 
 
 @keras.saving.register_keras_serializable(package="zoo")
