@@ -1,5 +1,5 @@
 """tf.data helpers for training: length bucketing, validation more often than once
-per pass."""
+per pass (and where a resumed run's stream of batches starts)."""
 
 import tensorflow as tf
 
