@@ -14,12 +14,8 @@ import pytest
 from tests.training.test_resume_data_order import Batches
 from tests.training.training_test_utils import Interrupt, InterruptAt
 from zoo import training
+from zoo.models.memn2n.babi_arrays import make_dataset
 from zoo.training import TrainingConfig
-
-try:
-    from zoo.models.memn2n.babi_arrays import make_dataset
-except ImportError:  # a tree where the bAbI pipeline is in zoo.data
-    from zoo.data.babi import make_dataset
 
 
 def _arrays(n=48, slots=6, words=4, sentences=24, vocabulary=16):
