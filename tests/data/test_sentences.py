@@ -216,6 +216,8 @@ def test_load_sentences_layouts(tmp_path):
     splits = load_sentences(sst, task="sst2")
     assert splits["test"].label_names == SST2_LABELS
     assert len(splits["train"]) == 3
+    # Trees whatever table columns are given (a recipe passes its defaults).
+    assert len(load_sentences(sst, task="sst2", text_column="text")["train"]) == 3
     # Split TSV files with different headers (as in GLUE's SST-2) share label ids.
     glue = tmp_path / "glue"
     glue.mkdir()
