@@ -167,6 +167,23 @@ def test_demo_trains_evaluates_and_exports(demo_run):
 
 
 @pytest.mark.slow
+def test_attention_report_shows_the_hops_over_the_story(demo_run, tmp_path):
+    import shutil
+
+    tmp, _ = demo_run
+    path = tmp / "report" / "attention.html"
+    page = path.read_text(encoding="utf-8")
+    # one table per drawn question (the two PNGs), the demo model's hops as columns
+    assert page.count('<table class="att">') == 2
+    assert "<h2>task 0</h2>" in page and "question: " in page
+    if shutil.which("chromium"):
+        from tests.chromium import dump_dom, screenshot
+
+        assert screenshot(path, tmp_path / "s.png", tmp_path / "u") > 5000
+        assert dump_dom(path, tmp_path / "v").count("<table") == 2
+
+
+@pytest.mark.slow
 def test_export_verifies_and_matches_keras_in_a_fresh_process(demo_run):
     import keras
 

@@ -272,21 +272,38 @@ def evaluate(results, data):
 
 
 def report(config, results, data, metrics, log):
-    """`test_errors.md` (the paper's column on its data only) and attention PNGs."""
+    """`test_errors.md` (the paper's column on its data only), attention PNGs and
+    `attention.html` (every task's sample questions, the hops over the sentences)."""
     from zoo.models.memn2n import paper_errors, plot_task_attention, write_error_report
 
     c, source = config, metrics["data_source"] or {}
     paper = paper_errors(source.get("language"), source.get("size"), c.joint)
     path = os.path.join(c.report_dir, "test_errors.md")
     title = f"MemN2N test error, {data.description}"
-    print(write_error_report(path, title, metrics, paper), flush=True)
+    table = write_error_report(path, title, metrics, paper)
+    print(table, flush=True)
     if source and paper is None:
         log("no paper column: the paper measured a joint model on bAbI en 1k")
+    sections = []
     pngs = plot_task_attention(
         results, data.tasks, data.arrays, data.vocab, c.report_dir,
-        c.report_samples, lambda t: "demo" if c.demo else f"task{t}",
+        c.report_samples, lambda t: "demo" if c.demo else f"task{t}", sections,
     )  # fmt: skip
     log(f"attention plots: {len(pngs)} in {c.report_dir}")
+    if sections:
+        from zoo.report import attention_grid_html
+
+        page = attention_grid_html(
+            os.path.join(c.report_dir, "attention.html"),
+            sections,
+            title=f"MemN2N attention: {steps.data_name(c, 'demo stories')}",
+            subtitle=data.description,
+            summary=table,
+            legend="Rows: the story's sentences, oldest first (* marks the "
+            "supporting facts); columns: the hops; the darker a cell, the more "
+            "weight that hop gave that sentence.",
+        )
+        log(f"attention report: {page}")
 
 
 def export(config, results, data, metrics, log):

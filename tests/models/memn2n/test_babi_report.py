@@ -1,3 +1,5 @@
+import numpy as np
+
 from zoo.data import babi
 from zoo.models.memn2n import (
     PAPER_1K_JOINT_PE_LS_RN,
@@ -65,6 +67,18 @@ def test_plot_attention_writes_one_png_per_sample(tmp_path):
     with open(paths[0], "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     assert plot_attention(model, test, arrays, vocab, tmp_path, 0, "demo") == []
+    # the same questions as tables: rows the story's sentences, columns the hops
+    grids = []
+    plot_attention(model, test, arrays, vocab, tmp_path, 2, "demo", grids)
+    assert len(grids) == 2
+    for grid, example in zip(grids, test, strict=False):
+        sentences = [s for s in example.story if s.strip()][-6:]
+        assert [r.removeprefix("* ") for r in grid["rows"]] == sentences
+        assert grid["columns"] == ["hop 1", "hop 2"]
+        weights = np.asarray(grid["weights"])  # (sentences, hops)
+        assert weights.shape == (len(sentences), 2)
+        assert np.all(weights.sum(axis=0) <= 1.0 + 1e-5) and np.all(weights >= 0)
+        assert example.question in grid["caption"]
 
 
 def test_evaluate_tasks_and_the_written_report(tmp_path):

@@ -111,7 +111,9 @@ def _short(text, limit=32):
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def plot_attention(model, examples, arrays, vocab, report_dir, samples, prefix):
+def plot_attention(
+    model, examples, arrays, vocab, report_dir, samples, prefix, grids=None
+):
     """Per-hop attention heat maps of the first `samples` test questions.
 
     Rows are hops, columns the story's sentences oldest to newest, supporting facts
@@ -125,6 +127,9 @@ def plot_attention(model, examples, arrays, vocab, report_dir, samples, prefix):
         report_dir: folder of the PNGs, named `attention_<prefix>_<i>.png`.
         samples: int, how many.
         prefix: str.
+        grids: optional list; each drawn question is appended to it as an example
+            of `zoo.report.attention_grid_html` (rows: the story's sentences, oldest
+            to newest, with their whole text; columns: the hops).
 
     Returns:
         The paths written.
@@ -150,6 +155,20 @@ def plot_attention(model, examples, arrays, vocab, report_dir, samples, prefix):
             for i, text in enumerate(sentences[-n:])
         ]
         answer = vocab.id_to_token(int(predicted[row]))
+        if grids is not None:
+            grids.append(
+                {
+                    "rows": [
+                        ("* " if (i + offset) in example.supporting else "") + text
+                        for i, text in enumerate(sentences[-n:])
+                    ],
+                    "columns": [f"hop {h + 1}" for h in range(weights.shape[0])],
+                    "weights": weights.T.tolist(),  # (sentences, hops)
+                    "caption": f"question: {example.question}\nanswer: {answer} "
+                    f"(true: {example.answer})",
+                    "ok": answer == example.answer,
+                }
+            )
         path = os.path.join(report_dir, f"attention_{prefix}_{row}.png")
         attention_heatmap(
             weights,
@@ -223,22 +242,29 @@ def write_error_report(path, title, metrics, paper=None):
     return table
 
 
-def plot_task_attention(results, tasks, arrays, vocab, report_dir, samples, prefix):
+def plot_task_attention(
+    results, tasks, arrays, vocab, report_dir, samples, prefix, sections=None
+):
     """`plot_attention` for every task a model answers; returns the paths.
 
-    `prefix(task)` names each task's files (`attention_<prefix>_<i>.png`).
+    `prefix(task)` names each task's files (`attention_<prefix>_<i>.png`). With a
+    `sections` list, one `zoo.report.attention_grid_html` section per task (heading
+    `task N`) is appended to it.
     """
-    return [
-        path
-        for r in results.values()
-        for t in r["tasks"]
-        for path in plot_attention(
-            r["model"],
-            tasks[t].test,
-            arrays[t]["test"],
-            vocab,
-            report_dir,
-            samples,
-            prefix(t),
-        )
-    ]
+    paths = []
+    for r in results.values():
+        for t in r["tasks"]:
+            grids = []
+            paths += plot_attention(
+                r["model"],
+                tasks[t].test,
+                arrays[t]["test"],
+                vocab,
+                report_dir,
+                samples,
+                prefix(t),
+                grids,
+            )
+            if sections is not None and grids:
+                sections.append({"heading": f"task {t}", "examples": grids})
+    return paths
