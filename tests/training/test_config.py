@@ -1,4 +1,3 @@
-import argparse
 import dataclasses
 import os
 import subprocess
@@ -6,23 +5,25 @@ import sys
 
 import pytest
 
+from tests.recipe import toy_recipe as toy
 from zoo.errors import ConfigError
-from zoo.training import RESUMABLE_FIELDS, TrainingConfig, add_training_args
+from zoo.training import RESUMABLE_FIELDS, TrainingConfig
+
+# The training flags come from TrainingConfig's fields through the recipes' flag
+# system (zoo.recipes.config); the toy recipe of tests/recipe is parsed here.
 
 
 def test_flags_and_config():
-    parser = argparse.ArgumentParser()
-    add_training_args(parser, epochs=7, batch_size=8, learning_rate=0.1)
-    args = parser.parse_args(["--run-dir", "r", "--distribute", "mirrored"])
-    cfg = TrainingConfig.from_args(args)
+    flags = ["--run-dir", "r", "--distribute", "mirrored", "--epochs", "7"]
+    cfg = toy.parse([*flags, "--batch-size", "8", "--learning-rate", "0.1"]).training
     assert (cfg.epochs, cfg.batch_size, cfg.learning_rate) == (7, 8, 0.1)
-    assert (cfg.run_dir, cfg.distribute, cfg.seed, cfg.patience, cfg.resume) == (
+    assert (cfg.run_dir, cfg.distribute, cfg.seed, cfg.resume) == (
         "r",
         "mirrored",
         1234,
-        3,
         "auto",
     )
+    assert cfg.patience == toy.DEMO_TRAINING["patience"]  # the recipe's demo default
     with pytest.raises(ConfigError, match="distribute='gpu'"):
         TrainingConfig(distribute="gpu")
     with pytest.raises(ValueError, match="epochs=0"):  # ConfigError is a ValueError
@@ -30,14 +31,11 @@ def test_flags_and_config():
 
 
 def test_resume_flag_and_bad_values():
-    parser = argparse.ArgumentParser()
-    add_training_args(parser)
-    assert TrainingConfig.from_args(parser.parse_args([])).resume == "auto"
+    assert toy.parse([]).training.resume == "auto"
     for value in ("force", "never"):
-        args = parser.parse_args(["--resume", value])
-        assert TrainingConfig.from_args(args).resume == value
+        assert toy.parse(["--resume", value]).training.resume == value
     with pytest.raises(SystemExit):
-        parser.parse_args(["--resume", "maybe"])
+        toy.parse(["--resume", "maybe"])
     with pytest.raises(ConfigError, match="resume='maybe'"):
         TrainingConfig(resume="maybe")
     with pytest.raises(ConfigError, match="mode='up'"):
@@ -59,12 +57,13 @@ def test_every_field_has_help_and_the_choices_fields_name_them():
     )
     assert fields["schedule"].metadata["choices"] == ("constant", "cosine")
     assert fields["resume"].metadata["choices"] == ("auto", "force", "never")
-    # the flags of add_training_args carry the fields' help
-    parser = argparse.ArgumentParser()
-    add_training_args(parser, schedule="constant")
+    # the recipes' training flags carry the fields' help
+    from zoo.recipes.config import build_parser
+
+    parser = build_parser(toy.ToyConfig, "toy", "toy", "toy")
     helps = {a.dest: a.help for a in parser._actions}
     for name in ("epochs", "learning_rate", "ema", "schedule", "resume", "distribute"):
-        assert helps[name] == fields[name].metadata["help"]
+        assert helps[name].startswith(fields[name].metadata["help"])
 
 
 def test_identity_leaves_out_what_may_change_on_a_resume():
@@ -90,10 +89,7 @@ def test_identity_leaves_out_what_may_change_on_a_resume():
 
 
 def test_decay_flags_and_bad_values():
-    parser = argparse.ArgumentParser()
-    add_training_args(parser)
-    args = parser.parse_args(["--decay-factor", "0.5", "--decay-patience", "2"])
-    cfg = TrainingConfig.from_args(args)
+    cfg = toy.parse(["--decay-factor", "0.5", "--decay-patience", "2"]).training
     assert (cfg.decay_factor, cfg.decay_patience) == (0.5, 2)
     assert TrainingConfig().decay_factor == 1.0  # off unless asked for
     with pytest.raises(ValueError, match="decay_factor=1.5"):
@@ -106,7 +102,7 @@ def test_decay_flags_and_bad_values():
 
 def test_importing_the_config_needs_no_tensorflow():
     code = (
-        "import sys; from zoo.training import TrainingConfig, add_training_args; "
+        "import sys; from zoo.training import TrainingConfig; "
         "TrainingConfig(); "
         "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))"
     )

@@ -1,5 +1,3 @@
-import argparse
-
 import keras
 import numpy as np
 import pytest
@@ -8,7 +6,7 @@ import tensorflow as tf
 from tests.training.training_test_utils import Interrupt, RawWeights, logged_rates
 from zoo import training
 from zoo.errors import ConfigError
-from zoo.training import TrainingConfig, add_training_args
+from zoo.training import TrainingConfig
 
 
 def _cosine_run(run_dir, epochs=4, interrupt_at=None, unknown_length=False):
@@ -116,13 +114,11 @@ def test_plateau_decay_refuses_a_scheduled_optimizer(tmp_path):
 
 
 def test_schedule_flag_and_bad_values():
-    parser = argparse.ArgumentParser()
-    add_training_args(parser)  # recipes that do not ask for it get no flag
+    from tests.recipe import toy_recipe
+
     with pytest.raises(SystemExit):
-        parser.parse_args(["--schedule", "cosine"])
-    parser = argparse.ArgumentParser()
-    add_training_args(parser, schedule="constant")
-    cfg = TrainingConfig.from_args(parser.parse_args(["--schedule", "cosine"]))
+        toy_recipe.parse(["--schedule", "linear"])
+    cfg = toy_recipe.parse(["--schedule", "cosine"]).training
     assert cfg.schedule == "cosine"
     assert isinstance(training.scheduled_learning_rate(cfg), training.CosineToZero)
     assert training.scheduled_learning_rate(TrainingConfig(learning_rate=0.3)) == 0.3

@@ -1,5 +1,3 @@
-import argparse
-
 import keras
 import numpy as np
 import pytest
@@ -7,7 +5,7 @@ import tensorflow as tf
 
 from tests.training.training_test_utils import Interrupt, RawWeights
 from zoo import training
-from zoo.training import TrainingConfig, add_training_args, keras_workarounds
+from zoo.training import TrainingConfig, keras_workarounds
 
 
 def _average_run(run_dir, epochs=4, interrupt_at=None, patience=0, ema=0.8):
@@ -89,9 +87,9 @@ def test_weight_average_with_early_stopping_keeps_the_best_epochs_average(tmp_pa
 
 
 def test_weight_average_flag_and_bad_values(tmp_path):
-    parser = argparse.ArgumentParser()
-    add_training_args(parser)
-    cfg = TrainingConfig.from_args(parser.parse_args(["--ema", "0.999"]))
+    from tests.recipe import toy_recipe
+
+    cfg = toy_recipe.parse(["--ema", "0.999"]).training
     assert cfg.ema == 0.999
     assert training.averaging(cfg) == {"use_ema": True, "ema_momentum": 0.999}
     assert training.averaging(TrainingConfig()) == {}

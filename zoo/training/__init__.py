@@ -1,11 +1,11 @@
 """Training shared by every recipe: flags, seeds, distribution, callbacks, resumption.
 
-A recipe uses it like this:
+A recipe gets `cfg` from its flags (`zoo.recipes.config`: the training flags are made
+from `TrainingConfig`'s fields) and `zoo.recipes.steps.recipe_run` does the rest of
+this for it; by hand:
 
 ```python
-parser = argparse.ArgumentParser()
-add_training_args(parser, epochs=10, batch_size=32, learning_rate=1e-3)
-cfg = TrainingConfig.from_args(parser.parse_args(argv))
+cfg = TrainingConfig(epochs=10, batch_size=32, learning_rate=1e-3, run_dir="runs/x")
 set_seed(cfg.seed)
 strategy = get_strategy(cfg.distribute)
 with strategy.scope():
@@ -113,8 +113,6 @@ _EXPORTS = {
     "RESUME_CHOICES": "zoo.training.config",
     "SCHEDULE_CHOICES": "zoo.training.config",
     "TrainingConfig": "zoo.training.config",
-    "add_output_args": "zoo.training.config",
-    "add_training_args": "zoo.training.config",
     "get_strategy": "zoo.training.distribution",
     "parse_tf_config": "zoo.training.distribution",
     "set_seed": "zoo.training.distribution",

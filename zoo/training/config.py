@@ -1,8 +1,8 @@
-"""`TrainingConfig`, the options of `fit`, and the command-line flags made from it.
+"""`TrainingConfig`, the options of `fit`.
 
 Each field carries its flag's help line in `metadata["help"]` (and `"choices"`,
-`"check"`, `"metavar"` where they apply), so a command-line front end can build its
-flags from the fields; `add_training_args` does so for a plain `argparse` parser.
+`"check"`, `"metavar"` where they apply): the recipes' flag system
+(`zoo.recipes.config`) makes the training flags from them.
 Fields with `metadata["resumable"]` may change when a run is resumed (see
 `TrainingConfig.identity`).
 
@@ -29,7 +29,7 @@ def _option(default, help, resumable=False, **metadata):
 
 @dataclasses.dataclass
 class TrainingConfig:
-    """Options of `fit` (filled from the flags of `add_training_args`).
+    """Options of `fit` (filled from a recipe's training flags, `zoo.recipes.config`).
 
     Attributes:
         epochs: number of epochs.
@@ -271,19 +271,6 @@ class TrainingConfig:
             values["epochs"] = self.epochs
         return values
 
-    @classmethod
-    def from_args(cls, args, **overrides):
-        """Builds a config from an `argparse.Namespace` made by `add_training_args`.
-
-        Fields absent from `args` keep their defaults; `overrides` win over both.
-        """
-        values = {}
-        for field in dataclasses.fields(cls):
-            if hasattr(args, field.name):
-                values[field.name] = getattr(args, field.name)
-        values.update(overrides)
-        return cls(**values)
-
 
 RESUMABLE_FIELDS = tuple(
     f.name for f in dataclasses.fields(TrainingConfig) if f.metadata["resumable"]
@@ -292,106 +279,3 @@ RESUMABLE_FIELDS = tuple(
 
 def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _help(name):
-    return TrainingConfig.__dataclass_fields__[name].metadata["help"]
-
-
-def add_training_args(
-    parser,
-    epochs=10,
-    batch_size=32,
-    learning_rate=1e-3,
-    run_dir=None,
-    decay_factor=TrainingConfig.decay_factor,
-    ema=TrainingConfig.ema,
-    schedule=None,
-):
-    """Adds the common training flags to an `argparse.ArgumentParser`.
-
-    Flags: `--epochs --batch-size --learning-rate --seed --run-dir --patience
-    --decay-factor --decay-patience --ema --distribute none|mirrored|multi-worker
-    --resume auto|force|never`, and `--schedule constant|cosine` when `schedule` is
-    given (for recipes that build their optimizer with `scheduled_learning_rate(cfg)`).
-    The defaults are the arguments; the help lines are the fields' help.
-
-    Returns:
-        The argument group holding the flags.
-    """
-    group = parser.add_argument_group("training")
-    group.add_argument("--epochs", type=int, default=epochs, help=_help("epochs"))
-    group.add_argument(
-        "--batch-size", type=int, default=batch_size, help=_help("batch_size")
-    )
-    group.add_argument(
-        "--learning-rate",
-        type=float,
-        default=learning_rate,
-        help=_help("learning_rate"),
-    )
-    group.add_argument(
-        "--seed", type=int, default=TrainingConfig.seed, help=_help("seed")
-    )
-    group.add_argument(
-        "--run-dir", default=run_dir or TrainingConfig.run_dir, help=_help("run_dir")
-    )
-    group.add_argument(
-        "--patience",
-        type=int,
-        default=TrainingConfig.patience,
-        help=_help("patience"),
-    )
-    group.add_argument(
-        "--decay-factor", type=float, default=decay_factor, help=_help("decay_factor")
-    )
-    group.add_argument(
-        "--decay-patience",
-        type=int,
-        default=TrainingConfig.decay_patience,
-        help=_help("decay_patience"),
-    )
-    group.add_argument(
-        "--ema", type=float, default=ema, metavar="MOMENTUM", help=_help("ema")
-    )
-    if schedule is not None:
-        group.add_argument(
-            "--schedule",
-            choices=SCHEDULE_CHOICES,
-            default=schedule,
-            help=_help("schedule"),
-        )
-    group.add_argument(
-        "--distribute",
-        choices=DISTRIBUTE_CHOICES,
-        default=TrainingConfig.distribute,
-        help=_help("distribute"),
-    )
-    group.add_argument(
-        "--resume",
-        choices=RESUME_CHOICES,
-        default=TrainingConfig.resume,
-        help=_help("resume"),
-    )
-    return group
-
-
-def add_output_args(parser, name):
-    """Adds the recipes' output flags: `--export-dir --report-dir --no-export`.
-
-    `--export-dir` (default `saved_models`) is the TF Serving base folder,
-    `--report-dir` (default `reports/<name>`) takes metrics, heat maps and HTML
-    reports, `--no-export` skips the SavedModel export.
-
-    Returns:
-        The argument group holding the flags.
-    """
-    group = parser.add_argument_group("output")
-    group.add_argument(
-        "--export-dir", default="saved_models", help="exports go to DIR/NAME/VERSION/"
-    )
-    group.add_argument(
-        "--report-dir", default=f"reports/{name}", help="metrics, plots, reports"
-    )
-    group.add_argument("--no-export", action="store_true", help="skip the export")
-    return group
