@@ -407,7 +407,9 @@ def run_zoo(args, name="zoo"):
     ]  # fmt: skip
     if args.limit:
         flags += ["--max-train-samples", str(args.limit)]
-    subprocess.run([sys.executable, "-m", "zoo.recipes.translation", *flags], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "zoo.recipes.translation", *flags], check=True
+    )
     with open(os.path.join(run_dir, "reports", "metrics.json")) as f:
         metrics = json.load(f)
     row = speed(

@@ -103,7 +103,14 @@ def test_train_command_and_recipe_names(capsys, monkeypatch):
     monkeypatch.setattr(cli.os, "execv", lambda path, argv: calls.append(argv))
     cli.main(["--debug", "train", "memn2n", "--hops", "3"])
     assert calls == [
-        [sys.executable, "-c", cli._RUN_MODULE, "zoo.recipes.memn2n_babi", "--hops", "3"]
+        [
+            sys.executable,
+            "-c",
+            cli._RUN_MODULE,
+            "zoo.recipes.memn2n_babi",
+            "--hops",
+            "3",
+        ]
         + ["--debug"]
     ]
 

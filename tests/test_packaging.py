@@ -95,7 +95,7 @@ def test_the_fast_paths_plug_into_the_layers_through_an_entry_point():
 _IMPORT_LAYERS = """
 import sys
 import zoo.layers
-above = ("zoo.fastpath", "zoo.training", "zoo.models", "zoo.recipe", "zoo.recipes")
+above = ("zoo.fastpath", "zoo.training", "zoo.models", "zoo.recipes")
 heavy = ("tensorflow_text", "sacrebleu", "sacremoses", "grpc")  # Keras may load pandas
 loaded = sorted(
     m for m in sys.modules if m.split(".")[0] in heavy or m.startswith(above)

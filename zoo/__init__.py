@@ -36,7 +36,7 @@ def _lazy():
     # `python -m zoo.recipes[.NAME]` or `python -m zoo.cli`: the recipes and the
     # command import what they use (this package is imported before them).
     argv = getattr(_sys, "orig_argv", [])
-    for flag, module in zip(argv, argv[1:]):
+    for flag, module in zip(argv, argv[1:], strict=False):
         if flag == "-m":
             return module in ("zoo.cli", "zoo.recipes") or module.startswith(
                 "zoo.recipes."

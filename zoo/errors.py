@@ -2,7 +2,7 @@
 
 Every recipe, reader and command raises a subclass of `ZooError` for a problem in what
 the user gave it: a missing path, a malformed file, a bad flag value, a run folder that
-belongs to another run. The command-line entry points (`zoo.recipe`, `zoo.cli`) print
+belongs to another run. The command-line entry points (`zoo.recipes`, `zoo.cli`) print
 such an error as one line, `error: <message>`, and exit with status 2; `--debug` shows
 the traceback instead. Anything else is a bug and keeps its traceback.
 

@@ -219,7 +219,7 @@ def test_word2vec_initialisation(tmp_path):
     assert matrix.shape == (size, 200) and "word2vec (1 epochs)" in how
     assert not matrix[:2].any() and np.isfinite(matrix).all()
     # The vectors are also written for reuse, and `--embeddings` reads them back.
-    from zoo.data.embeddings import load_embeddings
+    from zoo.text.embeddings import load_embeddings
     from zoo.text.vocabulary import Vocabulary
 
     again, stats = load_embeddings(

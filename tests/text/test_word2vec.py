@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from zoo.data.embeddings import load_embeddings
+from zoo.text.embeddings import load_embeddings
 from zoo.text.word2vec import train_word2vec, write_word2vec
 
 

@@ -39,12 +39,19 @@ def main():
     parser.add_argument(
         "--shuffle", action="store_true", help="reshuffle the training data"
     )
-    from zoo.training import TrainingConfig, add_training_args
-
-    add_training_args(parser, epochs=5, batch_size=16, learning_rate=0.05)
+    # the training options the tests set (TrainingConfig's other defaults hold)
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--learning-rate", type=float, default=0.05)
+    parser.add_argument("--seed", type=int, default=1234)
+    parser.add_argument("--run-dir", default="runs/tiny")
+    parser.add_argument("--patience", type=int, default=3)
+    parser.add_argument("--distribute", default="none")
+    parser.add_argument("--resume", default="auto")
     args = parser.parse_args()
-
     import tensorflow as tf
+
+    from zoo.training import TrainingConfig
 
     if args.logical_cpus:
         cpu = tf.config.list_physical_devices("CPU")[0]
@@ -57,7 +64,15 @@ def main():
     from zoo.training import fit, get_strategy, set_seed
 
     verbose = int(args.verbose) if args.verbose.isdigit() else args.verbose
-    cfg = TrainingConfig.from_args(args, tensorboard=False, verbose=verbose)
+    cfg = TrainingConfig(
+        **{
+            name: getattr(args, name)
+            for name in ("epochs", "batch_size", "learning_rate", "seed", "run_dir")
+            + ("patience", "distribute", "resume", "validations_per_epoch")
+        },
+        tensorboard=False,
+        verbose=verbose,
+    )
     strategy = get_strategy(cfg.distribute)
     set_seed(cfg.seed)
     rng = np.random.default_rng(0)

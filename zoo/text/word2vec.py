@@ -17,7 +17,7 @@ It trains vectors for the ids of an existing vocabulary (the model's own), so th
 matrix drops straight into an `Embedding` layer: this is how Yang et al. 2016
 initialise HAN's embeddings (word2vec on the training and validation documents).
 `write_word2vec` saves them in word2vec's text format, which
-`zoo.data.embeddings.load_embeddings` (and the recipes' `--embeddings`) read.
+`zoo.text.embeddings.load_embeddings` (and the recipes' `--embeddings`) read.
 
 Example:
 

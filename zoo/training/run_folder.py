@@ -4,8 +4,8 @@
 long as the run lasts. A second process that asks for the same folder gets a
 `RunLockedError` (one line, exit status 2) naming the pid of the run that holds it;
 the lock goes with its process, so a killed run leaves no stale lock. Within one
-process the lock is re-entrant (`Recipe.run` takes it before it loads the data, and
-`fit` takes it again around training).
+process the lock is re-entrant (`zoo.recipes.steps.recipe_run` takes it before the
+data is loaded, and `fit` takes it again around training).
 
 `keep_final_backups()` marks the part of a program after which a run's trained
 weights are no longer needed: inside it, `fit` keeps the backup of a finished

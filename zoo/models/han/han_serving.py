@@ -18,8 +18,8 @@ more is refused with InvalidArgument before any work).
 
 import tensorflow as tf
 
-from zoo.models.text_classifier_serving import TEXT_SPEC, TextClassifierServing
 from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
+from zoo.models.text_classifier_serving import TEXT_SPEC, TextClassifierServing
 
 
 class HANServing(TextClassifierServing):
