@@ -159,3 +159,55 @@ def test_a_killed_and_resumed_run_exports_what_an_uninterrupted_one_does(tmp_pat
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     logs = [(tmp_path / d / "run" / "log.csv").read_text() for d in ("whole", "killed")]
     assert len(logs[0].splitlines()) == len(logs[1].splitlines())
+
+
+@pytest.mark.slow
+def test_a_second_han_run_in_a_running_runs_folder_changes_nothing(tmp_path, capsys):
+    """Run A (the HAN demo) trains in its process; run B, another configuration in
+    the same run folder, is refused at once (one line naming A's pid, exit 2), and
+    A's export carries A's vocabulary and scores what A's metrics say."""
+    import json
+
+    from zoo.recipes import han_classification as han
+
+    run_dir = tmp_path / "run"
+    a_flags = ["--run-dir", str(run_dir), "--report-dir", str(tmp_path / "a")]
+    a_flags += ["--export-dir", str(tmp_path / "a_export"), "--epochs", "3"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "zoo.recipes.han_classification", *a_flags],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        first = proc.stdout.readline()  # A holds the run folder from its first line
+        assert "examples:" in first, first
+        with pytest.raises(SystemExit) as exit_info:
+            han.main(
+                [
+                    "--run-dir", str(run_dir), "--vocab-size", "20",
+                    "--report-dir", str(tmp_path / "b"),
+                    "--export-dir", str(tmp_path / "b_export"),
+                ]
+            )  # fmt: skip
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err
+        assert f"in use by another run (pid {proc.pid})" in err
+        assert len(err.strip().splitlines()) == 1
+        out = first + proc.stdout.read()
+        assert proc.wait(timeout=600) == 0, out
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not (tmp_path / "b").exists() and not (tmp_path / "b_export").exists()
+    version_dir = tmp_path / "a_export" / "han" / "1"
+    words = (version_dir / "assets" / "vocab.txt").read_text().splitlines()
+    assert len(words) > 20  # A's vocabulary, not B's 20 words
+    assert (run_dir / "vocab.txt").read_text().splitlines() == words
+    with open(tmp_path / "a" / "metrics.json") as f:
+        metrics = json.load(f)
+    with open(version_dir / "assets.extra" / "manifest.json") as f:
+        manifest = json.load(f)
+    assert manifest["metrics"]["accuracy"] == pytest.approx(metrics["accuracy"])
+    assert f"accuracy: {metrics['accuracy']}" in out

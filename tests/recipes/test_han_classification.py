@@ -218,10 +218,13 @@ def test_word2vec_initialisation(tmp_path):
     size = data.vocabulary_size
     assert matrix.shape == (size, 200) and "word2vec (1 epochs)" in how
     assert not matrix[:2].any() and np.isfinite(matrix).all()
-    # The vectors are also written for reuse, and `--embeddings` reads them back.
+    # The vectors are also written for reuse, once the run's identity is checked
+    # (not by load_data), and `--embeddings` reads them back.
     from zoo.text.embeddings import load_embeddings
     from zoo.text.vocabulary import Vocabulary
 
+    assert not (tmp_path / "word2vec.txt").exists()
+    assert han.save_word2vec(config, data) == str(tmp_path / "word2vec.txt")
     again, stats = load_embeddings(
         tmp_path / "word2vec.txt", Vocabulary.load(data.vocab_file)
     )

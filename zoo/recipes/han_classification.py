@@ -182,10 +182,25 @@ def load_data(config, log=print):
         word2vec_epochs=c.word2vec_epochs,
         corpus=data.preprocessor.document_ids(texts),
         seed=c.training.seed,
-        save_to=os.path.join(c.run_dir, "word2vec.txt"),
     )
     log(data.embeddings.description)
     return data
+
+
+def save_word2vec(config, data):
+    """Writes the skip-gram vectors the model started from (`--word2vec-epochs`) to
+    `RUN_DIR/word2vec.txt`, for `--embeddings` or other programs; called once the
+    run's identity is checked (a refused run writes nothing into the folder).
+    Returns the path, or None when no vectors were trained."""
+    if not config.word2vec_epochs or data.embeddings.matrix is None:
+        return None
+    from zoo.text.vocabulary import Vocabulary
+    from zoo.text.word2vec import write_word2vec
+
+    path = os.path.join(config.run_dir, "word2vec.txt")
+    tokens = Vocabulary.load(data.vocab_file).tokens
+    write_word2vec(path, tokens, data.embeddings.matrix)
+    return path
 
 
 def build_model(config, data, optimizer):
@@ -245,6 +260,7 @@ def main(argv=None):
             data_fingerprint=data.fingerprint,
         )
         data.publish()  # RUN_DIR/vocab.txt, now that the run's identity is checked
+        save_word2vec(config, data)
         run.log("trained")
         metrics, results = evaluate_texts(
             model, data.preprocessor, data.texts.test, data.label_names
