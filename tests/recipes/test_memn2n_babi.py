@@ -29,7 +29,17 @@ def _demo_argv(tmp):
 def demo_run(tmp_path_factory):
     """The demo recipe end to end (small), exported into a temporary folder."""
     tmp = tmp_path_factory.mktemp("memn2n")
-    return tmp, memn2n_babi.main(_demo_argv(tmp))
+    (tmp / "warmup.txt").write_text(WARMUP_STORY, encoding="utf-8")
+    argv = [*_demo_argv(tmp), "--warmup-stories", str(tmp / "warmup.txt")]
+    return tmp, memn2n_babi.main(argv)
+
+
+# --warmup-stories: the export's warm-up request is this story and question
+WARMUP_STORY = (
+    "1 Daniel went to the hallway.\n"
+    "2 Sandra travelled to the bedroom.\n"
+    "3 Where is Daniel?\thallway\t1\n"
+)
 
 
 def _reload_and_run(version_dir, stories, questions):
@@ -181,6 +191,31 @@ def test_attention_report_shows_the_hops_over_the_story(demo_run, tmp_path):
 
         assert screenshot(path, tmp_path / "s.png", tmp_path / "u") > 5000
         assert dump_dom(path, tmp_path / "v").count("<table") == 2
+
+
+@pytest.mark.slow
+def test_warmup_request_is_the_given_story(demo_run):
+    from zoo.export.warmup import read_warmup
+
+    _, result = demo_run
+    path = os.path.join(result["export"], "assets.extra", "tf_serving_warmup_requests")
+    records = list(read_warmup(path))
+    assert records
+    for _, inputs in records:
+        assert [q.decode() for q in inputs["question"]] == ["Where is Daniel?"]
+        story = inputs["story"][0].decode()
+        assert "Daniel went to the hallway." in story and "Sandra" in story
+
+
+def test_a_warmup_file_without_a_question_is_refused(tmp_path, capsys):
+    path = tmp_path / "w.txt"
+    path.write_text("1 Daniel went to the hallway.\n")
+    with pytest.raises(SystemExit) as exit_info:
+        memn2n_babi.parse(["--warmup-stories", str(path)])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "w.txt: no question in the file" in err
+    assert len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.slow

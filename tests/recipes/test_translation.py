@@ -21,8 +21,11 @@ def demo_run(tmp_path_factory):
     from zoo.recipes.translation import main
 
     root = tmp_path_factory.mktemp("translation")
+    (root / "warmup.txt").write_text("\n".join(WARMUP) + "\n", encoding="utf-8")
     result = main(
         [
+            "--warmup-texts",
+            str(root / "warmup.txt"),
             "--epochs",
             "5",
             "--beam-width",
@@ -40,6 +43,10 @@ def demo_run(tmp_path_factory):
         ]
     )
     return root, result
+
+
+# --warmup-texts: the export's warm-up requests are these source sentences
+WARMUP = ["a sentence of my own", "und noch einer"]
 
 
 def translate_in_fresh_process(version_dir, sentences):
@@ -365,3 +372,37 @@ def test_heatmap_title_names_source_translation_and_reference():
         "..."
     )
     assert len(lines[2]) == len("reference: ") + 90
+
+
+@pytest.mark.slow
+def test_warmup_requests_are_the_given_sources(demo_run):
+    from zoo.export.warmup import read_warmup
+
+    _, result = demo_run
+    path = os.path.join(result["export"], "assets.extra", "tf_serving_warmup_requests")
+    records = list(read_warmup(path))
+    assert records
+    for _, inputs in records:
+        (texts,) = [v for v in inputs.values() if v.dtype == object]
+        assert [t.decode("utf-8") for t in texts] == WARMUP
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"caf\xe9\n", "not UTF-8 text"),
+        (b"\n \n", "no example text"),
+    ],
+)
+def test_a_bad_warmup_file_is_refused_before_training(
+    tmp_path, capsys, content, message
+):
+    from zoo.recipes.translation import parse
+
+    path = tmp_path / "w.txt"
+    path.write_bytes(content)
+    with pytest.raises(SystemExit) as exit_info:
+        parse(["--warmup-texts", str(path)])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "w.txt" in err and len(err.strip().splitlines()) == 1

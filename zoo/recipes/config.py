@@ -41,6 +41,8 @@ OUTPUT_FIELDS = (
     "report_samples",
     "debug",
     "training",
+    "warmup_texts",
+    "warmup_stories",
 )
 
 

@@ -116,6 +116,12 @@ class Config(RecipeConfig):
     restarts: int = option(1, "keep the lowest train error of N", check="positive")
     demo_size: int = option(400, "stories of the generated demo", check="positive")
     report_samples: int = option(2, "attention PNGs per task", check="non_negative")
+    warmup_stories: str = option(
+        None,
+        "a file of stories and questions in bAbI's format: the export's warm-up "
+        "requests and the example of REQUESTS.md (default: 4 test questions)",
+        metavar="FILE",
+    )
     xla: bool = option(True, "compile the training step with XLA", demo=False)
 
     def __post_init__(self):
@@ -139,6 +145,19 @@ class Config(RecipeConfig):
                 f"({epochs}), or the softmax never comes back (--ls-epochs 0 ends "
                 "linear start when validation loss stops falling)"
             )
+        self.warmup_examples()  # a bad file is an error now, not after training
+
+    def warmup_examples(self):
+        """The questions of `--warmup-stories` (at most 4), or None without it."""
+        if self.warmup_stories is None:
+            return None
+        from zoo.data.babi import read_babi_file
+        from zoo.errors import DataError
+
+        examples = read_babi_file(self.warmup_stories, memory_size=self.memory_size)
+        if not examples:
+            raise DataError("no question in the file", path=self.warmup_stories)
+        return examples[:4]
 
     @property
     def task_list(self):
@@ -316,6 +335,7 @@ def export(config, results, data, metrics, log):
         return None
     (result,) = results.values()
     tests = [ex for e in data.tasks.values() for ex in (e.test or [])[:2]][:4]
+    tests = config.warmup_examples() or tests
     keys = ("mean_test_error_percent", "failed_tasks", "test_error_percent")
     metadata = {
         "recipe": NAME, "data": data.description,

@@ -207,6 +207,28 @@ def data_name(config, demo):
     return os.path.basename(os.path.normpath(str(config.data))) or str(config.data)
 
 
+def read_example_texts(path, limit=64):
+    """The non-empty lines of the UTF-8 file `path` (at most `limit`), for warm-up
+    requests; a file that is not UTF-8 text or holds no line is a `DataError`."""
+    from zoo.errors import DataError
+
+    texts = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                if "\x00" in line:
+                    raise DataError("NUL byte in a text line", path=path, line=number)
+                if line.strip():
+                    texts.append(line.rstrip("\r\n"))
+                if len(texts) == limit:
+                    break
+    except UnicodeDecodeError as error:
+        raise DataError(f"not UTF-8 text ({error.reason})", path=path) from None
+    if not texts:
+        raise DataError("no example text (one per line expected)", path=path)
+    return texts
+
+
 def sample_indices(count, limit, seed):
     """Sorted, seeded indices of at most `limit` of `count` items (None: all)."""
     if limit is None or count <= limit:

@@ -71,6 +71,10 @@ class TextClassificationConfig(RecipeConfig):
         from zoo.errors import ConfigError
 
         super().validate()
+        if self.warmup_texts is not None:  # a bad file is an error now
+            from zoo.recipes.steps import read_example_texts
+
+            read_example_texts(self.warmup_texts)
         if self.embeddings and not os.path.isfile(self.embeddings):
             raise ConfigError(f"--embeddings: no such file: {self.embeddings}")
 
@@ -136,6 +140,8 @@ class TextClassificationInputs:
         the first `count` test texts."""
         if path is None:
             return self.texts.test.texts[:count]
+        from zoo.recipes.steps import read_example_texts
+
         return read_example_texts(path)
 
 
@@ -406,28 +412,6 @@ def export_metadata(recipe, description, metrics, keys=("accuracy", "macro_f1"))
         "data": description,
         "metrics": {k: metrics[k] for k in keys if k in metrics},
     }
-
-
-def read_example_texts(path, limit=64):
-    """The non-empty lines of the UTF-8 file `path` (at most `limit`), for warm-up
-    requests; a file that is not UTF-8 text or holds no line is a `DataError`."""
-    from zoo.errors import DataError
-
-    texts = []
-    try:
-        with open(path, encoding="utf-8") as f:
-            for number, line in enumerate(f, 1):
-                if "\x00" in line:
-                    raise DataError("NUL byte in a text line", path=path, line=number)
-                if line.strip():
-                    texts.append(line.rstrip("\r\n"))
-                if len(texts) == limit:
-                    break
-    except UnicodeDecodeError as error:
-        raise DataError(f"not UTF-8 text ({error.reason})", path=path) from None
-    if not texts:
-        raise DataError("no example text (one per line expected)", path=path)
-    return texts
 
 
 def export_classifier(

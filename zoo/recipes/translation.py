@@ -183,9 +183,18 @@ class Config(RecipeConfig):
     demo_size: int = option(2400, "pairs in the generated demo corpus", check=POS)
     report_samples: int = option(3, "attention heat maps", check=NONNEG)
 
+    warmup_texts: str = option(
+        None,
+        "a UTF-8 file of source sentences, one per line: the export's warm-up "
+        "requests and the example of REQUESTS.md (default: the first 4 test sources)",
+        metavar="FILE",
+    )
+
     def validate(self):
         from zoo.errors import ConfigError
 
+        if self.warmup_texts is not None:  # a bad file is an error now
+            steps.read_example_texts(self.warmup_texts)
         luong, units = self.attention == "luong", self.decoder_units
         if luong and self.tie_embeddings and self.embedding_dim != units:
             raise ConfigError(
@@ -212,7 +221,10 @@ class Config(RecipeConfig):
     def data_paths(self):  # --data may be SRC,TGT: check each file
         specs = ("--data", self.data), ("--valid-data", self.valid_data)
         specs += (("--test-data", self.test_data),)
-        return [(flag, p) for flag, v in specs if v for p in v.split(",")]
+        paths = [(flag, p) for flag, v in specs if v for p in v.split(",")]
+        if self.warmup_texts is not None:
+            paths.append(("--warmup-texts", self.warmup_texts))
+        return paths
 
     def search(self):  # the penalties and output limit of greedy and beam search
         return {k: getattr(self, k) for k in ("alpha", "beta", "length_a", "length_b")}
@@ -437,7 +449,11 @@ def export(config, module, data, metrics):
         module,
         config.export_dir,
         NAME,
-        warmup_texts=data.splits["test"].sources[:4],
+        warmup_texts=(
+            data.splits["test"].sources[:4]
+            if config.warmup_texts is None
+            else steps.read_example_texts(config.warmup_texts)
+        ),
         metadata={
             "recipe": NAME,
             "data": data.description,
