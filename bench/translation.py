@@ -46,19 +46,8 @@ import subprocess
 import sys
 import time
 
-ATTENTIONS = {
-    "bahdanau": ["--attention", "bahdanau"],
-    "luong-general-local-p": [
-        "--attention",
-        "luong",
-        "--score",
-        "general",
-        "--window",
-        "local-p",
-    ],
-    "luong-general": ["--attention", "luong", "--score", "general"],
-    "none": ["--attention", "none"],
-}
+from bench.attention_variants import VARIANTS as ATTENTIONS
+
 LENGTH_BUCKETS = [(1, 10), (11, 15), (16, 20), (21, 10_000)]
 SHARED = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
