@@ -5,8 +5,10 @@ A recipe is a script that reads top to bottom:
 ```python
 from zoo.recipes import steps
 
+parse = steps.parser(Config, NAME, __doc__, TRAINING, DEMO_TRAINING)  # the flags
+
 def main(argv=None):
-    config = parse(argv)          # parse = steps.parser(Config, NAME, __doc__, ...)
+    config = parse(argv)
     with steps.recipe_run(NAME, config) as run:
         data = load_data(config, run.log)     # read, split, vocabulary, tf.data
         with run.strategy.scope():
@@ -68,11 +70,6 @@ def parser(config_class, name, description, training=None, demo_training=None):
 
     parse.__doc__ = f"The `{config_class.__name__}` of recipe {name} from its flags."
     return parse
-
-
-def parse(config_class, argv, *, name, description, training=None, demo_training=None):
-    """`parser(config_class, name, description, training, demo_training)(argv)`."""
-    return parser(config_class, name, description, training, demo_training)(argv)
 
 
 class RecipeRun:

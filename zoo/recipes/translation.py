@@ -247,16 +247,7 @@ def heatmap_title(source, hypothesis, reference, width=90):
     )
 
 
-def parse(argv=None):
-    """The `Config` of `argv` (None: `sys.argv[1:]`); argparse errors exit with 2."""
-    return steps.parse(
-        Config,
-        argv,
-        name=NAME,
-        description=__doc__,
-        training=TRAINING,
-        demo_training=DEMO_TRAINING,
-    )
+parse = steps.parser(Config, NAME, __doc__, TRAINING, DEMO_TRAINING)
 
 
 def load_data(config, log=print):
