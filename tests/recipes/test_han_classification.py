@@ -138,11 +138,25 @@ def test_demo_trains_reports_and_exports(demo_run):
     html = (root / "reports" / "attention.html").read_text()
     assert html.count('class="doc"') == 8
     assert "highest-weighted sentence" in html and "rgba(220, 40, 40" in html
-    # A sentiment word is among the top words of (almost) every reported document.
     tops = re.findall(r"top words: ([^<]*)</div>", html)
     assert len(tops) == 8
-    hits = [any(f"{w} (" in t for w in SENTIMENT) for t in tops]
-    assert sum(hits) >= 6, tops
+    # Word attention finds the cue: in the reported documents predicted positive,
+    # every sentence holding a positive word gives that word its highest weight.
+    # (The demo's binary task is solved by detecting positive words alone, so a
+    # negative document's attention has no cue to find, and its sentence weights
+    # need not single out the sentiment sentence; the test does not ask for that.)
+    positive = set(SENTIMENT[:6])
+    decided = []
+    for doc in html.split('<div class="doc">')[1:]:
+        if "predicted: <b>pos</b>" not in doc:
+            continue
+        for sentence in re.findall(r'<div class="sent">(.*?)</div>', doc):
+            spans = re.findall(r'title="([0-9.]+)">([^<]*)</span>', sentence)
+            weights = {word: float(value) for value, word in spans}
+            cues = positive & set(weights)
+            if cues and max(weights.values()) > 0:
+                decided.append(max(weights, key=weights.get) in cues)
+    assert decided and all(decided), decided
 
 
 @pytest.mark.slow
