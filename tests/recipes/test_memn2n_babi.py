@@ -207,14 +207,19 @@ def test_warmup_request_is_the_given_story(demo_run):
         assert "Daniel went to the hallway." in story and "Sandra" in story
 
 
-def test_a_warmup_file_without_a_question_is_refused(tmp_path, capsys):
+@pytest.mark.parametrize("missing", [False, True])
+def test_a_warmup_file_without_a_question_is_refused(tmp_path, capsys, missing):
     path = tmp_path / "w.txt"
-    path.write_text("1 Daniel went to the hallway.\n")
+    if not missing:
+        path.write_text("1 Daniel went to the hallway.\n")
     with pytest.raises(SystemExit) as exit_info:
         memn2n_babi.parse(["--warmup-stories", str(path)])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
-    assert "w.txt: no question in the file" in err
+    if missing:
+        assert f"--warmup-stories: no such file: {path}" in err
+    else:
+        assert "w.txt: no question in the file" in err
     assert len(err.strip().splitlines()) == 1
 
 

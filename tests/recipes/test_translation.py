@@ -392,6 +392,7 @@ def test_warmup_requests_are_the_given_sources(demo_run):
     [
         (b"caf\xe9\n", "not UTF-8 text"),
         (b"\n \n", "no example text"),
+        (None, "--warmup-texts: no such file"),
     ],
 )
 def test_a_bad_warmup_file_is_refused_before_training(
@@ -400,7 +401,8 @@ def test_a_bad_warmup_file_is_refused_before_training(
     from zoo.recipes.translation import parse
 
     path = tmp_path / "w.txt"
-    path.write_bytes(content)
+    if content is not None:
+        path.write_bytes(content)
     with pytest.raises(SystemExit) as exit_info:
         parse(["--warmup-texts", str(path)])
     assert exit_info.value.code == 2

@@ -152,8 +152,10 @@ class Config(RecipeConfig):
         if self.warmup_stories is None:
             return None
         from zoo.data.babi import read_babi_file
-        from zoo.errors import DataError
+        from zoo.errors import ConfigError, DataError
 
+        if not os.path.isfile(self.warmup_stories):
+            raise ConfigError(f"--warmup-stories: no such file: {self.warmup_stories}")
         examples = read_babi_file(self.warmup_stories, memory_size=self.memory_size)
         if not examples:
             raise DataError("no question in the file", path=self.warmup_stories)

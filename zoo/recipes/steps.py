@@ -204,11 +204,14 @@ def data_name(config, demo):
     return os.path.basename(os.path.normpath(str(config.data))) or str(config.data)
 
 
-def read_example_texts(path, limit=64):
+def read_example_texts(path, limit=64, flag="--warmup-texts"):
     """The non-empty lines of the UTF-8 file `path` (at most `limit`), for warm-up
-    requests; a file that is not UTF-8 text or holds no line is a `DataError`."""
-    from zoo.errors import DataError
+    requests. A path that is no file is a `ConfigError` naming `flag`; a file that
+    cannot be read, is not UTF-8 text or holds no line is a `DataError`."""
+    from zoo.errors import ConfigError, DataError
 
+    if not os.path.isfile(path):
+        raise ConfigError(f"{flag}: no such file: {path}")
     texts = []
     try:
         with open(path, encoding="utf-8") as f:
@@ -221,6 +224,8 @@ def read_example_texts(path, limit=64):
                     break
     except UnicodeDecodeError as error:
         raise DataError(f"not UTF-8 text ({error.reason})", path=path) from None
+    except OSError as error:
+        raise DataError(f"cannot be read ({error.strerror})", path=path) from None
     if not texts:
         raise DataError("no example text (one per line expected)", path=path)
     return texts
