@@ -77,7 +77,16 @@ def test_two_variants_end_to_end(tmp_path):
         assert result["decode_sentences_per_second"] > 0
     none, bahdanau = results
     assert none["attention_entropy"] is None
-    assert 0.0 <= bahdanau["attention_entropy_normalized"] <= 1.0
+    # the entropies are those of the export's own attention over the test set
+    import keras
+
+    task = keras.saving.load_model(bahdanau["export"] + ".keras", compile=False)
+    rows = task.translate(test.sources, return_attention=True)
+    entropy, normalized = av.attention_entropy(rows)
+    assert bahdanau["attention_entropy"] == pytest.approx(entropy, rel=1e-4)
+    assert bahdanau["attention_entropy_normalized"] == pytest.approx(
+        normalized, rel=1e-4
+    )
     table = (out / "variants.md").read_text()
     assert "| none |" in table and "| bahdanau |" in table
     page = (out / "attention.html").read_text(encoding="utf-8")
