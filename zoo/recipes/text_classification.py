@@ -271,7 +271,8 @@ def initial_embeddings(
       its dimension replaces `dim`;
     - otherwise `word2vec_epochs > 0`: skip-gram vectors (`zoo.text.word2vec`) trained
       on `corpus`, the way Yang et al. 2016 initialise HAN; written to `save_to` in
-      word2vec text format (so `vectors=save_to` reads them back);
+      word2vec text format (so `vectors=save_to` reads them back; `bench.han` uses
+      it, the HAN recipe writes its vectors once its run's identity is checked);
     - otherwise None: the embeddings are learned from scratch.
 
     Args:

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests.data.test_babi import SAMPLE
 from zoo.data import babi
 from zoo.models.memn2n import (
     BabiExample,
@@ -99,16 +100,6 @@ def test_predict_and_error_rate_agree_with_the_model():
     assert (
         first["memory"].shape == (2, 10) and first["sentences"] is arrays["sentences"]
     )
-
-
-SAMPLE = """1 Mary moved to the bathroom.
-2 John went to the hallway.
-3 Where is Mary? \tbathroom\t1
-4 Daniel went back to the hallway.
-5 Where is Daniel? \thallway\t4
-1 Sandra travelled to the office.
-2 Where is Sandra? \toffice\t1
-"""
 
 
 @pytest.fixture
