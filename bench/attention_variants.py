@@ -85,6 +85,15 @@ VARIANTS = {
     ],
 }
 
+# The dot and cosine scores compare the decoder state with the encoder outputs, so
+# both need one width: with `--data` the recipe's decoder has 256 units and its
+# bidirectional encoder 2 x 256, so these variants run 2 x 128 encoder units (the
+# demo's 2 x 32 already match its 64 decoder units).
+REAL_DATA_FLAGS = {
+    "luong-dot": ["--encoder-units", "128"],
+    "luong-cosine": ["--encoder-units", "128"],
+}
+
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
@@ -143,7 +152,7 @@ def recipe_command(args, variant):
     ]  # fmt: skip
     if args.data:
         command += ["--data", args.data, "--source", args.source]
-        command += ["--target", args.target]
+        command += ["--target", args.target, *REAL_DATA_FLAGS.get(variant, [])]
     return command + shlex.split(args.extra)
 
 

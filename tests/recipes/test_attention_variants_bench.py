@@ -40,17 +40,25 @@ def test_unknown_variants_and_budgets_are_refused(capsys):
         av.parse_args(["--minutes", "0"])
 
 
-def test_every_variant_is_a_valid_recipe_command(tmp_path):
+@pytest.mark.parametrize("with_data", [False, True], ids=["demo", "data"])
+def test_every_variant_is_a_valid_recipe_command(tmp_path, with_data):
     from zoo.recipes import translation
 
+    data = []
+    if with_data:  # the recipe's real-data sizes: 2 x 256 encoder, 256 decoder
+        (tmp_path / "pairs.tsv").write_text("a house\tein Haus\n", encoding="utf-8")
+        data = ["--data", str(tmp_path / "pairs.tsv"), "--source", "en"]
+        data += ["--target", "de"]
     for variant in av.VARIANTS:
-        args = av.parse_args(["--variants", variant, "--out", str(tmp_path)])
+        args = av.parse_args(["--variants", variant, "--out", str(tmp_path), *data])
         command = av.recipe_command(args, variant)
         config = translation.parse(command[3:])  # after `python -m MODULE`
         assert config.training.time_limit == args.minutes
         assert config.attention == (
             "none" if variant == "none" else variant.split("-")[0]
         )
+        matched = with_data and variant in ("luong-dot", "luong-cosine")
+        assert config.encoder_units == (128 if matched else 256 if with_data else 32)
 
 
 @pytest.mark.slow
