@@ -184,11 +184,11 @@ def main(argv=None):
         parser.error(f"--lengths: comma-separated integers. Received: {args.lengths!r}")
     if any(n < 1 for n in lengths) or args.repeats < 1:
         parser.error("--lengths and --repeats must be positive")
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     results = measure(lengths, args.repeats)
     print(markdown(results, lengths))
-    print(
-        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores"
-    )
+    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+    print(f"machine: {machine}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(
@@ -200,6 +200,8 @@ def main(argv=None):
                     "width": WIDTH,
                     "target_rows": TARGET_ROWS,
                     "half_width": HALF_WIDTH,
+                    "machine": machine,
+                    "started": started,
                     "ms": results,
                 },
                 f,
