@@ -20,7 +20,7 @@ import argparse
 import os
 import random
 
-from zoo.data.parallel import LengthStats, read_tsv
+from zoo.data.parallel import LengthStats, read_pairs
 from zoo.errors import ConfigError
 
 
@@ -124,7 +124,7 @@ def main(argv=None):
     args = parse_args(argv)
     if args.source == args.target:
         raise SystemExit(f"--source and --target are both {args.source!r}")
-    corpus = read_tsv(args.tsv, source_column=args.source_column)
+    corpus = read_pairs(args.tsv, source_column=args.source_column)
     splits = join_pairs(
         corpus.sources, corpus.targets, args.join, args.val, args.test, args.seed
     )

@@ -167,7 +167,8 @@ def recipe_flags(args, source, target, attention, run_dir):
 
 def load_splits(args, source, target):
     """The validation and test pairs the recipe evaluates on (its defaults)."""
-    from zoo.data.parallel import demo_corpus, load_parallel, split_corpus
+    from zoo.data.parallel import load_parallel, split_corpus
+    from zoo.demo.parallel import demo_corpus
 
     if not args.data:
         parts = split_corpus(demo_corpus(2400, seed=1234), (0.05, 0.05), seed=1234)

@@ -86,7 +86,8 @@ def parse_args(argv=None):
 
 def build(args):
     """`(model, training dataset)` as the recipe builds them for these flags."""
-    from zoo.data.parallel import demo_corpus, load_parallel, split_corpus
+    from zoo.data.parallel import load_parallel, split_corpus
+    from zoo.demo.parallel import demo_corpus
     from zoo.fastpath.fused_adam import FusedAdam
     from zoo.fastpath.precision import resolve_dtype
     from zoo.models.translation import (

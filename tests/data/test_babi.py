@@ -118,20 +118,6 @@ def test_validation_split_is_seeded_and_disjoint():
     assert babi.split_validation(items, 0.1, seed=3) == (train, valid)
 
 
-def test_demo_sample_is_seeded_and_consistent():
-    lines = babi.generate_demo_lines(20, seed=5)
-    assert lines == babi.generate_demo_lines(20, seed=5)
-    examples = babi.parse_babi(lines)
-    for ex in examples:
-        (support,) = ex.supporting
-        person = ex.question.split()[-1].rstrip("?")
-        assert ex.story[support].startswith(person)
-        assert ex.story[support].rstrip(".").endswith(ex.answer)
-    tasks = babi.load_demo(num_stories=30, test_stories=10)
-    demo = tasks[babi.DEMO_TASK]
-    assert len(demo.train) > len(demo.valid) > 0 and len(demo.test) > 0
-
-
 def test_real_task_1(shared_data):
     tasks = babi.load_babi(shared_data / "babi", tasks=[1], size="1k")
     task = tasks[1]

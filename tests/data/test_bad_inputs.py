@@ -59,7 +59,7 @@ def _line_pairs(path):
 
 
 def _pair_tsv(path):
-    corpus = parallel.read_tsv(path)
+    corpus = parallel.read_pairs(path)
     return corpus.sources, corpus.targets
 
 

@@ -2,14 +2,8 @@ import gzip
 
 import pytest
 
-from zoo.data.parallel import (
-    LengthStats,
-    demo_corpus,
-    load_parallel,
-    read_pairs,
-    read_tsv,
-    split_corpus,
-)
+from zoo.data.parallel import LengthStats, load_parallel, read_pairs, split_corpus
+from zoo.demo.parallel import demo_corpus
 from zoo.errors import ConfigError, DataError, MissingPathError
 
 
@@ -22,7 +16,7 @@ def _write(path, text, gz=False):
     return path
 
 
-def test_read_tsv_columns_attribution_and_report(tmp_path):
+def test_read_pairs_tsv_columns_attribution_and_report(tmp_path):
     path = _write(
         tmp_path / "spa.txt",
         "Go.\tVe.\tCC-BY 2.0 (France) Attribution: tatoeba.org #2877272\n"
@@ -32,7 +26,7 @@ def test_read_tsv_columns_attribution_and_report(tmp_path):
         "One two three four five.\tUno.\n"
         "Run!\t \n",
     )
-    corpus = read_tsv(path, max_words=4)
+    corpus = read_pairs(path, max_words=4)
     assert corpus.sources == ["Go.", "Hi."]
     assert corpus.targets == ["Ve.", "Hola."]
     report = corpus.report
@@ -47,7 +41,7 @@ def test_read_tsv_columns_attribution_and_report(tmp_path):
     assert f"{path}:4: malformed" in text
     assert f"{path}:5: too_long" in text
     assert f"{path}:6: empty" in text
-    swapped = read_tsv(path, swap=True)
+    swapped = read_pairs(path, source_column=1)
     assert swapped.sources[0] == "Ve." and swapped.targets[0] == "Go."
 
 
@@ -70,7 +64,7 @@ def test_read_line_pairs_mismatch_names_files_and_line(tmp_path):
 
 def test_bad_max_words():
     with pytest.raises(ValueError, match="Received: max_words=0"):
-        read_tsv("unused", max_words=0)
+        read_pairs("unused", max_words=0)
 
 
 def test_split_is_fixed_and_disjoint():
@@ -86,15 +80,6 @@ def test_split_is_fixed_and_disjoint():
     assert a[1].sources == b[1].sources and a[2].targets == b[2].targets
     with pytest.raises(ValueError, match="Received: fractions"):
         split_corpus(corpus, (0.6, 0.5))
-
-
-def test_demo_corpus_reorders_verb_last():
-    corpus = demo_corpus(20, seed=1)
-    assert len(corpus) == 20
-    for src, tgt in zip(corpus.sources, corpus.targets, strict=True):
-        assert len(src.split()) == len(tgt.split())
-        assert tgt.split()[-2] in {"sieht", "mag", "folgt", "findet", "ruft"}
-    assert demo_corpus(20, seed=1).sources == corpus.sources
 
 
 def test_load_parallel_folder_and_tsv(tmp_path):
@@ -120,7 +105,8 @@ def test_multi30k_reader(shared_data):
 
 
 def test_anki_reader(shared_data):
-    corpus = read_tsv(shared_data / "anki_spa_eng" / "spa-eng" / "spa.txt", limit=50)
+    spa = shared_data / "anki_spa_eng" / "spa-eng" / "spa.txt"
+    corpus = read_pairs(spa, limit=50)
     assert corpus.sources[0] == "Go." and len(corpus) == 50
 
 
@@ -182,7 +168,7 @@ def test_explicit_files_and_tsv_column_order(tmp_path):
     with pytest.raises(ConfigError, match="Unknown split 'eval'"):
         load_parallel(None, "en", "de", files={"train": tsv, "eval": tsv})
     with pytest.raises(ConfigError, match="source_column=2"):
-        read_tsv(tsv, source_column=2)
+        read_pairs(tsv, source_column=2)
 
 
 def test_length_filter_applies_to_training_data_only(tmp_path):
@@ -225,9 +211,14 @@ def test_length_stats():
     assert stats.mean == pytest.approx(2.5)
     assert stats.percentile(75) == 3
     assert LengthStats.from_lengths([]).count == 0
+    assert stats.as_dict() == {
+        "count": 4, "mean": 2.5, "max": 4, "p50": 2, "p90": 4, "p95": 4, "p99": 4
+    }  # fmt: skip
+    assert str(stats) == "mean 2.5, median 2, 95% <= 4, 99% <= 4, max 4"
     corpus = demo_corpus(50, seed=0)
-    stats = corpus.length_stats()
-    assert 5 <= stats["source"].p50 <= stats["source"].max <= 11
+    stats = corpus.length_stats(count=len)  # in characters
+    chars = sorted(len(s) for s in corpus.sources)
+    assert (stats["source"].max, stats["source"].p50) == (chars[-1], chars[24])
 
 
 def test_folder_errors_name_the_expected_layouts(tmp_path):

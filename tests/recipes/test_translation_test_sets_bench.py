@@ -13,7 +13,7 @@ def test_an_export_is_scored_on_every_set(tmp_path):
 
     from bench import translation_test_sets as bench
     from bench.translation_time import score
-    from zoo.data.parallel import demo_corpus
+    from zoo.demo.parallel import demo_corpus
     from zoo.recipes.translation import main
 
     result = main(

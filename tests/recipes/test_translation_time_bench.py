@@ -63,7 +63,7 @@ class _Clock:
 def _splits(n_train=20, n_test=3):
     import types
 
-    from zoo.data.parallel import demo_corpus
+    from zoo.demo.parallel import demo_corpus
 
     corpus = demo_corpus(n_train + n_test, seed=0)
 
@@ -232,7 +232,7 @@ def test_both_systems_are_scored_by_one_function_on_the_same_references(
 @pytest.mark.slow
 def test_both_systems_train_snapshot_and_score(tmp_path):
     from bench.translation_time import main
-    from zoo.data.parallel import demo_corpus
+    from zoo.demo.parallel import demo_corpus
 
     corpus = demo_corpus(600, seed=0)
     data = tmp_path / "pairs.tsv"

@@ -1,31 +1,16 @@
-"""Parallel text for translation: one reader for pairs, fixed splits, a demo pair.
+"""Parallel text for translation: one reader for sentence pairs, fixed splits.
 
-`read_pairs` reads a TSV file of pairs (`source<TAB>target` or `target<TAB>source`,
-`source_column=` says which; Anki/Tatoeba's `english<TAB>other<TAB>attribution`, e.g.
-ManyThings' `spa.txt`, has English first) or two line-aligned files (Multi30k's
-`train.en.gz` / `train.de.gz`, IWSLT's `train.en` / `train.vi`) into a
-`ParallelCorpus` whose `ReadReport` counts and locates (file and line) every pair it
-skipped: blank lines and sides, lines without a tab, over-long pairs. Line-aligned
-files whose line counts differ are an error: their alignment cannot be trusted.
-
-`load_parallel` recognises, in this order: `files=` (explicit files per split, each a
-TSV file or a (source, target) pair); a folder of line-aligned split files
-`{train,valid|val|dev,test}.{src,tgt}[.gz]`, `src`/`tgt` being the language codes
-given or literally `src`/`tgt` (Multi30k's `test_2016_flickr` counts as `test`, and
-its root with `data/task1/raw` is found too); a TSV file. Splits the data lacks are
-fixed, seeded parts of its training data, drawn by unique source sentence
-(`split_corpus`). Length limits (`max_words`) apply to the training data only, so
-scores are over the whole test set; the training data's length statistics
-(`ReadReport.lengths`, `LengthStats`) let a caller derive its limits from the data.
-Files are read as `zoo.data.files.iter_lines` reads them.
-
-`demo_corpus` generates a small synthetic language pair with word reordering that a
-model learns in seconds.
+`read_pairs` reads a TSV file of pairs (either column order; Anki/Tatoeba's
+`english<TAB>other<TAB>attribution` has English first) or two line-aligned files
+(Multi30k's `train.en.gz` / `train.de.gz`); its `ReadReport` counts and locates (file
+and line) every pair skipped. `load_parallel` reads train / validation / test from
+explicit files per split, a folder of line-aligned split files or a TSV file; splits
+the data lacks are seeded parts of the training data, drawn by unique source sentence
+(`split_corpus`). `max_words` filters training pairs only: every test pair is scored.
 """
 
 import dataclasses
 import os
-import random
 
 import numpy as np
 
@@ -39,72 +24,27 @@ from zoo.data.files import (
 )
 from zoo.errors import ConfigError, DataError
 
-__all__ = [
-    "LengthStats",
-    "ParallelCorpus",
-    "ReadReport",
-    "demo_corpus",
-    "filter_length",
-    "load_parallel",
-    "read_pairs",
-    "read_tsv",
-    "split_corpus",
-]
-
-LAYOUTS = (
-    "explicit files per split (a TSV file or a source/target file pair each)",
-    "a folder of line-aligned files {train,valid|val|dev,test}.{SRC,TGT}[.gz] "
-    "(SRC/TGT: the language codes, or literally src/tgt)",
-    "Multi30k's data/task1/raw",
-    "a TSV file of pairs (.tsv/.txt/.tab, optionally .gz)",
-)
-"""The layouts `load_parallel` recognises, for error messages and help texts."""
-
-_TEST_STEMS = ("test", "test_2016_flickr")
 SIDES = ("source", "target")
+_STEMS = {**SPLIT_NAMES, "test": ("test", "test_2016_flickr")}  # Multi30k's test
 _SPLIT_KEYS = {name: s for s, names in SPLIT_NAMES.items() for name in (s, *names)}
 
 
 @dataclasses.dataclass
 class LengthStats:
-    """Sentence lengths (in words, or what `count` measured) of one side of a corpus.
-
-    Attributes:
-        lengths: int array, one length per sentence (not shown in the repr).
-        count, mean, max, p50, p90, p95, p99: summaries of `lengths`.
-    """
+    """Sentence lengths of one side of a corpus (in words, or what `count` measured);
+    `count`, `mean`, `max` and the percentiles `p50`, `p90`, `p95`, `p99` summarize
+    them."""
 
     lengths: np.ndarray = dataclasses.field(repr=False)
-    count: int = 0
-    mean: float = 0.0
-    max: int = 0
-    p50: int = 0
-    p90: int = 0
-    p95: int = 0
-    p99: int = 0
 
     @classmethod
     def from_texts(cls, texts, count=None):
-        """Stats of `texts`; `count(text) -> int` defaults to the number of words."""
         count = count or (lambda text: len(text.split()))
         return cls.from_lengths([count(t) for t in texts])
 
     @classmethod
     def from_lengths(cls, lengths):
-        lengths = np.asarray(lengths, dtype="int64")
-        if lengths.size == 0:
-            return cls(lengths)
-        q = np.percentile(lengths, [50, 90, 95, 99], method="inverted_cdf").astype(int)
-        return cls(
-            lengths,
-            count=int(lengths.size),
-            mean=float(lengths.mean()),
-            max=int(lengths.max()),
-            p50=int(q[0]),
-            p90=int(q[1]),
-            p95=int(q[2]),
-            p99=int(q[3]),
-        )
+        return cls(np.asarray(lengths, dtype="int64"))
 
     def percentile(self, q):
         """The smallest length that `q` percent of the sentences do not exceed."""
@@ -112,16 +52,18 @@ class LengthStats:
             return 0
         return int(np.percentile(self.lengths, q, method="inverted_cdf"))
 
+    count = property(lambda self: int(self.lengths.size))
+    mean = property(lambda self: float(self.lengths.mean()) if self.count else 0.0)
+    max = property(lambda self: int(self.lengths.max(initial=0)))
+    p50, p90, p95, p99 = (
+        property(lambda self, q=q: self.percentile(q)) for q in (50, 90, 95, 99)
+    )
+
     def as_dict(self):
         """The summaries as a JSON-ready dict (for manifests and reports)."""
+        keys = ("count", "mean", "max", "p50", "p90", "p95", "p99")
         return {
-            "count": self.count,
-            "mean": round(self.mean, 2),
-            "max": self.max,
-            "p50": self.p50,
-            "p90": self.p90,
-            "p95": self.p95,
-            "p99": self.p99,
+            k: round(self.mean, 2) if k == "mean" else getattr(self, k) for k in keys
         }
 
     def __str__(self):
@@ -133,18 +75,13 @@ class LengthStats:
 
 @dataclasses.dataclass
 class ReadReport:
-    """What a reader skipped: counts and the first locations of each kind of problem.
+    """What a reader kept (`read`) and skipped, by kind: `empty` (a blank line or
+    side), `too_long` (a side over `max_words`), `malformed` (a TSV line without a
+    tab), with up to `max_examples` `"file:line: kind"` locations per kind.
 
-    Attributes:
-        read: pairs kept.
-        empty: pairs skipped because one side is empty (after stripping whitespace).
-        too_long: pairs skipped because a side has more than `max_words` words.
-        malformed: TSV lines without a tab (a missing target).
-        examples: up to `max_examples` `"file:line: reason"` strings per kind.
-        held_out_duplicates: pairs left out of the seeded held-out splits because
-            their source sentence is already in one (see `split_corpus`).
-        lengths: for training data read by `load_parallel`, `{"source": LengthStats,
-            "target": LengthStats}` in words, measured before the length filter.
+    `held_out_duplicates` counts pairs left out of seeded held-out splits because
+    their source sentence is already in one (`split_corpus`); `lengths` holds the
+    training data's `{"source", "target"}` `LengthStats` before the length filter.
     """
 
     read: int = 0
@@ -169,36 +106,25 @@ class ReadReport:
 
     def __str__(self):
         text = (
-            f"read {self.read} pairs; skipped {self.skipped} "
-            f"(empty={self.empty}, too_long={self.too_long}, "
-            f"malformed={self.malformed})"
+            f"read {self.read} pairs; skipped {self.skipped} (empty={self.empty}, "
+            f"too_long={self.too_long}, malformed={self.malformed})"
         )
         if self.held_out_duplicates:
             text += (
                 f"; {self.held_out_duplicates} pairs repeating a held-out source "
                 "sentence dropped from the held-out splits"
             )
-        if self.lengths:
-            text += "".join(
-                f"\n  {side} words: {stats}" for side, stats in self.lengths.items()
-            )
-        if self.examples:
-            text += "\n  " + "\n  ".join(self.examples)
-        return text
+        for side, stats in (self.lengths or {}).items():
+            text += f"\n  {side} words: {stats}"
+        return "\n  ".join([text, *self.examples])
 
 
 @dataclasses.dataclass
 class ParallelCorpus:
-    """Aligned source and target sentences, with the report of the read.
-
-    Attributes:
-        sources, targets: lists of str.
-        report: the `ReadReport` of the read.
-        locations: `(file, line)` of each pair (None for generated data).
-        description: where the pairs came from (e.g. "2% of train, seeded").
-        duplicates_dropped: for a held-out split made by `split_corpus`, the pairs
-            of its source sentences that it did not keep.
-    """
+    """Aligned `sources` and `targets` with the `report` of their read, each pair's
+    `(file, line)` in `locations` (None for generated data) and a `description` of
+    where they came from. `duplicates_dropped`: for a held-out split of
+    `split_corpus`, the pairs of its source sentences it did not keep."""
 
     sources: list
     targets: list
@@ -216,12 +142,12 @@ class ParallelCorpus:
             [self.sources[i] for i in indices],
             [self.targets[i] for i in indices],
             self.report,
-            None if self.locations is None else [self.locations[i] for i in indices],
+            self.locations and [self.locations[i] for i in indices],
             self.description if description is None else description,
         )
 
     def take(self, n):
-        """The first `n` pairs (for quick runs)."""
+        """The first `n` pairs."""
         return self.subset(range(min(n, len(self))))
 
     def length_stats(self, count=None):
@@ -242,6 +168,14 @@ def _check_max_words(max_words):
         )
 
 
+def _check_column(source_column):
+    if source_column not in (None, 0, 1) or isinstance(source_column, bool):
+        raise ConfigError(
+            "`source_column` must be 0 (source<TAB>target) or 1 (target<TAB>source). "
+            f"Received: source_column={source_column!r}"
+        )
+
+
 def _too_long(src, tgt, max_words):
     n_src, n_tgt = len(src.split()), len(tgt.split())
     if n_src > max_words or n_tgt > max_words:
@@ -250,17 +184,14 @@ def _too_long(src, tgt, max_words):
 
 
 def filter_length(corpus, max_words):
-    """The pairs of `corpus` whose sides have at most `max_words` words.
-
-    Every pair left out is counted in the corpus' report as `too_long`, with its file
-    and line. `max_words=None` returns `corpus` itself.
-    """
+    """The pairs of `corpus` with at most `max_words` words a side (None: all), each
+    pair left out counted in its report as `too_long` with its file and line."""
     _check_max_words(max_words)
     if max_words is None:
         return corpus
     keep = []
-    for i, (src, tgt) in enumerate(zip(corpus.sources, corpus.targets, strict=True)):
-        detail = _too_long(src, tgt, max_words)
+    for i, pair in enumerate(zip(corpus.sources, corpus.targets, strict=True)):
+        detail = _too_long(*pair, max_words)
         if detail is None:
             keep.append(i)
             continue
@@ -270,35 +201,23 @@ def filter_length(corpus, max_words):
     return corpus.subset(keep)
 
 
-def _check_column(source_column):
-    if source_column not in (None, 0, 1) or isinstance(source_column, bool):
-        raise ConfigError(
-            "`source_column` must be 0 (source<TAB>target) or 1 (target<TAB>source). "
-            f"Received: source_column={source_column!r}"
-        )
-
-
 def read_pairs(spec, max_words=None, limit=None, *, source_column=0):
     """Reads sentence pairs: the one reader of every parallel layout.
 
     Args:
-        spec: a TSV file of pairs, `a<TAB>b[<TAB>anything else]` (e.g. Anki's
-            `spa.txt`), or a `(source_file, target_file)` pair of line-aligned
-            files (line i of one translates line i of the other); `.gz` is read.
-        max_words: pairs with a side longer than this many words are skipped and
-            reported; `None` keeps every length.
-        limit: read at most this many lines (for quick runs).
-        source_column: the TSV column holding the source, 0 or 1.
+        spec: a TSV file, `a<TAB>b[<TAB>anything else]`, or a `(source_file,
+            target_file)` pair of line-aligned files; `.gz` is read.
+        max_words: pairs with a side over this many words are skipped (None: none).
+        limit: read at most this many lines.
+        source_column: the TSV column of the source, 0 or 1.
 
     Returns:
         A `ParallelCorpus`; blank lines, empty sides, lines without a tab and
         over-long pairs are counted in its `report` with file and line.
 
     Raises:
-        MissingPathError: a file does not exist.
-        DataError: line-aligned files with different numbers of lines (both counts
-            and the first line without a partner), invalid UTF-8 (file and line),
-            a truncated `.gz` file.
+        MissingPathError, DataError (line-aligned files of different lengths, with
+        both counts and the first line without a partner; invalid UTF-8).
     """
     _check_max_words(max_words)
     _check_column(source_column)
@@ -319,8 +238,7 @@ def read_pairs(spec, max_words=None, limit=None, *, source_column=0):
     else:
         paths = (check_exists(spec, "file"),) * 2
         rows = ((n, line.split("\t")) for n, line in iter_lines(paths[0]))
-    report = ReadReport()
-    sources, targets, locations = [], [], []
+    report, sources, targets, locations = ReadReport(), [], [], []
     for number, fields in rows:
         if limit is not None and number > limit:
             break
@@ -334,85 +252,51 @@ def read_pairs(spec, max_words=None, limit=None, *, source_column=0):
             side = 0 if not pair[0] else 1
             report.note("empty", paths[side], number, f"empty {SIDES[side]}")
             continue
-        detail = max_words is not None and _too_long(*pair, max_words)
-        if detail:
-            report.note("too_long", paths[0], number, detail)
-            continue
         report.read += 1
         sources.append(pair[0])
         targets.append(pair[1])
         locations.append((paths[0], number))
-    return ParallelCorpus(sources, targets, report, locations)
-
-
-def read_tsv(path, swap=False, max_words=None, limit=None, *, source_column=None):
-    """`read_pairs` of a TSV file; the source is the first column, or the second
-    with `swap=True` or `source_column=1`."""
-    _check_column(source_column)
-    column = int(swap) if source_column is None else source_column
-    return read_pairs(path, max_words, limit, source_column=column)
+    return filter_length(ParallelCorpus(sources, targets, report, locations), max_words)
 
 
 def split_corpus(corpus, fractions=(0.02, 0.02), seed=1234):
-    """A fixed, seeded held-out split by unique source sentence.
+    """`[train, *held_out]`: fixed, seeded held-out parts of `corpus` (`fractions` of
+    its distinct source sentences, whitespace collapsed) and the rest.
 
-    The split is drawn over the corpus' distinct source sentences (compared with
-    whitespace collapsed), so a sentence is either held out or trained on, never
-    both: every pair with a held-out source leaves the training data, and each
-    held-out split keeps one pair per source (the first). The other pairs of a
-    held-out source (duplicates of the pair or other translations of the sentence)
-    are dropped; their count is `ReadReport.held_out_duplicates` and is named in the
-    held-out corpus' `description`. On a corpus without repeated sources this is the
-    same split as a permutation of the pairs with `seed`.
-
-    Args:
-        corpus: a `ParallelCorpus`.
-        fractions: the held-out fractions of the distinct sources, e.g. `(validation,
-            test)`; the rest is training.
-        seed: the permutation seed (the same seed gives the same split on any machine).
-
-    Returns:
-        A list of `ParallelCorpus`: `[train, *held_out]` in the order of `fractions`.
+    A source sentence is held out or trained on, never both: each held-out split
+    keeps its first pair, and the other pairs of a held-out source are dropped
+    (counted in `ReadReport.held_out_duplicates` and each part's
+    `duplicates_dropped`). Without repeated sources this is the split of a seeded
+    permutation of the pairs.
     """
     groups = [" ".join(source.split()) for source in corpus.sources]
     parts, dropped = seeded_split(len(corpus), fractions, seed, groups=groups)
     corpus.report.held_out_duplicates += sum(dropped)
     pieces = [corpus.subset(idx) for idx in parts]
-    for piece, count in zip(pieces[1:], dropped, strict=True):
+    for piece, count in zip(pieces, [0, *dropped], strict=True):
         piece.duplicates_dropped = count
-    pieces[0].duplicates_dropped = 0
     return pieces
-
-
-# --- load_parallel ------------------------------------------------------------------
 
 
 def _pair_files(folder, source, target):
     """`{split: (source_file, target_file)}` of a folder, or {} without a train pair."""
     names = set(os.listdir(folder)) if os.path.isdir(folder) else set()
-    stems = {**SPLIT_NAMES, "test": _TEST_STEMS}
-    for src_lang, tgt_lang in ((source, target), ("src", "tgt")):
+
+    def find(stem, lang):
+        found = (n for n in (f"{stem}.{lang}.gz", f"{stem}.{lang}") if n in names)
+        return next(found, None)
+
+    for langs in ((source, target), ("src", "tgt")):
         found = {}
-        for split, candidates in stems.items():
-            for stem in candidates:
-                pair = []
-                for lang in (src_lang, tgt_lang):
-                    name = next(
-                        (
-                            f"{stem}.{lang}{gz}"
-                            for gz in (".gz", "")
-                            if f"{stem}.{lang}{gz}" in names
-                        ),
-                        None,
-                    )
-                    pair.append(name)
-                if pair[0] is None and pair[1] is None:
+        for split, stems in _STEMS.items():
+            for stem in stems:
+                pair = [find(stem, lang) for lang in langs]
+                if pair == [None, None]:
                     continue
                 if None in pair:
-                    have = pair[0] or pair[1]
-                    lang = tgt_lang if pair[1] is None else src_lang
                     raise DataError(
-                        f"{have} has no line-aligned partner {stem}.{lang}[.gz]",
+                        f"{pair[0] or pair[1]} has no line-aligned partner "
+                        f"{stem}.{langs[pair.index(None)]}[.gz]",
                         path=folder,
                     )
                 found[split] = tuple(
@@ -422,14 +306,6 @@ def _pair_files(folder, source, target):
         if "train" in found:
             return found
     return {}
-
-
-def _find_line_pair_dir(path, source, target):
-    for candidate in (path, os.path.join(path, "data", "task1", "raw")):
-        found = _pair_files(candidate, source, target)
-        if found:
-            return candidate, found
-    return None, {}
 
 
 def _tsv_column(source, target, source_column, path):
@@ -447,11 +323,8 @@ def _tsv_column(source, target, source_column, path):
 
 
 def file_specs(train, validation=None, test=None):
-    """`(path, files)` for `load_parallel` from command-line style specs.
-
-    Each spec is a TSV file, a folder (train only) or `SOURCE_FILE,TARGET_FILE` (two
-    line-aligned files). With only a train spec that names one path, that path is
-    `load_parallel`'s `path`; otherwise the specs become its `files`.
+    """`(path, files)` for `load_parallel` from command-line specs, each a TSV file,
+    a folder (train only) or `SOURCE_FILE,TARGET_FILE`.
 
     >>> file_specs("train.en,train.vi", test="test.en,test.vi")
     (None, {'train': ('train.en', 'train.vi'), 'test': ('test.en', 'test.vi')})
@@ -480,34 +353,43 @@ def _normalize_files(files):
                 f"Unknown split {key!r} in `files`; expected train, validation (valid, "
                 f"validation, dev) or test. Received: files={files!r}"
             )
-        if value is None:
-            continue
         if isinstance(value, (str, os.PathLike)):
-            value = os.fspath(value)
+            out[_SPLIT_KEYS[key]] = os.fspath(value)
         elif isinstance(value, (tuple, list)) and len(value) == 2:
-            value = tuple(os.fspath(v) for v in value)
-        else:
+            out[_SPLIT_KEYS[key]] = tuple(os.fspath(v) for v in value)
+        elif value is not None:
             raise ConfigError(
                 f"`files[{key!r}]` must be a TSV file or a (source, target) pair. "
                 f"Received: {value!r}"
             )
-        out[_SPLIT_KEYS[key]] = value
     if "train" not in out:
         raise ConfigError(f"`files` needs a 'train' entry. Received: files={files!r}")
     return out
-
-
-def _read_split(spec, source, target, source_column, limit):
-    if isinstance(spec, tuple):
-        return read_pairs(spec, limit=limit)
-    column = _tsv_column(source, target, source_column, spec)
-    return read_pairs(spec, limit=limit, source_column=column)
 
 
 def _name(spec):
     if isinstance(spec, tuple):
         return " / ".join(os.path.basename(p) for p in spec)
     return os.path.basename(spec)
+
+
+def _find_specs(path, source, target):
+    """`(origin, {split: spec})` of a folder (or Multi30k's root) or a TSV file."""
+    path = check_exists(path)
+    if not os.path.isdir(path):
+        return path, {"train": path}
+    for folder in (path, os.path.join(path, "data", "task1", "raw")):
+        found = _pair_files(folder, source, target)
+        if found:
+            return folder, found
+    raise DataError(
+        f"no line-aligned training files train.{source}[.gz] and train.{target}[.gz] "
+        "(or train.src/train.tgt) in the folder; expected a folder of line-aligned "
+        "files {train,valid|val|dev,test}.{SRC,TGT}[.gz] (SRC/TGT: the language "
+        "codes, or literally src/tgt); or Multi30k's data/task1/raw; or a TSV file of "
+        f"pairs (.tsv/.txt/.tab, optionally .gz). Found: {listing(path)!r}",
+        path=path,
+    )
 
 
 def load_parallel(
@@ -522,40 +404,35 @@ def load_parallel(
     source_column=None,
     held_out=(0.02, 0.02),
 ):
-    """Loads train / validation / test pairs from any layout of the module docstring.
+    """Train / validation / test pairs from explicit files, a folder of
+    line-aligned split files (Multi30k's root too) or a TSV file.
 
     Args:
-        path: a folder of line-aligned split files (or Multi30k's root), or a TSV
-            file of pairs; may be None when `files` is given.
-        source, target: language codes (`"en"`, `"de"`, `"vi"`...): they name the
-            line-aligned files (`train.en`) and say which TSV column is English.
-        max_words: skip (and report) TRAINING pairs with a side longer than this
-            many words; validation and test pairs are all kept.
+        path: a folder of line-aligned split files (or Multi30k's root) or a TSV
+            file; None when `files` is given.
+        source, target: language codes: they name the line-aligned files
+            (`train.en`) and say which TSV column is English.
+        max_words: skip (and report) TRAINING pairs with a side over this many
+            words; validation and test pairs are all kept.
         limit: read at most this many training lines.
         seed: seed of the held-out splits made from the training data.
-        files: explicit files, `{"train": spec, "validation": spec, "test": spec}`
-            (`validation` may be spelled `valid`, `val` or `dev`; it and `test` are
-            optional),
-            each spec a TSV file or a `(source_file, target_file)` pair.
-        source_column: which TSV column holds the source (0 or 1); default: the
-            column of `source` in an English-first Anki TSV.
-        held_out: `(validation, test)` fractions of the training data used for the splits
-            the data lacks.
+        files: `{"train": spec, "validation": spec, "test": spec}` (validation may
+            be spelled valid, val or dev; it and test are optional), each spec a
+            TSV file or a `(source_file, target_file)` pair.
+        source_column: the TSV column of the source (0 or 1); default: the column
+            of `source` in an English-first Anki TSV.
+        held_out: the `(validation, test)` fractions of the training data used for
+            the splits the data lacks.
 
     Returns:
-        `{"train": ParallelCorpus, "val": ..., "test": ...}` (the validation set is
-        returned as "val", the key its callers read). Each corpus'
-        `description` says where it came from; the training corpus'
-        `report.lengths` holds its length statistics in words (before the length
-        filter).
+        `{"train", "val", "test"}` -> `ParallelCorpus`, each `description` saying
+        where it came from; the training corpus' `report.lengths` holds its length
+        statistics in words before the length filter.
 
     Raises:
-        MissingPathError: a path that does not exist.
-        DataError: a folder without line-aligned training files (saying which
-            layouts were expected), files of different lengths, malformed files
-            (file and line).
-        ConfigError: bad argument values (e.g. a TSV whose source column cannot be
-            told).
+        MissingPathError, DataError (a folder without line-aligned training files,
+        naming the layouts expected; malformed files, with file and line),
+        ConfigError (bad arguments, e.g. a TSV whose source column is not told).
     """
     _check_max_words(max_words)
     _check_column(source_column)
@@ -564,135 +441,42 @@ def load_parallel(
             f"`held_out` must be (validation, test) fractions. Received: "
             f"held_out={held_out!r}"
         )
+    if files is not None and path is not None:
+        raise ConfigError(
+            "Give either `path` or `files`, not both. Received: "
+            f"path={os.fspath(path)!r}, files={files!r}"
+        )
     if files is not None:
-        if path is not None:
-            raise ConfigError(
-                "Give either `path` or `files`, not both. Received: "
-                f"path={os.fspath(path)!r}, files={files!r}"
-            )
-        specs = _normalize_files(files)
-        origin = "files"
+        origin, specs = "files", _normalize_files(files)
     else:
-        path = check_exists(path)
-        if os.path.isdir(path):
-            folder, specs = _find_line_pair_dir(path, source, target)
-            if not specs:
-                raise DataError(
-                    f"no line-aligned training files train.{source}[.gz] and "
-                    f"train.{target}[.gz] (or train.src/train.tgt) in the folder; "
-                    "expected " + "; or ".join(LAYOUTS[1:]) + ". Found: "
-                    f"{listing(path)!r}",
-                    path=path,
-                )
-            origin = folder
-        else:
-            specs = {"train": path}
-            origin = path
+        origin, specs = _find_specs(path, source, target)
     parts = {}
-    for split in ("train", "validation", "test"):
-        if split in specs:
-            corpus = _read_split(
-                specs[split],
-                source,
-                target,
-                source_column,
-                limit if split == "train" else None,
-            )
-            corpus.description = f"{split}: {_name(specs[split])}"
-            parts[split] = corpus
-    train = parts["train"]
+    for split in (s for s in ("train", "validation", "test") if s in specs):
+        spec, column = specs[split], None
+        if not isinstance(spec, tuple):
+            column = _tsv_column(source, target, source_column, spec)
+        lines = limit if split == "train" else None
+        parts[split] = read_pairs(spec, limit=lines, source_column=column or 0)
+        parts[split].description = f"{split}: {_name(spec)}"
+    train, name = parts["train"], _name(specs["train"])
     missing = [s for s in ("validation", "test") if s not in parts]
     if missing:
         fractions = [held_out[0 if s == "validation" else 1] for s in missing]
-        pieces = split_corpus(train, fractions, seed=seed)
-        train = pieces[0]
-        train.description = f"train: {_name(specs['train'])} minus held-out pairs"
-        for split, piece, fraction in zip(missing, pieces[1:], fractions, strict=True):
-            dropped = (
-                f"; {piece.duplicates_dropped} pairs repeating its source sentences "
-                "dropped"
-                if piece.duplicates_dropped
-                else ""
-            )
+        train, *pieces = split_corpus(train, fractions, seed=seed)
+        train.description = f"train: {name} minus held-out pairs"
+        for split, piece, fraction in zip(missing, pieces, fractions, strict=True):
+            n = piece.duplicates_dropped
+            dropped = f"; {n} pairs repeating its source sentences dropped" if n else ""
             piece.description = (
-                f"{split}: {fraction:.0%} of {_name(specs['train'])} (seeded split "
-                f"by unique source sentence, seed {seed}{dropped})"
+                f"{split}: {fraction:.0%} of {name} (seeded split by unique source "
+                f"sentence, seed {seed}{dropped})"
             )
             parts[split] = piece
     train.report.lengths = train.length_stats()
     description = train.description
-    train = filter_length(train, max_words)
-    train.description = description + (
-        f"; pairs over {max_words} words skipped" if max_words else ""
-    )
-    parts["train"] = train
+    parts["train"] = train = filter_length(train, max_words)
+    skipped = f"; pairs over {max_words} words skipped" if max_words else ""
+    train.description = description + skipped
     for corpus in parts.values():
         corpus.description = f"{corpus.description} ({origin})"
-    # "val": the key the translation recipe and benchmarks read and log.
-    return {"train": parts["train"], "val": parts["validation"], "test": parts["test"]}
-
-
-# A toy language pair: source is English-like SVO with adjectives before nouns; the
-# target is verb-final (SOV) with adjectives after nouns and its own lexicon, so the
-# alignment is non-monotonic and visible in attention heat maps.
-_NOUNS = {
-    "dog": "hund",
-    "cat": "katze",
-    "bird": "vogel",
-    "man": "mann",
-    "woman": "frau",
-    "child": "kind",
-    "horse": "pferd",
-    "fish": "fisch",
-}
-_ADJECTIVES = {
-    "big": "gross",
-    "small": "klein",
-    "red": "rot",
-    "old": "alt",
-    "young": "jung",
-    "happy": "froh",
-}
-_VERBS = {
-    "sees": "sieht",
-    "likes": "mag",
-    "follows": "folgt",
-    "finds": "findet",
-    "calls": "ruft",
-}
-_DETERMINERS = {"the": "der", "a": "ein"}
-
-
-def _noun_phrase(rng):
-    det = rng.choice(sorted(_DETERMINERS))
-    adjectives = rng.sample(sorted(_ADJECTIVES), rng.randint(0, 2))
-    noun = rng.choice(sorted(_NOUNS))
-    src = [det, *adjectives, noun]
-    tgt = [_DETERMINERS[det], _NOUNS[noun], *[_ADJECTIVES[a] for a in adjectives]]
-    return src, tgt
-
-
-def demo_corpus(n=2000, seed=0):
-    """A synthetic language pair with reordering, learnable in seconds.
-
-    Source sentences are `det adj* noun verb det adj* noun .`; the target puts the verb
-    last and adjectives after their noun, with a one-to-one lexicon. Sentences have
-    5-11 words, so a small attentive model reaches a high BLEU in a few epochs.
-
-    Args:
-        n: number of pairs.
-        seed: generator seed.
-
-    Returns:
-        A `ParallelCorpus` with `n` pairs (duplicates possible).
-    """
-    rng = random.Random(seed)
-    sources, targets = [], []
-    for _ in range(n):
-        subj_src, subj_tgt = _noun_phrase(rng)
-        obj_src, obj_tgt = _noun_phrase(rng)
-        verb = rng.choice(sorted(_VERBS))
-        sources.append(" ".join([*subj_src, verb, *obj_src]) + " .")
-        targets.append(" ".join([*subj_tgt, *obj_tgt, _VERBS[verb]]) + " .")
-    report = ReadReport(read=n)
-    return ParallelCorpus(sources, targets, report)
+    return {"train": train, "val": parts["validation"], "test": parts["test"]}

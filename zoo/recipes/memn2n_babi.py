@@ -184,9 +184,9 @@ def load_data(config, log):
     c, seed = config, config.training.seed
     folder = None
     if c.demo:
-        tasks = babi.load_demo(
-            c.demo_size, max(50, c.demo_size // 4), c.memory_size, seed
-        )
+        from zoo.demo.babi import load_demo
+
+        tasks = load_demo(c.demo_size, max(50, c.demo_size // 4), c.memory_size, seed)
         description = f"generated bAbI-style demo ({c.demo_size} stories)"
     else:
         folder = babi.find_folder(c.data, c.size, c.language)

@@ -255,6 +255,7 @@ def load_data(config, log=print):
     vocabularies are learned from (or cached for) the training pairs, and the
     length-bucketed training and validation datasets."""
     from zoo.data import parallel
+    from zoo.demo.parallel import demo_corpus
     from zoo.models.translation import TranslationPreprocessor as Preprocessor
     from zoo.models.translation import translation_dataset, vocabulary_cache_key
     from zoo.training import fingerprint
@@ -262,7 +263,7 @@ def load_data(config, log=print):
     c, seed = config, config.training.seed
     languages = (c.source, c.target)
     if c.demo:
-        corpus = parallel.demo_corpus(c.demo_size, seed)
+        corpus = demo_corpus(c.demo_size, seed)
         parts = parallel.split_corpus(corpus, (0.05, 0.05), seed)
         splits = dict(zip(("train", "val", "test"), parts, strict=True))
     else:
@@ -290,7 +291,7 @@ def load_data(config, log=print):
     vocabularies = map(pathlib.Path, (pre.source_vocabulary, pre.target_vocabulary))
     batch = c.training.batch_size
     return types.SimpleNamespace(
-        description=c.data or "generated demo pair (zoo.data.parallel)",
+        description=c.data or "generated demo pair (zoo.demo.parallel)",
         splits=splits,
         preprocessor=pre,
         train=translation_dataset(train, pre, batch, shuffle=True, seed=seed),

@@ -5,10 +5,10 @@ import pytest
 
 @pytest.fixture(scope="session")
 def demo_vocab_file(tmp_path_factory):
-    from zoo.data import babi
+    from zoo.demo.babi import load_demo
     from zoo.models.memn2n import babi_arrays
 
-    tasks = babi.load_demo(num_stories=40, test_stories=10, seed=3)
+    tasks = load_demo(num_stories=40, test_stories=10, seed=3)
     examples = [ex for t in tasks.values() for ex in t.all_examples()]
     vocab = babi_arrays.build_vocabulary(examples)
     path = tmp_path_factory.mktemp("memn2n_vocab") / "vocab.txt"

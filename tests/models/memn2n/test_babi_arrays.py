@@ -4,6 +4,7 @@ import tensorflow as tf
 
 from tests.data.test_babi import SAMPLE
 from zoo.data import babi
+from zoo.demo.babi import DEMO_TASK, generate_demo_lines, load_demo
 from zoo.models.memn2n import (
     BabiExample,
     MemN2N,
@@ -19,7 +20,7 @@ from zoo.models.memn2n import (
 
 
 def _demo(num_stories=10, seed=1):
-    return babi.parse_babi(babi.generate_demo_lines(num_stories, seed=seed))
+    return babi.parse_babi(generate_demo_lines(num_stories, seed=seed))
 
 
 def test_concat_arrays_reindexes_sentences():
@@ -39,11 +40,11 @@ def test_concat_arrays_reindexes_sentences():
 
 
 def test_build_arrays_covers_every_split_and_groups():
-    tasks = babi.load_demo(num_stories=30, test_stories=10, memory_size=8)
+    tasks = load_demo(num_stories=30, test_stories=10, memory_size=8)
     vocab, sentence_length, arrays = build_arrays(tasks, memory_size=8)
-    demo = arrays[babi.DEMO_TASK]
+    demo = arrays[DEMO_TASK]
     for split in ("train", "valid", "test"):
-        n = len(getattr(tasks[babi.DEMO_TASK], split))
+        n = len(getattr(tasks[DEMO_TASK], split))
         assert demo[split]["memory"].shape == (n, 8)
         assert demo[split]["question"].shape == (n, sentence_length)
     assert "mary" in vocab and sentence_length >= 4
@@ -55,8 +56,8 @@ def test_build_arrays_covers_every_split_and_groups():
 def test_vocabulary_and_length_come_from_training_and_validation_only():
     import dataclasses
 
-    tasks = babi.load_demo(num_stories=30, test_stories=10, memory_size=8)
-    task = tasks[babi.DEMO_TASK]
+    tasks = load_demo(num_stories=30, test_stories=10, memory_size=8)
+    task = tasks[DEMO_TASK]
     seen = babi_arrays.build_vocabulary(task.train + task.valid)
     # a test story with a word, a longer sentence and an answer seen nowhere else
     story = ("zebra went to the hallway and then to the kitchen again .",)

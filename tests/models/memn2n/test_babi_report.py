@@ -1,6 +1,7 @@
 import numpy as np
 
 from zoo.data import babi
+from zoo.demo.babi import DEMO_TASK, load_demo
 from zoo.models.memn2n import (
     PAPER_1K_JOINT_PE_LS_RN,
     MemN2N,
@@ -54,8 +55,8 @@ def test_the_paper_is_compared_only_on_its_data():
 
 
 def test_plot_attention_writes_one_png_per_sample(tmp_path):
-    tasks = babi.load_demo(num_stories=20, test_stories=5, memory_size=6)
-    test = tasks[babi.DEMO_TASK].test
+    tasks = load_demo(num_stories=20, test_stories=5, memory_size=6)
+    test = tasks[DEMO_TASK].test
     vocab = babi_arrays.build_vocabulary(test)
     arrays = babi_arrays.vectorize(test, vocab, 6, 6)
     model = MemN2N(len(vocab), 6, 6, embedding_dim=4, hops=2)
@@ -91,7 +92,7 @@ def test_evaluate_tasks_and_the_written_report(tmp_path):
         write_error_report,
     )
 
-    tasks = babi.load_demo(num_stories=20, test_stories=5, memory_size=6)
+    tasks = load_demo(num_stories=20, test_stories=5, memory_size=6)
     vocab, length, arrays = build_arrays(tasks, memory_size=6)
     tasks[7] = dataclasses.replace(tasks[0], task=7, train=None, missing="no file")
     model = MemN2N(len(vocab), 6, length, embedding_dim=4, hops=1)

@@ -3,7 +3,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from zoo.data import babi
+from zoo.demo.babi import DEMO_TASK, load_demo
 from zoo.models.memn2n import (
     LinearStartSchedule,
     MemN2N,
@@ -30,9 +30,9 @@ def test_linear_start_callbacks():
 
 @pytest.fixture(scope="module")
 def demo_arrays():
-    tasks = babi.load_demo(num_stories=120, test_stories=20, memory_size=10, seed=2)
+    tasks = load_demo(num_stories=120, test_stories=20, memory_size=10, seed=2)
     vocab, sentence_length, arrays = build_arrays(tasks, memory_size=10)
-    return len(vocab), sentence_length, arrays[babi.DEMO_TASK]
+    return len(vocab), sentence_length, arrays[DEMO_TASK]
 
 
 def test_train_memn2n_learns_the_demo_and_ends_linear_start(demo_arrays, tmp_path):
@@ -92,10 +92,9 @@ def test_best_of_restarts_keeps_the_lowest_training_error_and_reuses(tmp_path):
 
 
 def test_train_groups_joint_or_one_per_task(tmp_path):
-    from zoo.data import babi
     from zoo.models.memn2n import build_arrays, train_groups
 
-    tasks = babi.load_demo(num_stories=20, test_stories=5, memory_size=6)
+    tasks = load_demo(num_stories=20, test_stories=5, memory_size=6)
     tasks[7] = dataclasses.replace(tasks[0], task=7)
     tasks[8] = dataclasses.replace(tasks[0], task=8, train=None, missing="no file")
     _, _, arrays = build_arrays(tasks, memory_size=6)
