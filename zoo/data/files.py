@@ -1,27 +1,13 @@
-"""Reading data files the same way in every reader: lines, tables, JSON lines, layouts.
+"""Reading data files the same way in every reader: lines, tables, layouts, splits.
 
-Every reader of `zoo.data` goes through these functions, so every one of them:
-
-- reads UTF-8 with an optional byte-order mark (`utf-8-sig`): the mark never becomes
-  part of a label, a column name or a first token;
-- reports invalid UTF-8 as a `zoo.errors.DataError` naming the file and the line
-  (never a bare `UnicodeDecodeError`, never a silent U+FFFD);
-- decompresses `.gz` files and reports a truncated or corrupt archive as a `DataError`
-  naming the file;
-- splits lines on "\\n" only ("\\r\\n" line ends are accepted); other characters that
-  Python's `str.splitlines` treats as line breaks (form feed, U+2028, ...) stay inside
-  their line, so line numbers are those of any text editor;
-- keeps control characters and NUL in the text: the in-graph tokenizers
-  (`zoo.text.preprocessing`) treat them as spaces, in training and serving alike.
-
-Tables (`read_table`): CSV (`,`, RFC 4180 quoting), TSV (tab, no quoting) and JSON
-lines (one object per line). A record with more or fewer fields than the header is an
-error naming the file and line (a comma inside an unquoted CSV field never shifts the
-columns silently); so are an unclosed quote, a field longer than `MAX_FIELD_CHARS`
-characters, an invalid JSON line, a line that is not a JSON object and a missing field.
-
-Errors: `MissingPathError` for a path that does not exist, `DataError` (with `path`
-and `line`) for everything else.
+Every reader of `zoo.data` reads through these functions: UTF-8 with an optional
+byte-order mark (never part of a label, a column or a token), `.gz` decompressed,
+lines split on "\\n" only (so line numbers are an editor's), control characters and NUL
+kept (the in-graph tokenizers treat them as spaces). Tables are CSV (RFC 4180
+quoting), TSV (no quoting) or JSON lines. Invalid UTF-8, a truncated `.gz`, a record
+with the wrong number of fields, an unclosed quote, an overlong field or a bad JSON
+line is a `zoo.errors.DataError` naming the file and line; a missing path is a
+`MissingPathError`.
 """
 
 import csv
@@ -36,6 +22,7 @@ from zoo.errors import ConfigError, DataError, MissingPathError
 __all__ = [
     "MAX_FIELD_CHARS",
     "TABLE_FORMATS",
+    "TABLE_SUFFIXES",
     "check_exists",
     "find_split_files",
     "decode_document",
@@ -47,25 +34,15 @@ __all__ = [
 ]
 
 MAX_FIELD_CHARS = 1 << 24
-"""Longest CSV/TSV/JSON field accepted, in characters (16 Mi); longer is an error.
-
-Python's `csv` module stops at 128 Ki characters by default, which real documents
-exceed; a field this long is almost always an unclosed quote that ran to the end of
-the file.
-"""
+"""Longest field accepted, in characters: above `csv`'s 128 Ki default, which real
+documents exceed; a longer one is almost always an unclosed quote."""
 
 TABLE_FORMATS = ("csv", "tsv", "jsonl")
 """Formats `read_table` reads."""
 
-_SUFFIXES = {
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".tab": "tsv",
-    ".txt": "tsv",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "jsonl",
-}
+TABLE_SUFFIXES = {".csv": "csv", **dict.fromkeys((".tsv", ".tab", ".txt"), "tsv")}
+TABLE_SUFFIXES.update(dict.fromkeys((".jsonl", ".ndjson", ".json"), "jsonl"))
+"""The format of each table file name ending (optionally followed by `.gz`)."""
 
 SPLIT_NAMES = {
     "train": ("train",),
@@ -92,17 +69,8 @@ def _strip_gz(name):
 
 
 def table_format(path, format=None):
-    """The table format of `path` from its name: `"csv"`, `"tsv"` or `"jsonl"`.
-
-    `.csv` is CSV; `.tsv`, `.tab` and `.txt` are TSV; `.jsonl`, `.ndjson` and `.json`
-    are JSON lines; each optionally followed by `.gz`. `format` overrides the name.
-
-    Returns:
-        The format, or None when the name says nothing.
-
-    Raises:
-        ConfigError: `format` is not one of `TABLE_FORMATS`.
-    """
+    """`"csv"`, `"tsv"` or `"jsonl"` from the name of `path` (`TABLE_SUFFIXES`, optionally
+    `.gz`), or None; a given `format` is checked and returned."""
     if format is not None:
         if format not in TABLE_FORMATS:
             raise ConfigError(
@@ -110,7 +78,7 @@ def table_format(path, format=None):
             )
         return format
     _, suffix = os.path.splitext(_strip_gz(os.fspath(path)).lower())
-    return _SUFFIXES.get(suffix)
+    return TABLE_SUFFIXES.get(suffix)
 
 
 def _decode(raw, path, number):
@@ -130,17 +98,8 @@ def _decode(raw, path, number):
 
 
 def iter_lines(path, keep_ends=False):
-    """Yields `(line_number, text)` for every line of a UTF-8 text file.
-
-    Args:
-        path: the file; `.gz` is decompressed while reading.
-        keep_ends: keep the "\\n" (and "\\r\\n") line end of each line.
-
-    Raises:
-        MissingPathError: `path` does not exist.
-        DataError: invalid UTF-8 (file and line), a truncated or corrupt `.gz` file,
-            or a folder where a file was expected.
-    """
+    """Yields `(line_number, text)` for every line of a UTF-8 file (`.gz`
+    decompressed); `keep_ends` keeps each line's "\\n" or "\\r\\n"."""
     path = check_exists(path, "file")
     if os.path.isdir(path):
         raise DataError("expected a file, found a folder", path=path)
@@ -161,13 +120,9 @@ def iter_lines(path, keep_ends=False):
 
 
 def decode_document(data, path, encoding="utf-8"):
-    """The text of one document's bytes (a file, an archive member): UTF-8 with an
-    optional byte-order mark, or another Python codec (`"latin-1"`, `"cp1252"`).
-
-    Raises:
-        DataError: bytes that are not text in `encoding`, naming `path` and the
-            line of the first bad byte; an unknown encoding.
-    """
+    """The text of one document's bytes (a file, an archive member) in `encoding`
+    (UTF-8 with an optional byte-order mark, `"latin-1"`, ...); bytes that are not
+    such text are a `DataError` naming `path` and the line."""
     utf8 = encoding.replace("_", "-").lower() in ("utf-8", "utf8")
     try:
         text = data.decode("utf-8" if utf8 else encoding)
@@ -210,6 +165,18 @@ def _check_columns(columns):
     return columns, kinds == {True}
 
 
+def _checked_lengths(values, path, line):
+    """`values`, unless one is longer than `MAX_FIELD_CHARS`."""
+    for value in values:
+        if len(value) > MAX_FIELD_CHARS:
+            raise DataError(
+                f"a field longer than {MAX_FIELD_CHARS} characters ({len(value)})",
+                path=path,
+                line=line,
+            )
+    return values
+
+
 def _delimited_records(path, delimiter):
     """Yields `(first_line, fields)` of every non-blank CSV/TSV record."""
     limit = MAX_FIELD_CHARS
@@ -249,14 +216,7 @@ def _delimited_records(path, delimiter):
         line, start = start, reader.line_num + 1
         if not fields or (len(fields) == 1 and not fields[0].strip()):
             continue
-        for value in fields:
-            if len(value) > limit:
-                raise DataError(
-                    f"a field longer than {limit} characters ({len(value)})",
-                    path=path,
-                    line=line,
-                )
-        yield line, fields
+        yield line, _checked_lengths(fields, path, line)
 
 
 def _json_value(value, key, path, line):
@@ -276,7 +236,6 @@ def _json_value(value, key, path, line):
 
 
 def _jsonl_records(path, columns):
-    limit = MAX_FIELD_CHARS
     for line, text in iter_lines(path):
         if not text.strip():
             continue
@@ -311,37 +270,17 @@ def _jsonl_records(path, columns):
                 line=line,
             )
         values = tuple(_json_value(record[c], c, path, line) for c in columns)
-        for value in values:
-            if len(value) > limit:
-                raise DataError(
-                    f"a field longer than {limit} characters ({len(value)})",
-                    path=path,
-                    line=line,
-                )
-        yield line, values
+        yield line, _checked_lengths(values, path, line)
 
 
 def read_table(path, columns, format=None):
-    """Reads the chosen columns of a CSV, TSV or JSON-lines file.
+    """The chosen columns of a CSV, TSV or JSON-lines file (`format`, default from
+    the name), as `[(line, values), ...]`: `line` is the record's first line (a quoted
+    CSV field may span lines), `values` a tuple of str; blank lines are skipped.
 
-    Args:
-        path: the file (optionally `.gz`).
-        columns: the columns to return, all names (CSV/TSV: the first non-blank line
-            is the header; JSON lines: object keys) or all 0-based positions (CSV/TSV
-            without a header row).
-        format: `"csv"`, `"tsv"` or `"jsonl"`; default: from the file name (see
-            `table_format`).
-
-    Returns:
-        A list of `(line, values)`: `line` is the first physical line of the record
-        (a quoted CSV field may span lines), `values` a tuple of str, one per column.
-        Blank lines are skipped.
-
-    Raises:
-        MissingPathError: the file does not exist.
-        DataError: a format that cannot be told from the name, an empty file, a
-            missing column (naming the columns found), and every malformed record,
-            with its file and line.
+    `columns` are all names (CSV/TSV: the first non-blank line is the header; JSON
+    lines: keys) or all 0-based positions (CSV/TSV without a header). A missing column
+    is an error naming those found.
     """
     path = check_exists(path, "file")
     fmt = table_format(path, format)
@@ -425,21 +364,9 @@ def read_table(path, columns, format=None):
 
 
 def find_split_files(folder, suffixes, stems=None):
-    """The split files of a folder: `{split: path}` for the splits that exist.
-
-    Args:
-        folder: the folder.
-        suffixes: file name endings to try, in order (e.g. `(".csv", ".tsv")` or
-            `(".en.gz", ".en")`).
-        stems: `{split: (stem, ...)}`; default `SPLIT_NAMES` (`train`,
-            `valid|val|dev|validation`, `test`).
-
-    Returns:
-        `{split: path}`; empty when there is no training file.
-
-    Raises:
-        DataError: a split file that is a symbolic link out of `folder`.
-    """
+    """`{split: path}` of the split files in `folder` named `stem + suffix` (`stems`:
+    `{split: (stem, ...)}`, default `SPLIT_NAMES`; `suffixes` tried in order); empty
+    without a training file. A file linking out of `folder` is a `DataError`."""
     stems = SPLIT_NAMES if stems is None else stems
     names = set(os.listdir(folder)) if os.path.isdir(folder) else set()
     found = {}
@@ -453,15 +380,9 @@ def find_split_files(folder, suffixes, stems=None):
 
 
 def check_inside(path, root):
-    """`path`, unless it resolves (through symbolic links) outside the folder `root`.
-
-    A data folder's files are read where they are; a link inside it that leads out
-    of it (to a credentials file, `/proc/self/environ`) is refused rather than read
-    into a vocabulary or a model.
-
-    Raises:
-        DataError: naming the link, its target and the data folder.
-    """
+    """`path`, unless it resolves outside the folder `root`: a link out of a data
+    folder (to a credentials file, `/proc/self/environ`) is a `DataError`, never read
+    into a vocabulary or a model."""
     real_root = os.path.realpath(root)
     real = os.path.realpath(path)
     if os.path.commonpath([real_root, real]) != real_root:
@@ -508,9 +429,6 @@ def seeded_split(count, fractions, seed, *, strata=None, groups=None):
         `(parts, dropped)`: `parts` is `[train, held_out_1, ...]`, lists of item
         indices in input order; `dropped[i]` counts the items held-out part i left
         out.
-
-    Raises:
-        ConfigError: fractions that are not positive or sum to 1 or more.
     """
     fractions = tuple(fractions)
     if not fractions or any(not f > 0 for f in fractions) or sum(fractions) >= 1:
