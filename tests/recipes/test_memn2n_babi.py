@@ -128,15 +128,22 @@ def test_help_is_fast_and_imports_no_tensorflow():
     )
     assert out.returncode == 0, out.stderr
     assert "--report-samples" in out.stdout and "--ls-epochs" in out.stdout
-    assert "demo: 15] (default: 15)" in out.stdout  # --epochs on the demo
-    assert "LS epochs + 100, joint + 60" in out.stdout  # and with --data
+    text = " ".join(out.stdout.split())
+    # --epochs: 15 on the demo; with --data derived, as the description says
+    derived = "(None: derived from other flags, see above)"
+    assert (
+        f"training epochs {derived} [with --data: None; demo: 15] (default: 15)" in text
+    )
+    assert "then `--epochs` 100 (60 joint) more at `--learning-rate` 0.005" in text
 
 
 def test_parse_tasks():
-    assert memn2n_babi.parse_tasks("1-3,7, 2") == (1, 2, 3, 7)
+    from zoo.recipes.memn2n_babi_config import parse_tasks
+
+    assert parse_tasks("1-3,7, 2") == (1, 2, 3, 7)
     for bad in ("0-2", "21", "", "x"):
         with pytest.raises(ValueError):
-            memn2n_babi.parse_tasks(bad)
+            parse_tasks(bad)
 
 
 # --- The demo end to end ----------------------------------------------------------------

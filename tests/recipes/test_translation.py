@@ -162,7 +162,13 @@ def test_help_names_the_decay_default_with_data(tmp_path, capsys):
         parse(["--data", str(tmp_path), "--help"])
     assert exit_info.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "(default: 0.5, or 1 with --schedule cosine)" in text
+    assert "`--decay-factor` None is 0.5, or 1 with `--schedule cosine`" in text
+    flag = text[text.index("--decay-factor FACTOR multiply") :]
+    flag = flag[: flag.index(" --decay-patience N ")]
+    assert flag.endswith(
+        "(1 disables it) (None: derived from other flags, see above) "
+        "[with --data: None; demo: 1] (default: None)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -359,19 +365,6 @@ def test_explicit_split_files_are_checked_one_by_one(tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1
     with pytest.raises(SystemExit):
         parse(["--data", pair, "--source-column", "2"])
-
-
-def test_heatmap_title_names_source_translation_and_reference():
-    from zoo.recipes.translation import heatmap_title
-
-    title = heatmap_title("Ein  Hund\nläuft.", "a dog runs .", "A dog is running." * 9)
-    lines = title.splitlines()
-    assert lines[0] == "source: Ein Hund läuft."
-    assert lines[1] == "translation: a dog runs ."
-    assert lines[2].startswith("reference: A dog is running.") and lines[2].endswith(
-        "..."
-    )
-    assert len(lines[2]) == len("reference: ") + 90
 
 
 @pytest.mark.slow

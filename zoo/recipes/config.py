@@ -391,6 +391,8 @@ def build_parser(
         demo_default = demo_training_defaults.get(field.name, MISSING)
         meta = dict(field.metadata)
         meta.setdefault("help", field.name.replace("_", " "))
+        if default is None:
+            meta["help"] += " (None: derived from other flags, see above)"
         shim = dataclasses.field(metadata=meta)
         shim.name = field.name
         _add_field(
@@ -434,12 +436,20 @@ def parse_config(
     recipe_names = {f.name for f in dataclasses.fields(config_class)} - {"training"}
     training_values = {k: args[k] for k in training_names if k in args}
     training_values["run_dir"] = args["run_dir"]
+    # A training default of None is derived from other flags by `validate()`.
+    derived = [k for k, v in training_values.items() if v is None]
     try:
-        training = training_class(**training_values)
+        training = training_class(
+            **{k: v for k, v in training_values.items() if k not in derived}
+        )
+        for name in derived:
+            setattr(training, name, None)
         config = config_class(
             training=training, **{k: args[k] for k in recipe_names if k in args}
         )
         config.validate()
+        if derived:  # the derived values pass the checks the given ones do
+            config.training = dataclasses.replace(config.training)
     except (ValueError, ConfigError) as e:
         parser.error(str(e))
     for flag, path in config.data_paths():

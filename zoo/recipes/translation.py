@@ -1,55 +1,22 @@
 """Attentional neural machine translation (Bahdanau / Luong), beam search, string export.
 
-Task: sentence translation from parallel text. Papers: Bahdanau, Cho and Bengio 2015
-("Neural Machine Translation by Jointly Learning to Align and Translate"); Luong,
-Pham and Manning 2015 ("Effective Approaches to Attention-based Neural Machine
-Translation"); GNMT length and coverage penalties (Wu et al. 2016) in beam search.
-Model: `zoo.models.translation.Seq2SeqTranslator` (bidirectional GRU/LSTM encoder,
-attention decoder), teacher forcing on length-bucketed batches, label-smoothed masked
-cross-entropy, WordPiece vocabularies learned from the training data and applied in
-the graph. Metric: test BLEU (sacrebleu, detokenized, cased), also lowercased and, on
-real data, lowercased Moses-tokenized (the scoring of published Multi30k numbers).
-
-Commands:
+Task: sentence translation from parallel text. Papers: Bahdanau, Cho and Bengio 2015;
+Luong, Pham and Manning 2015; GNMT length and coverage penalties (Wu et al. 2016).
+Model: `zoo.models.translation.Seq2SeqTranslator`. Metric: test BLEU (sacrebleu,
+detokenized, cased). Details, data layouts and outputs: docs/recipes.md#translation.
 
     python -m zoo.recipes.translation                                  # demo, < 1 min
     python -m zoo.recipes.translation --data ../shared/data/multi30k --source de --target en
     python -m zoo.recipes.translation --data ../shared/data/multi30k --attention luong \\
         --score general --window local-p
 
-The attention variants of the survey: `--attention bahdanau|luong|none` (none: the
-encoder-decoder without attention, a fixed mean context), `--attention-normalize`
-(normalized Bahdanau), Luong's `--score dot|general|concat|location|cosine` and
-`--window global|local-m|local-p` with `--window-size` (D = 10, sigma = D/2, input
-feeding, as in the paper), soft or hard attention `--attention-probability
-softmax|hardmax|gumbel` (hard attention trained straight-through).
-
-`--data` is a folder of line-aligned files `{train,val|valid|dev,test}.{SRC,TGT}[.gz]`
-(Multi30k or its root), a TSV file of pairs (`--source-column`; Anki's: English first)
-or `SRC_FILE,TGT_FILE`; `--valid-data`, `--test-data` name other splits the same way;
-missing splits are seeded 2% parts of the training data. `--max-words` filters
-training pairs only (every test pair is scored); `--max-length` defaults to the
-longest training text. With `--data` the epoch kept has the best validation BLEU of
-greedy translations, the learning rate halves after an epoch without a better one,
-and the weights are averaged (`--ema`, warmed up). The readout is
-`LayerNorm(W [h; c; e])`, not the papers' `tanh` (`--readout`). Real data trains up to
-22 epochs (stopping after 3 without a better validation BLEU) with dropout 0.4 (embeddings 0.2, attended encoder outputs 0.4), tied target
-embeddings and, where the machine computes it fast, the logits product in bfloat16
-(`--training-logits-dtype auto`; the choice is logged and in the export's manifest);
-`--time-limit MIN` ends training earlier, keeping the best epoch so far.
-
-Outputs: `runs/translation/`, `reports/translation/` (`metrics.json`,
-`attention_<i>.png`) and `saved_models/translation/VERSION/` (`TranslationServing`):
-`serving_default` (beam) and `translate_greedy` map `text` to `translation`, `score`,
-`attention`, `source_tokens`, `target_tokens`; `preprocess` and `teacher_forced` give
-the Keras model's inputs and logits. At most 256 texts a request; inputs cut to 2048
-bytes and `--max-length` subwords. Beside it, `VERSION.keras` is the
-`Seq2SeqTextTranslator` task (network, vocabularies, searches): after `import zoo`,
-`keras.saving.load_model(path).translate(texts)` gives the export's greedy
-translations (`beam_width=` its beam search); `.backbone` is the network.
+`--data`: a folder of `{train,val|valid|dev,test}.{SRC,TGT}[.gz]`, a TSV of pairs or
+`SRC_FILE,TGT_FILE` (`--valid-data`, `--test-data` alike); missing splits are seeded
+2% parts of the training data. With `--data`, `--decay-factor` None is 0.5, or 1 with
+`--schedule cosine`. Exports `saved_models/translation/VERSION/` (`serving_default`:
+beam search, `translate_greedy`) and the `Seq2SeqTextTranslator` as `VERSION.keras`.
 """
 
-import dataclasses
 import os
 import pathlib
 import statistics
@@ -57,214 +24,29 @@ import time
 import types
 
 from zoo.recipes import steps
-from zoo.recipes.config import RecipeConfig, option
+from zoo.recipes.translation_config import DEMO_TRAINING, TRAINING, Config
 
-NAME = "translation"  # runs/, reports/ and saved_models/ folder names
-METRIC = "test BLEU (sacrebleu, detokenized, cased)"
-POS, NONNEG, RATE = "positive", "non_negative", "open_fraction"
-ATTENTION, READOUTS = ("bahdanau", "luong", "none"), ("layer_norm", "tanh")
-
-
-class _DecayDefault(float):
-    """The default of `--decay-factor` with `--data`: 0.5, or 1 (no decay on a
-    plateau) with `--schedule cosine`, which sets every step's rate. It parses as
-    1.0, a value every schedule accepts; `Config.validate` resolves it."""
-
-    def __repr__(self):
-        return "0.5, or 1 with --schedule cosine"
-
-    __str__ = __repr__
-
-
-TRAINING = dict(
-    epochs=22,
-    batch_size=64,
-    learning_rate=2e-3,
-    decay_factor=_DecayDefault(1.0),
-    ema=0.999,
-)
-# The demo's few hundred steps: a fixed, higher rate and no averaging.
-DEMO_TRAINING = dict(epochs=6, learning_rate=5e-3, decay_factor=1, ema=0)
-
-
-@dataclasses.dataclass
-class Config(RecipeConfig):
-    source: str = option("en", "source language code", demo="src")
-    target: str = option("de", "target language code", demo="tgt")
-    attention: str = option(
-        "bahdanau", "decoder attention (none: a fixed mean context)", choices=ATTENTION
-    )
-    score: str = option(
-        "general",
-        "Luong score (location: from the decoder state only; cosine: content-based)",
-        choices=("dot", "general", "concat", "location", "cosine"),
-    )
-    window: str = option(
-        "global",
-        "Luong window: global, local-m (monotonic, p_t = t) or local-p (predicted)",
-        choices=("global", "local-m", "local-p"),
-    )
-    window_size: int = option(
-        10, "half-width D of the local window (Luong et al.: 10)", check=POS
-    )
-    attention_probability: str = option(
-        "softmax",
-        "soft (softmax) or hard attention (hardmax: straight-through; gumbel: "
-        "Gumbel-softmax in training)",
-        choices=("softmax", "hardmax", "gumbel"),
-    )
-    attention_normalize: bool = option(
-        False, "weight-normalised Bahdanau scoring vector (normalized Bahdanau)"
-    )
-    rnn: str = option("gru", "encoder and decoder cell", choices=("gru", "lstm"))
-    embedding_dim: int = option(256, "embedding size", demo=32, check=POS)
-    encoder_units: int = option(256, "encoder units per direction", demo=32, check=POS)
-    encoder_layers: int = option(1, "bidirectional encoder layers", check=POS)
-    decoder_units: int = option(256, "decoder units", demo=64, check=POS)
-    dropout: float = option(
-        0.4,
-        "dropout of the readout, of deeper encoder layers' inputs and (unless "
-        "--embedding-dropout is given) of the embeddings",
-        demo=0.0,
-        check=RATE,
-    )
-    embedding_dropout: float = option(
-        0.2, "dropout of the embeddings (None: --dropout)", demo=None, check=RATE
-    )
-    context_dropout: float = option(
-        0.4,
-        "dropout of the encoder outputs the decoder attends to",
-        demo=0.0,
-        check=RATE,
-    )
-    training_logits_dtype: str = option(
-        "auto",
-        "precision of the logits product in training steps (auto: bfloat16 on GPUs "
-        "and CPUs with fast bfloat16 products, else float32; validation, decoding "
-        "and the export compute in float32)",
-        demo="float32",
-        choices=("auto", "float32", "bfloat16"),
-    )
-    tie_embeddings: bool = option(True, "output layer = target embeddings", demo=False)
-    readout: str = option(
-        "layer_norm", "decoder readout (tanh: the papers')", choices=READOUTS
-    )
-    label_smoothing: float = option(0.1, "label smoothing", check=RATE)
-    vocab_size: int = option(8000, "subwords per language", demo=200, check=POS)
-    lowercase: bool = option(False, "uncased vocabularies")
-    valid_data: str = option(
-        None, "validation pairs: TSV or SRC,TGT files", metavar="PATH"
-    )
-    test_data: str = option(None, "test pairs: TSV or SRC,TGT files", metavar="PATH")
-    source_column: int = option(
-        None,
-        "TSV column of the source (default: Anki's, English first)",
-        choices=(0, 1),
-    )
-    max_words: int = option(80, "training pairs over N words are skipped", check=POS)
-    max_length: int = option(
-        None,
-        "subwords per source and output (default: the longest in training)",
-        demo=24,
-        check=POS,
-    )
-    beam_width: int = option(5, "beam width of serving_default", check=POS)
-    alpha: float = option(0.6, "GNMT length penalty", check=NONNEG)
-    beta: float = option(0.2, "GNMT coverage penalty", check=NONNEG)
-    length_a: float = option(1.5, "outputs stop at ceil(a * |X| + b): a", check=POS)
-    length_b: int = option(5, "outputs stop at ceil(a * |X| + b): b", check=NONNEG)
-    select_on: str = option(
-        "bleu",
-        "what chooses the best epoch: validation BLEU of greedy translations or the "
-        "validation loss (sets --monitor and --mode)",
-        demo="loss",
-        choices=("bleu", "loss"),
-    )
-    demo_size: int = option(2400, "pairs in the generated demo corpus", check=POS)
-    report_samples: int = option(3, "attention heat maps", check=NONNEG)
-
-    warmup_texts: str = option(
-        None,
-        "a UTF-8 file of source sentences, one per line: the export's warm-up "
-        "requests and the example of REQUESTS.md (default: the first 4 test sources)",
-        metavar="FILE",
-    )
-
-    def validate(self):
-        from zoo.errors import ConfigError
-
-        if self.warmup_texts is not None:  # a bad file is an error now
-            steps.read_example_texts(self.warmup_texts)
-        luong, units = self.attention == "luong", self.decoder_units
-        if luong and self.tie_embeddings and self.embedding_dim != units:
-            raise ConfigError(
-                "--tie-embeddings with luong: --embedding-dim must be --decoder-units"
-            )
-        if (
-            luong
-            and self.score in ("dot", "cosine")
-            and units != 2 * self.encoder_units
-        ):
-            raise ConfigError(
-                f"--score {self.score} needs --decoder-units = 2 x --encoder-units"
-            )
-        if not luong and (self.score != "general" or self.window != "global"):
-            raise ConfigError("--score and --window apply to --attention luong")
-        if self.attention_normalize and self.attention != "bahdanau":
-            raise ConfigError("--attention-normalize applies to --attention bahdanau")
-        training = self.training
-        if isinstance(training.decay_factor, _DecayDefault):  # not given
-            training.decay_factor = 1.0 if training.schedule == "cosine" else 0.5
-        if self.select_on == "bleu":
-            training.monitor, training.mode = "val_bleu", "max"
-
-    def data_paths(self):  # --data may be SRC,TGT: check each file
-        specs = ("--data", self.data), ("--valid-data", self.valid_data)
-        specs += (("--test-data", self.test_data),)
-        paths = [(flag, p) for flag, v in specs if v for p in v.split(",")]
-        if self.warmup_texts is not None:
-            paths.append(("--warmup-texts", self.warmup_texts))
-        return paths
-
-    def search(self):  # the penalties and output limit of greedy and beam search
-        return {k: getattr(self, k) for k in ("alpha", "beta", "length_a", "length_b")}
-
-
-def heatmap_title(source, hypothesis, reference, width=90):
-    """The three lines over a heat map: source, the model's translation, reference."""
-
-    def cut(text):
-        text = " ".join(str(text).split())
-        return text if len(text) <= width else text[: width - 3] + "..."
-
-    return "\n".join(
-        f"{name}: {cut(text)}"
-        for name, text in (
-            ("source", source),
-            ("translation", hypothesis),
-            ("reference", reference),
-        )
-    )
-
-
+NAME, METRIC = "translation", "test BLEU (sacrebleu, detokenized, cased)"
 parse = steps.parser(Config, NAME, __doc__, TRAINING, DEMO_TRAINING)
 
 
 def load_data(config, log=print):
-    """The splits (seeded samples with `--max-*-samples`), the preprocessor whose
-    vocabularies are learned from (or cached for) the training pairs, and the
-    length-bucketed training and validation datasets."""
+    """The splits (seeded samples with `--max-*-samples`), the preprocessor with the
+    vocabularies of (or cached for) the training pairs, the batched datasets."""
     from zoo.data import parallel
     from zoo.demo.parallel import demo_corpus
-    from zoo.models.translation import TranslationPreprocessor as Preprocessor
-    from zoo.models.translation import translation_dataset, vocabulary_cache_key
+    from zoo.models.translation import (
+        TranslationPreprocessor,
+        translation_dataset,
+        vocabulary_cache_key,
+    )
     from zoo.training import fingerprint
 
-    c, seed = config, config.training.seed
-    languages = (c.source, c.target)
+    c, seed, languages = config, config.training.seed, (config.source, config.target)
     if c.demo:
-        corpus = demo_corpus(c.demo_size, seed)
-        parts = parallel.split_corpus(corpus, (0.05, 0.05), seed)
+        parts = parallel.split_corpus(
+            demo_corpus(c.demo_size, seed), (0.05, 0.05), seed
+        )
         splits = dict(zip(("train", "val", "test"), parts, strict=True))
     else:
         path, files = parallel.file_specs(c.data, c.valid_data, c.test_data)
@@ -275,18 +57,12 @@ def load_data(config, log=print):
         indices = steps.sample_indices(len(corpus), limit, seed)
         splits[split] = corpus if indices is None else corpus.subset(indices)
         log(f"[{split}] {len(splits[split])} pairs; {corpus.report}")
-    train = splits["train"]
-    vocab = dict(vocab_size=c.vocab_size, lowercase=c.lowercase)
+    train, vocab = splits["train"], dict(vocab_size=c.vocab_size, lowercase=c.lowercase)
     data = c.data if c.source_column is None else f"{c.data}#{c.source_column}"
-    key = [data, *languages, *vocab.values(), c.max_train_samples, c.max_words]
-    pre = Preprocessor.from_corpus(
-        train,
-        c.run_dir,
-        languages,
-        max_length=c.max_length,
-        tag=vocabulary_cache_key(*key, seed),
-        log=log,
-        **vocab,
+    key = [data, *languages, *vocab.values(), c.max_train_samples, c.max_words, seed]
+    tag = vocabulary_cache_key(*key)
+    pre = TranslationPreprocessor.from_corpus(
+        train, c.run_dir, languages, max_length=c.max_length, tag=tag, log=log, **vocab
     )
     vocabularies = map(pathlib.Path, (pre.source_vocabulary, pre.target_vocabulary))
     batch = c.training.batch_size
@@ -301,8 +77,7 @@ def load_data(config, log=print):
 
 
 def make_optimizer(run):
-    """The fused Adam with the run's learning rate, schedule and weight averaging,
-    each weight's gradient norm clipped to `CLIPNORM`."""
+    """The fused Adam of the run's rate, schedule and averaging, clipped to `CLIPNORM`."""
     from zoo.fastpath.fused_adam import FusedAdam
     from zoo.models.translation import CLIPNORM
 
@@ -310,7 +85,7 @@ def make_optimizer(run):
 
 
 def build_model(config, data, optimizer, log=print):
-    """The `Seq2SeqTranslator` of the options named like its arguments, its training
+    """The `Seq2SeqTranslator` of the flags named like its arguments, its training
     view compiled with `optimizer` and the label-smoothed masked cross-entropy."""
     import inspect
 
@@ -321,25 +96,20 @@ def build_model(config, data, optimizer, log=print):
     kwargs = inspect.signature(Seq2SeqTranslator).parameters
     kwargs = {k: getattr(c, k) for k in kwargs if hasattr(c, k)}
     kwargs["window"] = None if c.window == "global" else c.window
-    if c.attention == "luong" and c.score == "location":
-        # one location weight per source position, up to the longest source
+    if c.attention == "luong" and c.score == "location":  # a weight per position
         kwargs["max_source_length"] = pre.max_length
-    dtype, why = resolve_dtype(c.training_logits_dtype)
-    log(f"training logits product: {dtype} ({why})")
-    kwargs["training_logits_dtype"] = dtype
+    kwargs["training_logits_dtype"], why = resolve_dtype(c.training_logits_dtype)
+    log(f"training logits product: {kwargs['training_logits_dtype']} ({why})")
     sizes = (pre.source_vocab_size, pre.target_vocab_size)
     model = Seq2SeqTranslator(*sizes, name="seq2seq_translator", **kwargs)
-    model.training_model().compile(
-        optimizer=optimizer,
-        loss=MaskedSparseCrossentropy(c.label_smoothing),
-        jit_compile=True if c.xla else "auto",
-    )
+    loss, jit = MaskedSparseCrossentropy(c.label_smoothing), True if c.xla else "auto"
+    model.training_model().compile(optimizer=optimizer, loss=loss, jit_compile=jit)
     return model
 
 
 def train(config, model, data, run):
-    """Fits the model (the epoch kept: best validation BLEU of greedy translations,
-    or loss); returns the training's speed and size for `metrics.json`."""
+    """Fits the model, keeping the epoch of the best validation BLEU of greedy
+    translations (or loss); returns the training's speed and size."""
     from zoo.models.translation import Translator, ValidationBleu, count_target_tokens
     from zoo.training import Throughput, fit_schedule_to_run
 
@@ -368,98 +138,47 @@ def train(config, model, data, run):
     }
 
 
-def serving_module(config, model, data):
-    """The export's signatures: `serving_default` (beam search), `translate_greedy`."""
-    from zoo.models.translation import TranslationServing
-
-    pre = data.preprocessor
-    return TranslationServing(model, pre, config.beam_width, **config.search())
-
-
 def evaluate(config, model, module, data, log=print):
-    """Test BLEU of the serving `module`'s greedy and (with `--beam-width` > 1) beam
-    search, and of each weight snapshot (`--snapshot-minutes`).
-
-    Returns:
-        `(metrics, outputs)`: `outputs` are the last search's per-pair outputs.
-    """
-    from zoo.models.translation import evaluate_translations, score_snapshots
+    """`(metrics, outputs)`: test BLEU of the serving `module`'s greedy and beam
+    search and of each weight snapshot; the last search's per-pair outputs."""
+    from zoo.models.translation import evaluate_searches, score_snapshots
 
     test, lang = data.splits["test"], None if config.demo else config.target
     searches = {"greedy": module.translate_greedy}
     if config.beam_width > 1:
         searches[f"beam{config.beam_width}"] = module.serve
-    metrics = {"test_pairs": len(test)}
-    for search, translate in searches.items():
-        scores, outputs = evaluate_translations(
-            translate, test.sources, test.targets, lang
-        )
-        del scores["hypotheses"]
-        metrics[search] = scores
-        numbers = [f"{k} {v:.2f}" for k, v in scores.items() if type(v) is float]
-        log(f"{search}: {', '.join(numbers)} ({scores['bleu_signature']})")
-    metrics["search"], metrics["bleu"] = search, metrics[search]["bleu"]
+    metrics, outputs = evaluate_searches(
+        searches, test.sources, test.targets, lang, log
+    )
     if config.training.snapshot_minutes:
         folder = os.path.join(config.run_dir, "snapshots")
-        metrics["snapshots"] = snapshots = score_snapshots(
-            model.training_model(),
-            module.translate_greedy,
-            folder,
-            test.sources,
-            test.targets,
-            lang,
+        greedy, trainer = module.translate_greedy, model.training_model()
+        metrics["snapshots"] = score_snapshots(
+            trainer, greedy, folder, test.sources, test.targets, lang, log
         )
-        for s in snapshots:
-            log(f"{s['minutes']:6.2f} min: greedy BLEU {s['bleu']:.2f}")
-    return metrics, outputs
-
-
-def report(config, data, outputs, log=print):
-    """Heat maps of the attention on the first `--report-samples` test pairs
-    (`outputs`: `evaluate`'s): `report_dir/attention_<i>.png`."""
-    from zoo.models.translation import as_text
-    from zoo.viz import attention_heatmap
-
-    test = data.splits["test"]
-    for i, out in enumerate(outputs[: config.report_samples]):
-        rows = [as_text(t) for t in out["target_tokens"] if t]
-        cols = [as_text(t) for t in out["source_tokens"] if t]
-        if rows and cols:
-            path = os.path.join(config.report_dir, f"attention_{i}.png")
-            weights = out["attention"][: len(rows), : len(cols)]
-            hypothesis = as_text(out["translation"])
-            title = heatmap_title(test.sources[i], hypothesis, test.targets[i])
-            attention_heatmap(weights, rows, cols, path, title)
-            log(f"heat map: {path}")
+    return {"test_pairs": len(test), **metrics}, outputs
 
 
 def export(config, module, data, metrics):
     """`saved_models/translation/VERSION/` (and `VERSION.keras`); returns the folder."""
     from zoo.models.translation import export_translator
 
-    return export_translator(
-        module,
-        config.export_dir,
-        NAME,
-        warmup_texts=(
-            data.splits["test"].sources[:4]
-            if config.warmup_texts is None
-            else steps.read_example_texts(config.warmup_texts)
-        ),
-        metadata={
-            "recipe": NAME,
-            "data": data.description,
-            "languages": {"source": config.source, "target": config.target},
-            "training_logits_dtype": metrics["training_logits_dtype"],
-            "metrics": metrics,
-        },
-    )
+    c, sources = config, data.splits["test"].sources[:4]
+    if c.warmup_texts is not None:
+        sources = steps.read_example_texts(c.warmup_texts)
+    metadata = {"recipe": NAME, "data": data.description}
+    metadata["languages"] = {"source": c.source, "target": c.target}
+    metadata["training_logits_dtype"] = metrics["training_logits_dtype"]
+    metadata["metrics"] = metrics
+    return export_translator(module, c.export_dir, NAME, sources, metadata)
 
 
 def main(argv=None):
     """Trains, evaluates, reports and exports; returns `{"model", "metric", "value",
     "export"}`."""
-    config = parse(argv)
+    config = parse(argv)  # --help and bad flags end here, before TensorFlow loads
+    from zoo.models.translation import TranslationServing, plot_translation_attention
+
     with steps.recipe_run(NAME, config) as run:
         data = load_data(config, run.log)
         run.log(data.description)
@@ -467,11 +186,16 @@ def main(argv=None):
             model = build_model(config, data, make_optimizer(run), run.log)
         training = train(config, model, data, run)
         run.log("trained")
-        module = serving_module(config, model, data)
+        module = TranslationServing(
+            model, data.preprocessor, config.beam_width, **config.search()
+        )
         metrics, outputs = evaluate(config, model, module, data, run.log)
         metrics = {**training, **metrics}
         run.write_metrics(data.description, metrics)
-        report(config, data, outputs, run.log)
+        test, samples = data.splits["test"], config.report_samples
+        plot_translation_attention(
+            outputs[:samples], test.sources, test.targets, config.report_dir, run.log
+        )
         version = None if config.no_export else export(config, module, data, metrics)
     return run.result(NAME, METRIC, metrics["bleu"], version)
 

@@ -89,3 +89,23 @@ def test_evaluate_translations_scores_times_and_keeps_examples():
     perfect, _ = evaluate_translations(lambda t: {"translation": t}, sources, sources)
     assert perfect["bleu"] == pytest.approx(100.0)
     assert "bleu_moses_lowercase" not in perfect
+
+
+def test_evaluate_searches_scores_each_and_reports_the_last():
+    from zoo.models.translation import evaluate_searches
+
+    sources = [f"sentence number {i} is here ." for i in range(6)]
+    searches = {
+        "perfect": lambda t: {"translation": t},
+        "constant": lambda t: {"translation": tf.fill(tf.shape(t), "x")},
+    }
+    lines = []
+    metrics, outputs = evaluate_searches(searches, sources, sources, log=lines.append)
+    assert list(metrics) == ["perfect", "constant", "search", "bleu"]
+    assert metrics["perfect"]["bleu"] == pytest.approx(100.0)
+    assert metrics["search"] == "constant"
+    assert metrics["bleu"] == metrics["constant"]["bleu"] == pytest.approx(0.0)
+    assert "hypotheses" not in metrics["perfect"]
+    assert [o["translation"] for o in outputs] == [b"x"] * 6
+    assert [line.split(":")[0] for line in lines] == ["perfect", "constant"]
+    assert lines[0].startswith("perfect: bleu 100.00, ")

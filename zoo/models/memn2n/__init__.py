@@ -30,7 +30,8 @@ TensorFlow pieces (imported on first use):
   and batches (`babi_arrays`).
 - `evaluate_tasks`, `summarize_errors`, `format_error_table`,
   `write_error_report`, `plot_attention`, `plot_task_attention`,
-  `PAPER_1K_JOINT_PE_LS_RN`, `paper_errors`: results (`babi_report`).
+  `PAPER_1K_JOINT_PE_LS_RN`, `paper_errors`, `write_task_reports`: results
+  (`babi_report`).
 """
 
 from zoo.models.memn2n.clipped_sgd import ClippedSGD
@@ -73,6 +74,7 @@ _LAZY = {
     "plot_attention": "babi_report",
     "PAPER_1K_JOINT_PE_LS_RN": "babi_report",
     "paper_errors": "babi_report",
+    "write_task_reports": "babi_report",
 }
 
 __all__ = [
@@ -116,6 +118,7 @@ __all__ = [
     "training_groups",
     "vectorize",
     "write_error_report",
+    "write_task_reports",
 ]
 
 

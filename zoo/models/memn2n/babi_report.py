@@ -268,3 +268,65 @@ def plot_task_attention(
             if sections is not None and grids:
                 sections.append({"heading": f"task {t}", "examples": grids})
     return paths
+
+
+def write_task_reports(
+    report_dir,
+    results,
+    tasks,
+    arrays,
+    vocab,
+    metrics,
+    *,
+    description,
+    data_name,
+    joint,
+    samples,
+    log=print,
+):
+    """The run's reports in `report_dir`: `test_errors.md` (printed; the paper's
+    column only on the data it measured), `samples` attention PNGs per task and
+    `attention.html` (each task's sample questions, the hops over the sentences).
+
+    Args:
+        results, tasks, arrays, vocab: as `evaluate_tasks` and `plot_attention`
+            take them; task 0 (the generated demo) names its files `demo`.
+        metrics: `evaluate_tasks`' metrics and `data_source` (`BabiFolder.to_dict`,
+            or None for the demo).
+        description: the data's description, for headings.
+        data_name: a short name of the data, for the page's title.
+        joint: whether one model answers every task (the paper's column).
+        samples: test questions drawn per task.
+    """
+    from zoo.report import attention_grid_html
+
+    source = metrics.get("data_source") or {}
+    paper = paper_errors(source.get("language"), source.get("size"), joint)
+    path = os.path.join(report_dir, "test_errors.md")
+    table = write_error_report(
+        path, f"MemN2N test error, {description}", metrics, paper
+    )
+    print(table, flush=True)
+    if source and paper is None:
+        log("no paper column: the paper measured a joint model on bAbI en 1k")
+
+    def prefix(task):
+        return f"task{task}" if task else "demo"
+
+    sections = []
+    pngs = plot_task_attention(
+        results, tasks, arrays, vocab, report_dir, samples, prefix, sections
+    )
+    log(f"attention plots: {len(pngs)} in {report_dir}")
+    if sections:
+        page = attention_grid_html(
+            os.path.join(report_dir, "attention.html"),
+            sections,
+            title=f"MemN2N attention: {data_name}",
+            subtitle=description,
+            summary=table,
+            legend="Rows: the story's sentences, oldest first (* marks the "
+            "supporting facts); columns: the hops; the darker a cell, the more "
+            "weight that hop gave that sentence.",
+        )
+        log(f"attention report: {page}")

@@ -10,8 +10,10 @@
   `Seq2SeqTranslatorPreprocessor` layer (sentence pairs -> ids and labels);
   `CLIPNORM`: the gradient clipping it and the recipe train with.
 - `Translator`, `translate_corpus`: text to translations with greedy or beam search;
-  `evaluate_translations`: a test corpus translated, timed and scored (BLEU);
-  `score_snapshots`: the same for each weight snapshot of a timed run.
+  `evaluate_translations`: a test corpus translated, timed and scored (BLEU),
+  `evaluate_searches` for several searches; `score_snapshots`: the same for each
+  weight snapshot of a timed run.
+- `plot_translation_attention`, `heatmap_title`: the attention heat maps.
 - `TranslationServing`, `export_translator`: the export's signatures
   (`serving_default` beam search, `translate_greedy`, `preprocess`,
   `teacher_forced`) and the export with its manifest.
@@ -40,6 +42,10 @@ from zoo.models.translation.translation_preprocessor import (
     TranslationPreprocessor,
     vocabulary_cache_key,
 )
+from zoo.models.translation.translation_report import (
+    heatmap_title,
+    plot_translation_attention,
+)
 from zoo.models.translation.translation_serving import (
     TranslationServing,
     export_translator,
@@ -47,6 +53,7 @@ from zoo.models.translation.translation_serving import (
 from zoo.models.translation.translator import (
     Translator,
     as_text,
+    evaluate_searches,
     evaluate_translations,
     score_snapshots,
     translate_corpus,
@@ -66,8 +73,11 @@ __all__ = [
     "ValidationBleu",
     "as_text",
     "count_target_tokens",
+    "evaluate_searches",
     "evaluate_translations",
     "export_translator",
+    "heatmap_title",
+    "plot_translation_attention",
     "score_snapshots",
     "translate_corpus",
     "translation_dataset",

@@ -183,8 +183,29 @@ def evaluate_translations(
     return scores, outputs
 
 
+def evaluate_searches(searches, sources, references, target_lang=None, log=print):
+    """`evaluate_translations` of each `{name: translate_fn}` of `searches`, logged.
+
+    Returns:
+        `(metrics, outputs)`: `metrics` maps each name to its scores (less the
+        hypotheses) and holds `search` and `bleu`, the last search's; `outputs` are
+        the last search's per-sentence outputs.
+    """
+    metrics, outputs = {}, None
+    for search, translate in searches.items():
+        scores, outputs = evaluate_translations(
+            translate, sources, references, target_lang
+        )
+        del scores["hypotheses"]
+        metrics[search] = scores
+        numbers = [f"{k} {v:.2f}" for k, v in scores.items() if type(v) is float]
+        log(f"{search}: {', '.join(numbers)} ({scores['bleu_signature']})")
+    metrics["search"], metrics["bleu"] = search, metrics[search]["bleu"]
+    return metrics, outputs
+
+
 def score_snapshots(
-    trainer, translate_fn, folder, sources, references, target_lang=None
+    trainer, translate_fn, folder, sources, references, target_lang=None, log=None
 ):
     """Test BLEU of every weight snapshot `zoo.training.TimedSnapshots` wrote.
 
@@ -197,7 +218,8 @@ def score_snapshots(
     Returns:
         One dict per snapshot, in training order: `minutes`, `epoch`, `step` and the
         BLEU scores (`bleu`, `bleu_lowercase`, and `bleu_moses_lowercase` with
-        `target_lang`); an empty list when `folder` holds no snapshots.
+        `target_lang`); an empty list when `folder` holds no snapshots. `log`, when
+        given, gets one line per snapshot.
     """
     import json
     import os
@@ -219,6 +241,8 @@ def score_snapshots(
             row = {k: snapshot[k] for k in ("minutes", "epoch", "step")}
             row.update((k, v) for k, v in scores.items() if not k.endswith("signature"))
             rows.append(row)
+            if log is not None:
+                log(f"{row['minutes']:6.2f} min: greedy BLEU {row['bleu']:.2f}")
     finally:
         trainer.set_weights(kept)
     return rows

@@ -1,0 +1,160 @@
+"""The flags of `zoo.recipes.translation`: its `Config` and training defaults."""
+
+import dataclasses
+
+from zoo.recipes import steps
+from zoo.recipes.config import RecipeConfig, option
+
+POS, NONNEG, RATE = "positive", "non_negative", "open_fraction"
+ATTENTION, READOUTS = ("bahdanau", "luong", "none"), ("layer_norm", "tanh")
+
+# With --data; --decay-factor None: 0.5, or 1 (no decay on a plateau) with
+# --schedule cosine, which sets every step's rate (`Config.validate`).
+TRAINING = dict(
+    epochs=22, batch_size=64, learning_rate=2e-3, decay_factor=None, ema=0.999
+)
+# The demo's few hundred steps: a fixed, higher rate and no averaging.
+DEMO_TRAINING = dict(epochs=6, learning_rate=5e-3, decay_factor=1, ema=0)
+
+
+@dataclasses.dataclass
+class Config(RecipeConfig):
+    source: str = option("en", "source language code", demo="src")
+    target: str = option("de", "target language code", demo="tgt")
+    attention: str = option(
+        "bahdanau", "decoder attention (none: a fixed mean context)", choices=ATTENTION
+    )
+    score: str = option(
+        "general",
+        "Luong score (location: from the decoder state only; cosine: content-based)",
+        choices=("dot", "general", "concat", "location", "cosine"),
+    )
+    window: str = option(
+        "global",
+        "Luong window: global, local-m (monotonic, p_t = t) or local-p (predicted)",
+        choices=("global", "local-m", "local-p"),
+    )
+    window_size: int = option(
+        10, "half-width D of the local window (Luong et al.: 10)", check=POS
+    )
+    attention_probability: str = option(
+        "softmax",
+        "soft (softmax) or hard attention (hardmax: straight-through; gumbel: "
+        "Gumbel-softmax in training)",
+        choices=("softmax", "hardmax", "gumbel"),
+    )
+    attention_normalize: bool = option(
+        False, "weight-normalised Bahdanau scoring vector (normalized Bahdanau)"
+    )
+    rnn: str = option("gru", "encoder and decoder cell", choices=("gru", "lstm"))
+    embedding_dim: int = option(256, "embedding size", demo=32, check=POS)
+    encoder_units: int = option(256, "encoder units per direction", demo=32, check=POS)
+    encoder_layers: int = option(1, "bidirectional encoder layers", check=POS)
+    decoder_units: int = option(256, "decoder units", demo=64, check=POS)
+    dropout: float = option(
+        0.4,
+        "dropout of the readout, of deeper encoder layers' inputs and (unless "
+        "--embedding-dropout is given) of the embeddings",
+        demo=0.0,
+        check=RATE,
+    )
+    embedding_dropout: float = option(
+        0.2, "dropout of the embeddings (None: --dropout)", demo=None, check=RATE
+    )
+    context_dropout: float = option(
+        0.4,
+        "dropout of the encoder outputs the decoder attends to",
+        demo=0.0,
+        check=RATE,
+    )
+    training_logits_dtype: str = option(
+        "auto",
+        "precision of the logits product in training steps (auto: bfloat16 on GPUs "
+        "and CPUs with fast bfloat16 products, else float32; validation, decoding "
+        "and the export compute in float32)",
+        demo="float32",
+        choices=("auto", "float32", "bfloat16"),
+    )
+    tie_embeddings: bool = option(True, "output layer = target embeddings", demo=False)
+    readout: str = option(
+        "layer_norm", "decoder readout (tanh: the papers')", choices=READOUTS
+    )
+    label_smoothing: float = option(0.1, "label smoothing", check=RATE)
+    vocab_size: int = option(8000, "subwords per language", demo=200, check=POS)
+    lowercase: bool = option(False, "uncased vocabularies")
+    valid_data: str = option(
+        None, "validation pairs: TSV or SRC,TGT files", metavar="PATH"
+    )
+    test_data: str = option(None, "test pairs: TSV or SRC,TGT files", metavar="PATH")
+    source_column: int = option(
+        None,
+        "TSV column of the source (default: Anki's, English first)",
+        choices=(0, 1),
+    )
+    max_words: int = option(80, "training pairs over N words are skipped", check=POS)
+    max_length: int = option(
+        None,
+        "subwords per source and output (default: the longest in training)",
+        demo=24,
+        check=POS,
+    )
+    beam_width: int = option(5, "beam width of serving_default", check=POS)
+    alpha: float = option(0.6, "GNMT length penalty", check=NONNEG)
+    beta: float = option(0.2, "GNMT coverage penalty", check=NONNEG)
+    length_a: float = option(1.5, "outputs stop at ceil(a * |X| + b): a", check=POS)
+    length_b: int = option(5, "outputs stop at ceil(a * |X| + b): b", check=NONNEG)
+    select_on: str = option(
+        "bleu",
+        "what chooses the best epoch: validation BLEU of greedy translations or the "
+        "validation loss (sets --monitor and --mode)",
+        demo="loss",
+        choices=("bleu", "loss"),
+    )
+    demo_size: int = option(2400, "pairs in the generated demo corpus", check=POS)
+    report_samples: int = option(3, "attention heat maps", check=NONNEG)
+
+    warmup_texts: str = option(
+        None,
+        "a UTF-8 file of source sentences, one per line: the export's warm-up "
+        "requests and the example of REQUESTS.md (default: the first 4 test sources)",
+        metavar="FILE",
+    )
+
+    def validate(self):
+        from zoo.errors import ConfigError
+
+        if self.warmup_texts is not None:  # a bad file is an error now
+            steps.read_example_texts(self.warmup_texts)
+        luong, units = self.attention == "luong", self.decoder_units
+        if luong and self.tie_embeddings and self.embedding_dim != units:
+            raise ConfigError(
+                "--tie-embeddings with luong: --embedding-dim must be --decoder-units"
+            )
+        if (
+            luong
+            and self.score in ("dot", "cosine")
+            and units != 2 * self.encoder_units
+        ):
+            raise ConfigError(
+                f"--score {self.score} needs --decoder-units = 2 x --encoder-units"
+            )
+        if not luong and (self.score != "general" or self.window != "global"):
+            raise ConfigError("--score and --window apply to --attention luong")
+        if self.attention_normalize and self.attention != "bahdanau":
+            raise ConfigError("--attention-normalize applies to --attention bahdanau")
+        training = self.training
+        if training.decay_factor is None:  # --data: 0.5, or 1 with cosine
+            training.decay_factor = 1.0 if training.schedule == "cosine" else 0.5
+        if self.select_on == "bleu":
+            training.monitor, training.mode = "val_bleu", "max"
+
+    def data_paths(self):  # --data may be SRC,TGT: check each file
+        specs = ("--data", self.data), ("--valid-data", self.valid_data)
+        specs += (("--test-data", self.test_data),)
+        paths = [(flag, p) for flag, v in specs if v for p in v.split(",")]
+        if self.warmup_texts is not None:
+            paths.append(("--warmup-texts", self.warmup_texts))
+        return paths
+
+    def search(self):  # the penalties and output limit of greedy and beam search
+        return {k: getattr(self, k) for k in ("alpha", "beta", "length_a", "length_b")}
