@@ -124,23 +124,14 @@ def maxpool_baseline(vocab_size, num_classes, sizes, dropout=0.5):
 
 
 def load(dataset, args, phrases):
-    """The `ClassificationData` of a data set."""
-    from zoo.data.sentences import load_sst, read_csv, split_data
-    from zoo.recipes.labelled_texts import ClassificationData
+    """The `LabelledSplits` of a data set (the recipe's split seed, 0)."""
+    from zoo.data.labelled import load_labelled
 
-    data_dir = args.data_dir
     if dataset in ("sst5", "sst2"):
-        splits = load_sst(
-            os.path.join(data_dir, "sst"),
-            dataset,
-            phrases=phrases,
-        )
-    else:
-        data = read_csv(
-            os.path.join(data_dir, "yelp_10k", "yelp.csv"), label_column="stars"
-        )
-        splits = split_data(data, validation=0.1, test=0.1, seed=0)
-    return ClassificationData.from_sentences(splits, dataset)
+        sst = os.path.join(args.data_dir, "sst")
+        return load_labelled(sst, task=dataset, phrases=phrases)
+    yelp = os.path.join(args.data_dir, "yelp_10k", "yelp.csv")
+    return load_labelled(yelp, label_column="stars", seed=0)
 
 
 def build_self_attentive(vocab_size, num_classes, sizes, penalty, matrix=None):
@@ -174,8 +165,12 @@ def run_dataset(dataset, args, sizes, out_dir):
         tokenize_sentences,
     )
     from zoo.models.text_classifier import compile_classifier
-    from zoo.recipes.labelled_texts import build_word_vocabulary, labelled_dataset
-    from zoo.recipes.text_classification import evaluate_texts, initial_embeddings
+    from zoo.recipes.text_classification import (
+        build_word_vocabulary,
+        evaluate_texts,
+        initial_embeddings,
+        labelled_dataset,
+    )
     from zoo.training import validate_more_often
 
     phrases = (
@@ -269,9 +264,7 @@ def run_dataset(dataset, args, sizes, out_dir):
             acc = float((probs.argmax(-1) == test.labels).mean())
             norm = None
         else:
-            report, results = evaluate_texts(
-                model, pre, test, splits.label_names, 128, penalty_norms
-            )
+            report, results = evaluate_texts(model, pre, test, 128, penalty_norms)
             acc = report["accuracy"]
             norm = float(np.mean([r["penalty_norm"] for r in results]))
         name = (

@@ -1,7 +1,7 @@
 """HAN document classification benchmark: attention vs mean pooling vs flat BiGRU.
 
 For each data set (IMDB binary: its own test set; Yelp-10k 5 classes: the fixed seeded
-80/10/10 split of `zoo.data.documents`), three models are trained in the same run on
+80/10/10 split of `zoo.data.labelled.load_labelled`, seed 1337, as the recipe's), three models are trained in the same run on
 the same data, vocabulary and preprocessing:
 
 - `han`: `HANClassifier` (Yang et al. 2016): word BiGRU + attention per sentence,
@@ -35,7 +35,7 @@ import time
 import keras
 import tensorflow as tf
 
-from zoo.data.documents import load_documents
+from zoo.data.labelled import load_labelled
 from zoo.layers.attention_pooling import AttentionPooling
 from zoo.models.han import (
     CLIPNORM,
@@ -44,12 +44,11 @@ from zoo.models.han import (
     HANPreprocessor,
     tokenize_documents,
 )
-from zoo.recipes.labelled_texts import (
-    ClassificationData,
+from zoo.recipes.text_classification import (
     build_word_vocabulary,
+    initial_embeddings,
     labelled_dataset,
 )
-from zoo.recipes.text_classification import initial_embeddings
 from zoo.training import validate_more_often
 
 DATASETS = {
@@ -183,10 +182,8 @@ def run_dataset(name, args, workdir):
     spec = DATASETS[name]
     path = os.path.join(args.data_root, spec["path"])
     start = time.time()
-    splits = ClassificationData.from_documents(
-        load_documents(
-            path, text_column=spec["text_column"], label_column=spec["label_column"]
-        )
+    splits = load_labelled(
+        path, spec["text_column"], spec["label_column"], seed=1337
     ).sample(args.train_docs, args.test_docs, args.seed)
     train, val, test = splits.train, splits.validation, splits.test
     labels = splits.label_names

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.bad_inputs import FIELD_LIMIT, cases_for
-from zoo.data import babi, files, labelled, parallel, sentences
+from zoo.data import babi, files, labelled, parallel
 from zoo.errors import DataError, MissingPathError
 from zoo.text import embeddings
 
@@ -25,12 +25,8 @@ _TABLE_SAMPLES = {
 _VOCABULARY = ["[PAD]", "[UNK]", "good", "film", "bad", "new york", "nul\x00in\x01side"]
 
 
-def _documents(docs):
-    return list(docs.texts), list(docs.labels)
-
-
-def _sentences(data):
-    return list(data.texts), [data.label_names[i] for i in data.labels]
+def _labelled(data):
+    return list(data.texts), data.names
 
 
 def _vectors(path):
@@ -77,53 +73,53 @@ _LINE_SAMPLES = {
 
 # name -> (format, file extension, sample, read(path) -> (texts, labels))
 READERS = {
-    "documents_csv": (
+    "table_csv": (
         "csv",
         ".csv",
         _TABLE_SAMPLES["csv"],
-        lambda p: _documents(labelled.read_labelled(p, "text", "label")),
+        lambda p: _labelled(labelled.read_labelled(p, "text", "label")),
     ),
-    "documents_tsv": (
+    "table_tsv": (
         "tsv",
         ".tsv",
         _TABLE_SAMPLES["tsv"],
-        lambda p: _documents(labelled.read_labelled(p, "text", "label")),
+        lambda p: _labelled(labelled.read_labelled(p, "text", "label")),
     ),
-    "documents_jsonl": (
+    "table_jsonl": (
         "jsonl",
         ".jsonl",
         _TABLE_SAMPLES["jsonl"],
-        lambda p: _documents(labelled.read_labelled(p, "text", "label")),
+        lambda p: _labelled(labelled.read_labelled(p, "text", "label")),
     ),
-    "sentences_csv": (
+    "table_csv_default_columns": (
         "csv",
         ".csv",
         _TABLE_SAMPLES["csv"],
-        lambda p: _sentences(sentences.read_csv(p)),
+        lambda p: _labelled(labelled.read_labelled(p)),
     ),
-    "sentences_tsv_columns": (
+    "table_tsv_format_given": (
         "tsv",
         ".tsv",
         _TABLE_SAMPLES["tsv"],
-        lambda p: _sentences(sentences.read_csv(p, "text", "label", format="tsv")),
+        lambda p: _labelled(labelled.read_labelled(p, "text", "label", format="tsv")),
     ),
-    "sentences_jsonl": (
+    "table_jsonl_default_columns": (
         "jsonl",
         ".jsonl",
         _TABLE_SAMPLES["jsonl"],
-        lambda p: _sentences(sentences.read_csv(p)),
+        lambda p: _labelled(labelled.read_labelled(p)),
     ),
     "label_tsv": (
         "label_tsv",
         ".tsv",
         _LINE_SAMPLES["label_tsv"],
-        lambda p: _documents(labelled.read_labelled(p)),
+        lambda p: _labelled(labelled.read_labelled(p)),
     ),
     "sst_trees": (
         "sst",
         ".txt",
         _LINE_SAMPLES["sst"],
-        lambda p: _sentences(sentences.read_sst_trees(p)),
+        lambda p: _labelled(labelled.read_labelled(p, format="sst")),
     ),
     "babi": ("babi", ".txt", _LINE_SAMPLES["babi"], _babi),
     "word_vectors": ("vectors", ".txt", _LINE_SAMPLES["vectors"], _vectors),
@@ -195,8 +191,7 @@ def test_every_case_applies_to_some_reader():
 
 
 def test_specific_error_classes_are_data_errors():
-    assert issubclass(sentences.SentenceFormatError, DataError)
     assert issubclass(embeddings.EmbeddingFormatError, DataError)
     assert issubclass(babi.TaskUnavailableError, DataError)
     assert issubclass(babi.TaskUnavailableError, FileNotFoundError)
-    assert issubclass(sentences.SentenceFormatError, ValueError)
+    assert issubclass(DataError, ValueError)

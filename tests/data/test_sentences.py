@@ -1,21 +1,24 @@
-import numpy as np
 import pytest
 
-from zoo.data.sentences import (
-    DEMO_LABELS,
+from zoo.data.labelled import (
     SST2_LABELS,
     SST5_LABELS,
-    SentenceFormatError,
-    demo_corpus,
-    load_sentences,
-    load_sst,
+    load_labelled,
     parse_tree,
-    read_csv,
-    read_sentences,
-    read_sst_trees,
-    split_data,
+    read_class_folder,
+    read_labelled,
 )
 from zoo.errors import DataError, MissingPathError
+
+
+def load_sentences(path, **kwargs):
+    """`load_labelled` with the sentence embedder's split seed."""
+    return load_labelled(path, seed=0, **kwargs)
+
+
+def read_sst_trees(path, task="sst5", phrases=False):
+    return read_labelled(path, format="sst", task=task, phrases=phrases)
+
 
 TREES = [
     "(3 (2 It) (4 (4 (2 's) (4 (3 (2 a) (4 lovely)) (2 film))) (2 .)))",
@@ -83,7 +86,7 @@ def test_sst2_phrase_expansion_dedupes_and_drops_neutral(tmp_path):
 )
 def test_malformed_tree_names_file_and_line(tmp_path, bad, fragment):
     path = _write(tmp_path, "bad.txt", TREES[0] + "\n" + TREES[1] + "\n" + bad + "\n")
-    with pytest.raises(SentenceFormatError) as info:
+    with pytest.raises(DataError) as info:
         read_sst_trees(path)
     message = str(info.value)
     assert message.startswith(f"{path}:3:")
@@ -91,84 +94,70 @@ def test_malformed_tree_names_file_and_line(tmp_path, bad, fragment):
 
 
 def test_load_sst_missing_files(tmp_path):
-    with pytest.raises(FileNotFoundError, match="train.txt"):
-        load_sst(str(tmp_path))
+    for name in ("train.txt", "dev.txt"):
+        _write(tmp_path, name, TREES[0] + "\n")
+    with pytest.raises(MissingPathError, match=r"test\.txt: no such SST tree file"):
+        load_sentences(tmp_path)
 
 
 def test_read_tsv_with_header_and_errors(tmp_path):
     path = _write(tmp_path, "a.tsv", "label\tsentence\n1\tgood film\n0\tbad film\n\n")
-    data = read_sentences(path)
+    data = read_labelled(path)
     assert data.texts == ["good film", "bad film"]
     assert data.labels.tolist() == [1, 0]
     assert data.label_names == ("0", "1")
     bad = _write(tmp_path, "b.tsv", "1\tgood\nno tab here\n")
-    with pytest.raises(SentenceFormatError, match=r"b\.tsv:2: expected 'label<TAB>"):
-        read_sentences(bad)
+    with pytest.raises(DataError, match=r"b\.tsv:2: expected 'label<TAB>"):
+        read_labelled(bad)
     unknown = _write(tmp_path, "c.tsv", "1\tgood\n7\tbad\n")
-    with pytest.raises(SentenceFormatError, match=r"c\.tsv:2: unknown label"):
-        read_sentences(unknown, label_names=("0", "1"))
+    with pytest.raises(DataError, match=r"c\.tsv:2: unknown label"):
+        read_labelled(unknown, label_names=("0", "1"))
     numeric = _write(tmp_path, "d.tsv", "10\ta\n9\tb\n")
-    assert read_sentences(numeric).label_names == ("9", "10")  # numeric order
-    with pytest.raises(SentenceFormatError, match="no examples"):
-        read_sentences(_write(tmp_path, "e.tsv", "\n"))
+    assert read_labelled(numeric).label_names == ("9", "10")  # numeric order
+    with pytest.raises(DataError, match="no examples"):
+        read_labelled(_write(tmp_path, "e.tsv", "\n"))
 
 
 def test_read_csv_columns_and_errors(tmp_path):
     path = _write(
         tmp_path, "r.csv", 'text,stars\n"Great, really great.",5\nmeh,3\nawful,1\n'
     )
-    data = read_csv(path, label_column="stars")
+    data = read_labelled(path, label_column="stars")
     assert data.texts[0] == "Great, really great."
     assert data.label_names == ("1", "3", "5")
     assert data.labels.tolist() == [2, 1, 0]
-    with pytest.raises(SentenceFormatError, match=r"missing column\(s\) \['label'\]"):
-        read_csv(path)
+    with pytest.raises(DataError, match=r"missing column\(s\) \['label'\]"):
+        read_labelled(path)
     empty = _write(tmp_path, "empty.csv", "")
-    with pytest.raises(SentenceFormatError, match=r"empty\.csv: the file is empty"):
-        read_csv(empty)
+    with pytest.raises(DataError, match=r"empty\.csv: the file is empty"):
+        read_labelled(empty)
     blank = _write(tmp_path, "blank.csv", "text,label\nfine,1\n,0\n")
-    with pytest.raises(SentenceFormatError, match=r"blank\.csv:3: empty 'text'"):
-        read_csv(blank)
-
-
-def test_split_is_seeded_and_disjoint():
-    data = demo_corpus(num_train=100, num_validation=0, num_test=0)["train"]
-    a = split_data(data, seed=3)
-    b = split_data(data, seed=3)
-    assert [len(a[k]) for k in ("train", "validation", "test")] == [80, 10, 10]
-    assert a["test"].texts == b["test"].texts
-    assert a["train"].labels.tolist() == b["train"].labels.tolist()
-    with pytest.raises(ValueError, match="validation=0.6"):
-        split_data(data, validation=0.6, test=0.5)
-
-
-def test_demo_corpus_is_deterministic_and_balanced():
-    a, b = demo_corpus(seed=1), demo_corpus(seed=1)
-    assert a["train"].texts == b["train"].texts
-    assert a["train"].label_names == DEMO_LABELS
-    counts = np.array(a["train"].counts())
-    assert counts.min() > 300 and counts.sum() == 1200
-    # the label is carried by one sentiment word
-    for text, label in zip(a["test"].texts[:50], a["test"].labels[:50], strict=True):
-        assert ("ordinary" in text) == (label == 1)
+    with pytest.raises(DataError, match=r"blank\.csv:3: empty 'text'"):
+        read_labelled(blank)
 
 
 @pytest.mark.data
 def test_real_sst_counts(shared_data):
-    sst5 = load_sst(shared_data / "sst", "sst5")
-    assert [len(sst5[k]) for k in ("train", "validation", "test")] == [8544, 1101, 2210]
-    assert sst5["train"].counts() == [1092, 2218, 1624, 2322, 1288]
-    sst2 = load_sst(shared_data / "sst", "sst2")
-    assert [len(sst2[k]) for k in ("train", "validation", "test")] == [6920, 872, 1821]
-    assert sst2["test"].texts[0].startswith("If you sometimes like to go to the movies")
+    sst5 = load_sentences(shared_data / "sst", task="sst5")
+    assert list(sst5.sizes().values()) == [8544, 1101, 2210]
+    assert list(sst5.train.counts().values()) == [1092, 2218, 1624, 2322, 1288]
+    sst2 = load_sentences(shared_data / "sst", task="sst2")
+    assert list(sst2.sizes().values()) == [6920, 872, 1821]
+    assert sst2.test.texts[0].startswith("If you sometimes like to go to the movies")
 
 
 @pytest.mark.data
 def test_real_yelp_and_glue_tsv(shared_data):
-    yelp = read_csv(shared_data / "yelp_10k" / "yelp.csv", label_column="stars")
-    assert len(yelp) == 10000 and yelp.counts() == [749, 927, 1461, 3526, 3337]
-    dev = read_sentences(shared_data / "sst" / "sst2_glue_variant" / "dev.tsv")
-    assert len(dev) == 872 and dev.counts() == [428, 444]
+    yelp = read_labelled(shared_data / "yelp_10k" / "yelp.csv", label_column="stars")
+    assert len(yelp) == 10000 and list(yelp.counts().values()) == [
+        749,
+        927,
+        1461,
+        3526,
+        3337,
+    ]
+    dev = read_labelled(shared_data / "sst" / "sst2_glue_variant" / "dev.tsv")
+    assert len(dev) == 872 and list(dev.counts().values()) == [428, 444]
 
 
 # --- formats: JSON lines, named TSV columns, class folders, layouts ------------------
@@ -181,17 +170,17 @@ def test_read_jsonl_and_named_tsv_columns(tmp_path):
         '{"sentence": "a fine film", "stars": 4}\n'
         '{"sentence": "a dull film", "stars": 1}\n',
     )
-    data = read_sentences(path, text_column="sentence", label_column="stars")
+    data = read_labelled(path, text_column="sentence", label_column="stars")
     assert data.texts == ["a fine film", "a dull film"]
     assert data.label_names == ("1", "4") and data.labels.tolist() == [1, 0]
     tsv = _write(tmp_path, "s.tsv", "id\tsentence\tlabel\n1\tgood\tpos\n2\tbad\tneg\n")
-    data = read_sentences(tsv, text_column="sentence", label_column="label")
+    data = read_labelled(tsv, text_column="sentence", label_column="label")
     assert data.texts == ["good", "bad"] and data.label_names == ("neg", "pos")
     reversed_order = _write(tmp_path, "yelp_like.txt", "Loved it.\t1\nMeh.\t0\n")
-    data = read_sentences(reversed_order, text_column=0, label_column=1)
+    data = read_labelled(reversed_order, text_column=0, label_column=1)
     assert data.texts == ["Loved it.", "Meh."] and data.labels.tolist() == [1, 0]
     # One column named: the other is the default name (`label`).
-    data = read_sentences(tsv, text_column="sentence")
+    data = read_labelled(tsv, text_column="sentence")
     assert data.texts == ["good", "bad"] and data.label_names == ("neg", "pos")
 
 
@@ -200,11 +189,9 @@ def test_read_class_folder_sentences(tmp_path):
         (tmp_path / "c" / label).mkdir(parents=True)
         for i, text in enumerate(texts):
             (tmp_path / "c" / label / f"{i}.txt").write_text(text + "\n")
-    from zoo.data.labelled import read_class_folder
-
     data = read_class_folder(tmp_path / "c")
     assert data.texts == ["bad", "dull", "good", "fine", "great"]  # stripped
-    assert data.label_counts() == {"neg": 2, "pos": 3}
+    assert data.counts() == {"neg": 2, "pos": 3}
 
 
 def test_load_sentences_layouts(tmp_path):
@@ -214,10 +201,10 @@ def test_load_sentences_layouts(tmp_path):
     for name in ("train.txt", "dev.txt", "test.txt"):
         (sst / name).write_text("\n".join(TREES) + "\n")
     splits = load_sentences(sst, task="sst2")
-    assert splits["test"].label_names == SST2_LABELS
-    assert len(splits["train"]) == 3
+    assert splits.test.label_names == SST2_LABELS
+    assert len(splits.train) == 3
     # Trees whatever table columns are given (a recipe passes its defaults).
-    assert len(load_sentences(sst, task="sst2", text_column="text")["train"]) == 3
+    assert len(load_sentences(sst, task="sst2", text_column="text").train) == 3
     # Split TSV files with different headers (as in GLUE's SST-2) share label ids.
     glue = tmp_path / "glue"
     glue.mkdir()
@@ -225,13 +212,13 @@ def test_load_sentences_layouts(tmp_path):
     (glue / "train.tsv").write_text("label\tsentence\r\n" + train)
     (glue / "dev.tsv").write_text("label\tcontent\n1\tgreat\n")
     splits = load_sentences(glue)
-    assert splits["validation"].texts == ["great"]
-    assert splits["validation"].labels.tolist() == [1]
-    assert splits["train"].label_names == ("0", "1")
+    assert splits.validation.texts == ["great"]
+    assert splits.validation.labels.tolist() == [1]
+    assert splits.train.label_names == ("0", "1")
     # No test file: 10% of train, seeded, held out as the test set.
-    assert (len(splits["train"]), len(splits["test"])) == (9, 1)
-    assert splits["test"].texts[0].startswith("sentence ")
-    assert set(splits["train"].texts).isdisjoint(splits["test"].texts)
+    assert (len(splits.train), len(splits.test)) == (9, 1)
+    assert splits.test.texts[0].startswith("sentence ")
+    assert set(splits.train.texts).isdisjoint(splits.test.texts)
     # One file of each table format, split 80/10/10.
     rows = [(f"sentence number {i}", "ab"[i % 2]) for i in range(20)]
     csv_path = _write(
@@ -245,11 +232,13 @@ def test_load_sentences_layouts(tmp_path):
     tsv_path = _write(tmp_path, "d.tsv", "".join(f"{y}\t{t}\n" for t, y in rows))
     for path in (csv_path, jsonl_path, tsv_path):
         splits = load_sentences(path)
-        assert [len(splits[k]) for k in ("train", "validation", "test")] == [16, 2, 2]
-        assert splits["train"].label_names == ("a", "b")
-        assert sorted(t for s in splits.values() for t in s.texts) == sorted(
-            t for t, _ in rows
-        )
+        assert list(splits.sizes().values()) == [16, 2, 2]
+        assert splits.train.label_names == ("a", "b")
+        assert sorted(
+            t
+            for split in (splits.train, splits.validation, splits.test)
+            for t in split.texts
+        ) == sorted(t for t, _ in rows)
     # Class folders.
     for i in range(10):
         for label in ("neg", "pos"):
@@ -257,8 +246,8 @@ def test_load_sentences_layouts(tmp_path):
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"{i}.txt").write_text(f"{label} {i}")
     splits = load_sentences(tmp_path / "folders")
-    assert splits["train"].label_names == ("neg", "pos")
-    assert sum(len(s) for s in splits.values()) == 20
+    assert splits.train.label_names == ("neg", "pos")
+    assert sum(splits.sizes().values()) == 20
 
 
 def test_load_sentences_errors(tmp_path):
@@ -280,20 +269,20 @@ def test_load_sentences_errors(tmp_path):
 @pytest.mark.data
 def test_real_layouts_through_load_sentences(shared_data):
     glue = load_sentences(shared_data / "sst" / "sst2_glue_variant")
-    assert [len(glue[k]) for k in ("train", "validation", "test")] == [
+    assert list(glue.sizes().values()) == [
         67349,
         872,
         1821,
     ]
-    assert glue["validation"].counts() == [428, 444]
+    assert list(glue.validation.counts().values()) == [428, 444]
     sst = load_sentences(shared_data / "sst", task="sst2")
-    assert [len(sst[k]) for k in ("train", "validation", "test")] == [6920, 872, 1821]
+    assert list(sst.sizes().values()) == [6920, 872, 1821]
     yelp = load_sentences(
         shared_data / "yelp_10k" / "yelp_labelled.txt", text_column=0, label_column=1
     )
-    assert sum(len(s) for s in yelp.values()) == 1000
-    assert yelp["train"].label_names == ("0", "1")
-    assert yelp["train"].texts[0] != "0" and len(yelp["train"]) == 800
+    assert sum(yelp.sizes().values()) == 1000
+    assert yelp.train.label_names == ("0", "1")
+    assert yelp.train.texts[0] != "0" and len(yelp.train) == 800
 
 
 def test_read_tsv_reads_a_named_header_in_either_order(tmp_path):
@@ -303,6 +292,6 @@ def test_read_tsv_reads_a_named_header_in_either_order(tmp_path):
     ):
         path = tmp_path / "s.tsv"
         path.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
-        data = read_sentences(str(path))
+        data = read_labelled(str(path))
         assert list(data.texts) == ["a fine film", "dull"], header
         assert [data.label_names[i] for i in data.labels] == ["pos", "neg"], header

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.data.documents import demo_corpus
+from zoo.demo.documents import demo_corpus
 from zoo.export.testing import run_in_fresh_process
 from zoo.models.han import HANPreprocessor
 from zoo.recipes import han_classification as han
@@ -238,7 +238,7 @@ def test_word2vec_initialisation(tmp_path):
     from zoo.text.vocabulary import Vocabulary
 
     assert not (tmp_path / "word2vec.txt").exists()
-    assert han.save_word2vec(config, data) == str(tmp_path / "word2vec.txt")
+    assert data.publish() == str(tmp_path / "vocab.txt")  # and word2vec.txt
     again, stats = load_embeddings(
         tmp_path / "word2vec.txt", Vocabulary.load(data.vocab_file)
     )

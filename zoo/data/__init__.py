@@ -1,11 +1,10 @@
 """Readers for the standard data formats and small generated demo samples.
 
 - `zoo.data.labelled`: one reader for labelled text, `load_labelled` /
-  `read_labelled`: CSV/TSV/JSON-lines tables, `label<TAB>sentence` lines, SST trees,
-  one folder per class, split files, IMDB (folder or tar.gz).
-- `zoo.data.documents` (`load_documents`, `Documents`) and `zoo.data.sentences`
-  (`load_sentences`, `SentenceData`): that reader with the defaults of document and
-  sentence classification, and their demo corpora.
+  `read_labelled` -> `LabelledSplits` / `LabelledTexts` (texts, class ids, class
+  names): CSV/TSV/JSON-lines tables, `label<TAB>sentence` lines, SST trees, one folder
+  per class, split files, IMDB (folder or tar.gz). Its generated demo corpora are in
+  `zoo.demo`.
 - `zoo.data.parallel`: `load_parallel` / `read_pairs` for line-aligned file pairs, TSV
   pairs in either column order, explicit files per split.
 - `zoo.data.babi`: bAbI question answering (any language of the same format).

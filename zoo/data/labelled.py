@@ -1,26 +1,22 @@
 """Labelled text: one reader for every layout, fixed splits.
 
-`load_labelled(path)` recognises the layout from the path and returns `DocumentSplits`
-(train / validation / test `Documents`: raw texts, string labels, and where each text
-came from). Layouts, in the order they are recognised:
+`load_labelled(path)` recognises the layout and returns `LabelledSplits`: train /
+validation / test `LabelledTexts` (texts, int32 class ids, class names). Layouts, in
+the order they are recognised:
 
-- a file, by its name (or `format=`): CSV (`.csv`), TSV (`.tsv`, `.tab`, `.txt`) or
-  JSON lines (`.jsonl`, `.ndjson`, `.json`), optionally `.gz` (see `read_labelled`:
-  text and label columns by name or 0-based position, e.g. Yelp's `yelp.csv` with
-  `stars`, `yelp_labelled.txt` with `text_column=0, label_column=1`; a TSV without
-  columns given is `label<TAB>sentence` lines, as GLUE's SST-2; a `.txt` of PTB trees
-  is SST); or a `.tar.gz`/`.tgz`/`.tar` of the IMDB layout, streamed, never
-  extracted;
-- a folder: the IMDB layout `{train,test}/{pos,neg}/*.txt` (`aclImdb` or its parent);
-  an SST tree folder (`train.txt`, `dev.txt`, `test.txt`); split files
-  `train.{csv,tsv,tab,txt,jsonl,ndjson,json}[.gz]` with optional
+- a file, by its name (or `format=`): CSV, TSV or JSON lines, optionally `.gz` (see
+  `read_labelled`: a TSV without columns given is `label<TAB>sentence` lines, as
+  GLUE's SST-2, or PTB trees, as SST); a `.tar.gz`/`.tgz`/`.tar` of aclImdb
+  (streamed, never extracted);
+- a folder: IMDB's `{train,test}/{pos,neg}/*.txt` (`aclImdb` or its parent); SST's
+  `train.txt`, `dev.txt`, `test.txt` of trees; split files `train.*` with optional
   `valid|val|dev|validation.*` and `test.*`; one folder per class `<class>/*.txt`,
-  optionally under `train/`, `valid|val|dev|validation/`, `test/`; a folder holding
-  exactly one `.tar.gz`/`.tgz` (that archive).
+  optionally under `train/`, `valid|val|dev|validation/`, `test/`; exactly one
+  `.tar.gz`/`.tgz` (that archive).
 
-Splits the data lacks are fixed, seeded, label-stratified parts of its training data
-(`zoo.data.files.seeded_split`). Errors are `zoo.errors.DataError` naming the file and
-line; a missing path is a `zoo.errors.MissingPathError`.
+Splits the data lacks are seeded, label-stratified parts of its training data
+(`zoo.data.files.seeded_split`). Errors are `zoo.errors.DataError`s naming the file
+and line; a missing path is a `zoo.errors.MissingPathError`.
 """
 
 import contextlib
@@ -39,9 +35,8 @@ from zoo.data import files
 from zoo.errors import ConfigError, DataError, MissingPathError
 
 __all__ = [
-    "DocumentSplits",
-    "Documents",
-    "encode_labels",
+    "LabelledSplits",
+    "LabelledTexts",
     "is_tree_file",
     "load_labelled",
     "parse_tree",
@@ -56,13 +51,10 @@ SST5_LABELS = ("very negative", "negative", "neutral", "positive", "very positiv
 SST2_LABELS = ("negative", "positive")
 SST_FILES = {"train": "train.txt", "validation": "dev.txt", "test": "test.txt"}
 TASKS = ("sst5", "sst2")
+SPLITS = ("train", "validation", "test")
 _IMDB_MEMBER = re.compile(r"(?:^|/)(train|test)/(pos|neg)/[^/]+\.txt$")
 _ARCHIVES = (".tar.gz", ".tgz", ".tar")
-_SPLIT_SUFFIXES = tuple(
-    s + gz
-    for s in (".csv", ".tsv", ".tab", ".txt", ".jsonl", ".ndjson", ".json")
-    for gz in ("", ".gz")
-)
+_SPLIT_SUFFIXES = tuple(s + gz for s in files.TABLE_SUFFIXES for gz in ("", ".gz"))
 _TREE_TOKEN = re.compile(r"\(|\)|[^\s()]+")
 _PTB_ESCAPES = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]"}
 _TEXT_NAMES = ("text", "sentence", "sentences")
@@ -79,70 +71,6 @@ LAYOUTS = (
 """The layouts `load_labelled` recognises, for error messages and help texts."""
 
 
-@dataclasses.dataclass
-class Documents:
-    """Raw texts with string labels.
-
-    Attributes:
-        texts: list of str.
-        labels: list of str, one per text.
-        sources: list of str, where each text was read (`"file:line"`, a file, a
-            path inside an archive); used in error messages.
-        label_names: the labels in id order where the format fixes them (SST),
-            else None.
-    """
-
-    texts: list
-    labels: list
-    sources: list = None
-    label_names: list = None
-
-    def __post_init__(self):
-        if len(self.texts) != len(self.labels):
-            raise ValueError(
-                "`texts` and `labels` must have the same length. Received: "
-                f"len(texts)={len(self.texts)}, len(labels)={len(self.labels)}"
-            )
-        if self.sources is None:
-            self.sources = [f"document {i}" for i in range(len(self.texts))]
-
-    def __len__(self):
-        return len(self.texts)
-
-    def subset(self, indices):
-        """The documents at `indices` (a sequence of ints), in that order."""
-        return Documents(
-            [self.texts[i] for i in indices],
-            [self.labels[i] for i in indices],
-            [self.sources[i] for i in indices],
-            self.label_names,
-        )
-
-    def label_counts(self):
-        """`{label: count}`, sorted by label."""
-        counts = {}
-        for label in self.labels:
-            counts[label] = counts.get(label, 0) + 1
-        return dict(sorted(counts.items()))
-
-
-@dataclasses.dataclass
-class DocumentSplits:
-    """Train / validation / test `Documents` and the ordered class names.
-
-    Attributes:
-        train, validation, test: `Documents`.
-        label_names: list of str; class id i is `label_names[i]`.
-        description: a short human-readable description of the data and split.
-    """
-
-    train: Documents
-    validation: Documents
-    test: Documents
-    label_names: list
-    description: str = ""
-
-
 def sorted_labels(labels):
     """The distinct labels, numerically when they all look like numbers."""
     unique = set(labels)
@@ -152,38 +80,127 @@ def sorted_labels(labels):
         return sorted(unique)
 
 
-def encode_labels(documents, label_names):
-    """Maps the string labels of `documents` to int32 ids (index in `label_names`).
+@dataclasses.dataclass
+class LabelledTexts:
+    """Texts and their class ids: text i is of class `label_names[labels[i]]`.
 
-    Raises:
-        DataError: a label not in `label_names`, naming it and where it was read.
+    `texts, labels = data` unpacks what `fit` takes.
+
+    Attributes:
+        texts: list of str.
+        labels: int32 NumPy array, one class id per text.
+        label_names: tuple of str.
+        sources: where each text was read (`"file:line"`, a file, an archive
+            member), for error messages.
     """
-    index = {name: i for i, name in enumerate(label_names)}
-    ids = np.empty(len(documents), dtype="int32")
-    for i, (label, source) in enumerate(
-        zip(documents.labels, documents.sources, strict=True)
-    ):
-        if label not in index:
-            raise DataError(
-                f"{source}: unknown label {label!r}; expected one of "
-                f"{list(label_names)!r}. Received: label={label!r}"
+
+    texts: list
+    labels: np.ndarray
+    label_names: tuple
+    sources: list = None
+
+    def __post_init__(self):
+        self.texts = list(self.texts)
+        self.labels = np.asarray(self.labels, dtype="int32").reshape(-1)
+        self.label_names = tuple(str(name) for name in self.label_names)
+        if len(self.texts) != len(self.labels):
+            raise ValueError(
+                "`texts` and `labels` must have the same length. Received: "
+                f"len(texts)={len(self.texts)}, len(labels)={len(self.labels)}"
             )
-        ids[i] = index[label]
-    return ids
+        if self.sources is None:
+            self.sources = [f"text {i}" for i in range(len(self.texts))]
 
+    @classmethod
+    def encode(cls, texts, names, sources=None, label_names=None):
+        """From each text's class name; ids index `label_names` (default: the names
+        found, `sorted_labels`). A name outside `label_names` is a `DataError` naming
+        where it was read."""
+        label_names = sorted_labels(names) if label_names is None else label_names
+        index = {str(name): i for i, name in enumerate(label_names)}
+        sources = sources or [f"text {i}" for i in range(len(texts))]
+        for name, source in zip(names, sources, strict=True):
+            if name not in index:
+                raise DataError(
+                    f"{source}: unknown label {name!r}; expected one of "
+                    f"{list(index)!r}. Received: label={name!r}"
+                )
+        return cls(texts, [index[name] for name in names], label_names, sources)
 
-def _check_classes(label_names, train, path):
-    if len(label_names) < 2:
-        only = f" ({label_names[0]!r})" if label_names else ""
-        raise DataError(
-            f"one class only{only}: all {len(train)} training examples have the same "
-            "label, and a classifier needs at least two classes",
-            path=path,
+    def __len__(self):
+        return len(self.texts)
+
+    def __iter__(self):
+        return iter((self.texts, self.labels))
+
+    @property
+    def names(self):
+        """The class name of each text."""
+        return [self.label_names[i] for i in self.labels]
+
+    def counts(self):
+        """`{class name: number of texts}`, in class-id order."""
+        counts = np.bincount(self.labels, minlength=len(self.label_names))
+        return dict(zip(self.label_names, counts.tolist(), strict=True))
+
+    def relabel(self, label_names):
+        """The same texts with the ids of `label_names` (see `encode`)."""
+        return self.encode(self.texts, self.names, self.sources, label_names)
+
+    def subset(self, indices):
+        """The texts at `indices`, in that order."""
+        indices = np.asarray(indices, dtype="int64").reshape(-1)
+        return LabelledTexts(
+            [self.texts[i] for i in indices],
+            self.labels[indices],
+            self.label_names,
+            [self.sources[i] for i in indices],
         )
+
+    def sample(self, limit, seed):
+        """A seeded sample of at most `limit` texts, in their order (`self` when
+        `limit` is None or not below the size)."""
+        if limit is None or len(self) <= limit:
+            return self
+        keep = np.random.default_rng(seed).permutation(len(self))[:limit]
+        return self.subset(np.sort(keep))
+
+
+@dataclasses.dataclass
+class LabelledSplits:
+    """Train / validation / test `LabelledTexts` of the same classes, and one line
+    describing the data and its split."""
+
+    train: LabelledTexts
+    validation: LabelledTexts
+    test: LabelledTexts
+    description: str = ""
+
+    @property
+    def label_names(self):
+        return self.train.label_names
+
+    def sizes(self):
+        """`{"train": n, "validation": n, "test": n}`."""
+        return {split: len(getattr(self, split)) for split in SPLITS}
+
+    def sample(self, max_train=None, max_eval=None, seed=0):
+        """Seeded samples of at most `max_train` training texts and `max_eval`
+        validation and test texts each; the description says what was sampled."""
+        parts, notes = {}, []
+        for split, limit in zip(SPLITS, (max_train, max_eval, max_eval), strict=True):
+            texts = getattr(self, split)
+            parts[split] = texts.sample(limit, seed)
+            if len(parts[split]) < len(texts):
+                notes.append(
+                    f"{len(parts[split])} of {len(texts)} {split} texts sampled"
+                )
+        description = "; ".join([self.description, *notes])
+        return LabelledSplits(**parts, description=description)
 
 
 def _records(path, records, text_name, label_name):
-    """`Documents` from `(line, text, label)`; an empty text or label is an error."""
+    """`LabelledTexts` of `(line, text, label)`; an empty text or label is an error."""
     texts, labels, sources = [], [], []
     for line, text, label in records:
         label = label.strip()
@@ -202,25 +219,17 @@ def _records(path, records, text_name, label_name):
         sources.append(f"{path}:{line}")
     if not texts:
         raise DataError("no examples in the file", path=path)
-    return Documents(texts, labels, sources)
+    return LabelledTexts.encode(texts, labels, sources)
 
 
 # --- one file -----------------------------------------------------------------------
 
 
 def parse_tree(text, path="<string>", line=1):
-    """Parses one PTB sentiment tree, e.g. `"(3 (2 a) (4 (3 good) (2 film)))"`.
-
-    Returns:
-        `(words, nodes)`: the leaf tokens (PTB bracket escapes undone) and
-        `(label, start, end)` of every node, children before parents, so
-        `nodes[-1]` is the root and `words[start:end]` a node's phrase.
-
-    Raises:
-        DataError: (with `path` and `line`) unbalanced brackets, a missing or
-            invalid label (not 0-4), a node without words, words outside a node,
-            text after the tree.
-    """
+    """Parses one PTB sentiment tree, e.g. `"(3 (2 a) (4 (3 good) (2 film)))"`, into
+    `(words, nodes)`: the leaves (PTB bracket escapes undone) and `(label, start, end)`
+    of every node, children first (`nodes[-1]` is the root, `words[start:end]` a
+    node's phrase). A malformed tree is a `DataError` at `path` and `line`."""
     snippet = text.strip()
     snippet = snippet if len(snippet) <= 80 else snippet[:80] + "..."
 
@@ -271,8 +280,8 @@ def is_tree_file(path):
 
 
 def _read_trees(path, task, phrases):
-    """SST trees, one per line; labels are `SST5_LABELS` or `SST2_LABELS` names
-    (SST-2 drops neutral). `phrases`: every node is an example, deduplicated."""
+    """SST trees, one per line, labelled with `SST5_LABELS` or `SST2_LABELS` (SST-2
+    drops neutral); `phrases`: every node is an example, deduplicated."""
     if task not in TASKS:
         raise ConfigError(f"task must be one of {TASKS}. Received: task={task!r}")
     names = SST5_LABELS if task == "sst5" else SST2_LABELS
@@ -291,7 +300,7 @@ def _read_trees(path, task, phrases):
             texts.append(text)
             labels.append(names[label if task == "sst5" else int(label > 2)])
             sources.append(f"{path}:{number}")
-    return Documents(texts, labels, sources, list(names))
+    return LabelledTexts.encode(texts, labels, sources, names)
 
 
 def _read_label_lines(path):
@@ -308,9 +317,8 @@ def _read_label_lines(path):
     records = []
     for number, line in [first, *lines] if first else []:
         if "\t" not in line:
-            snippet = line.strip()[:80]
             raise DataError(
-                f"expected 'label<TAB>sentence'. Received: {snippet!r}",
+                f"expected 'label<TAB>sentence'. Received: {line.strip()[:80]!r}",
                 path=path,
                 line=number,
             )
@@ -325,36 +333,22 @@ def read_labelled(
     text_column=None,
     label_column=None,
     *,
+    label_names=None,
     format=None,
     task="sst5",
     phrases=False,
 ):
-    """Reads one file of labelled texts.
+    """`LabelledTexts` of one file (optionally `.gz`) in the format of its name
+    (`files.TABLE_SUFFIXES`) or `format` (`"csv"`, `"tsv"`, `"jsonl"`, `"sst"`).
 
-    Args:
-        path: the file (optionally `.gz`); the format comes from its name (`.csv`;
-            `.tsv`, `.tab`, `.txt`; `.jsonl`, `.ndjson`, `.json`) unless `format`
-            is given.
-        text_column, label_column: header names or JSON keys, or 0-based positions
-            for a CSV/TSV without a header row. Default `"text"` and `"label"`,
-            except for a TSV: `label<TAB>sentence` lines (a first line naming the
-            columns, e.g. `sentence<TAB>label`, is a header), or PTB trees (SST)
-            when the first line is one.
-        format: `"csv"`, `"tsv"`, `"jsonl"` or `"sst"`, overriding the name.
-        task, phrases: for SST trees: `"sst5"` (five classes) or `"sst2"` (neutral
-            dropped, 0/1 negative, 3/4 positive); `phrases=True` makes every node
-            of every tree an example (duplicates removed, first kept).
-
-    Returns:
-        `Documents`; labels are strings (`4.0` becomes `"4"`); `sources` are
-        `"file:line"` (the first line of a record).
-
-    Raises:
-        MissingPathError: the file does not exist.
-        DataError: a format that cannot be told from the name, missing columns
-            (naming those found), an empty file, a record with the wrong number of
-            fields, an unclosed quote, invalid UTF-8 or JSON, an empty text or
-            label, a malformed tree; each with file and line.
+    `text_column`, `label_column`: header names or JSON keys, or 0-based positions
+    without a header row; default `"text"` and `"label"`, except for a TSV when
+    neither is given: `label<TAB>sentence` lines (a first line naming the columns,
+    e.g. `sentence<TAB>label`, is a header), or SST's PTB trees when the first line is
+    one: `task` `"sst5"` or `"sst2"` (neutral dropped, 0/1 negative, 3/4 positive),
+    `phrases=True` for every node as an example (duplicates dropped). `label_names`:
+    the class names in id order (default: SST's, else the labels found, sorted);
+    another label is an error. A label `4.0` is `"4"`; `sources` are `"file:line"`.
     """
     path = files.check_exists(path, "file")
     defaults = text_column is None and label_column is None
@@ -364,14 +358,16 @@ def read_labelled(
         and files.table_format(path) == "tsv"
         and is_tree_file(path)
     ):
-        return _read_trees(path, task, phrases)
-    if defaults and files.table_format(path, format) == "tsv":
-        return _read_label_lines(path)
-    text_column = "text" if text_column is None else text_column
-    label_column = "label" if label_column is None else label_column
-    table = files.read_table(path, (text_column, label_column), format=format)
-    records = [(line, text, label) for line, (text, label) in table]
-    return _records(path, records, text_column, label_column)
+        data = _read_trees(path, task, phrases)
+    elif defaults and files.table_format(path, format) == "tsv":
+        data = _read_label_lines(path)
+    else:
+        text_column = "text" if text_column is None else text_column
+        label_column = "label" if label_column is None else label_column
+        table = files.read_table(path, (text_column, label_column), format=format)
+        records = [(line, text, label) for line, (text, label) in table]
+        data = _records(path, records, text_column, label_column)
+    return data if label_names is None else data.relabel(label_names)
 
 
 # --- one folder per class -------------------------------------------------------------
@@ -405,29 +401,15 @@ def read_class_folder(
     root=None,
     encoding="utf-8",
     skip_unreadable=False,
+    skipped=None,
     log=None,
 ):
-    """Reads one folder per class, one file per text: `path/<class>/<file>`.
-
-    Args:
-        path: the folder whose subfolders are the classes (hidden folders and
-            folders without matching files are not classes).
-        pattern: which files are texts (a shell pattern, e.g. `"*"`).
-        root: the data folder every file must lie in, links resolved (default
-            `path`).
-        encoding: the files' text encoding (`"utf-8"`, `"latin-1"`, ...).
-        skip_unreadable: skip a file that is not text in `encoding` or is empty,
-            with one line to `log` (default standard error), instead of stopping.
-
-    Returns:
-        `Documents` labelled with the folder names, by class then file name, texts
-        stripped; `sources` are the files; `skipped` lists `(file, reason)`.
-
-    Raises:
-        MissingPathError: `path` does not exist.
-        DataError: no class folder (listing what the folder holds), an empty file,
-            invalid text (file and line), a file linking out of `root`.
-    """
+    """`LabelledTexts` of one file per text, `path/<class>/<file>` (the subfolders
+    holding files that match the shell `pattern` are the classes), by class then
+    file name, stripped; `sources` are the files, which must lie in `root` (default
+    `path`). `skip_unreadable`: a file that is not text in `encoding` or is empty is
+    skipped with one line to `log` (default standard error) and `(file, reason)`
+    appended to the list `skipped`, instead of stopping."""
     path = files.check_exists(path, "folder")
     if not os.path.isdir(path):
         raise DataError("expected a folder of class folders, found a file", path=path)
@@ -438,7 +420,7 @@ def read_class_folder(
             f"{files.listing(path)!r}",
             path=path,
         )
-    texts, labels, sources, skipped = [], [], [], []
+    texts, labels, sources = [], [], []
     for label, paths in classes.items():
         for file in paths:
             try:
@@ -448,15 +430,14 @@ def read_class_folder(
             except DataError as error:
                 if not skip_unreadable:
                     raise
-                skipped.append((file, str(error)))
+                if skipped is not None:
+                    skipped.append((file, str(error)))
                 print(f"skipped: {error}", file=log or sys.stderr, flush=True)
                 continue
             texts.append(text)
             labels.append(label)
             sources.append(file)
-    documents = Documents(texts, labels, sources)
-    documents.skipped = skipped
-    return documents
+    return LabelledTexts.encode(texts, labels, sources)
 
 
 def _class_folder_splits(path, pattern):
@@ -482,7 +463,7 @@ def _class_folder_splits(path, pattern):
 
 
 class _TailReader:
-    """A read-only stream that remembers the last bytes it gave (to check that a tar
+    """A read-only stream that keeps the last bytes it gave (to check that a tar
     archive ends with its end-of-archive block after tarfile has stopped)."""
 
     def __init__(self, raw, keep=1 << 16):
@@ -503,8 +484,8 @@ class _TailReader:
         return None if start < begin else self.tail[start - begin : start - begin + n]
 
 
-def _read_imdb_tar(path, splits):
-    out = {split: ([], [], []) for split in splits}
+def _read_imdb_tar(path, out):
+    """Appends `(text, label, source)` of the archive's reviews to `out[split]`."""
     with open(path, "rb") as f:
         magic = f.read(6)
     other = magic[:3] == b"BZh" or magic == b"\xfd7zXZ\x00"  # bzip2, xz
@@ -528,12 +509,8 @@ def _read_imdb_tar(path, splits):
                 if not match or match.group(1) not in out:
                     continue
                 where = f"{path}:{member.name}"
-                texts, labels, sources = out[match.group(1)]
-                texts.append(
-                    files.decode_document(tar.extractfile(member).read(), where)
-                )
-                labels.append(match.group(2))
-                sources.append(where)
+                text = files.decode_document(tar.extractfile(member).read(), where)
+                out[match.group(1)].append((text, match.group(2), where))
             # tarfile stops silently where the data ends, so a tar cut at a member
             # boundary reads as a shorter archive: check for the end-of-archive block.
             end = stream.bytes_at(tar.offset, 512) if stream and members else None
@@ -552,12 +529,10 @@ def _read_imdb_tar(path, splits):
             ".tar.gz/.tgz/.tar of aclImdb",
             path=path,
         ) from None
-    return out
 
 
 def _imdb_root(path, need=any):
-    """The folder holding IMDB's `train/` or (`need=all`) and `test/`, each with
-    `pos/` and `neg/` in it."""
+    """The folder holding IMDB's `train/` or (`need=all`) and `test/`."""
     for candidate in (path, os.path.join(path, "aclImdb")):
         if need(
             os.path.isdir(os.path.join(candidate, split, label))
@@ -569,28 +544,17 @@ def _imdb_root(path, need=any):
 
 
 def read_imdb(path, splits=("train", "test")):
-    """Reads the IMDB review layout `{train,test}/{pos,neg}/*.txt` (Maas et al. 2011).
-
-    Args:
-        path: the `aclImdb` folder, a folder holding it, or a `.tar.gz`/`.tgz`/
-            `.tar` of it (streamed, not extracted).
-        splits: which of `"train"`, `"test"` to read.
-
-    Returns:
-        `{split: Documents}` with labels `"neg"` / `"pos"`, in file-name order.
-
-    Raises:
-        MissingPathError: `path` does not exist.
-        DataError: a split without reviews, an empty or non-UTF-8 review (naming
-            the file), a truncated archive, a review linking out of the folder.
-    """
+    """`{split: LabelledTexts}` (classes `"neg"`, `"pos"`, file-name order) of IMDB's
+    reviews `{train,test}/{pos,neg}/*.txt` (Maas et al. 2011) in `path`: the `aclImdb`
+    folder, its parent, or a `.tar.gz`/`.tgz`/`.tar` of it (streamed)."""
     if any(split not in ("train", "test") for split in splits):
         raise ConfigError(
             f"IMDB splits are 'train' and 'test'. Received: splits={splits!r}"
         )
     path = files.check_exists(path)
+    out = {split: [] for split in splits}
     if not os.path.isdir(path):
-        raw = _read_imdb_tar(path, splits)
+        _read_imdb_tar(path, out)
     elif (root := _imdb_root(path)) is None:
         raise DataError(
             "not an IMDB folder: expected train/{pos,neg}/ or test/{pos,neg}/ (or "
@@ -598,46 +562,34 @@ def read_imdb(path, splits=("train", "test")):
             path=path,
         )
     else:
-        raw = {split: ([], [], []) for split in splits}
         for split in splits:
             for label in IMDB_LABELS:
                 folder = os.path.join(root, split, label)
                 names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
                 for name in (n for n in names if n.endswith(".txt")):
                     file = files.check_inside(os.path.join(folder, name), path)
-                    for part, value in zip(
-                        raw[split],
-                        (files.read_document(file), label, file),
-                        strict=True,
-                    ):
-                        part.append(value)
-    result = {}
-    for split in splits:
-        texts, labels, sources = raw[split]
-        if not texts:
+                    out[split].append((files.read_document(file), label, file))
+    for split, reviews in out.items():
+        if not reviews:
             raise DataError(
                 f"no IMDB reviews found for split {split!r} "
                 f"(expected {split}/pos/*.txt and {split}/neg/*.txt).",
                 path=path,
             )
-        order = sorted(range(len(texts)), key=lambda i: sources[i])  # archive order
-        result[split] = Documents(texts, labels, sources).subset(order)
-        for text, source in zip(texts, sources, strict=True):
+        for text, _, source in reviews:
             if not text.strip():
                 raise DataError(f"{source}: empty review.")
-    return result
+        texts, labels, sources = zip(*sorted(reviews, key=lambda r: r[2]), strict=True)
+        out[split] = LabelledTexts.encode(texts, labels, list(sources), IMDB_LABELS)
+    return out
 
 
 # --- any layout -----------------------------------------------------------------------
 
 
-def sst_files(folder):
-    """`{split: file}` of an SST tree folder (`train.txt`, `dev.txt`, `test.txt`).
-
-    Raises:
-        MissingPathError: one of the three files does not exist.
-        DataError: one of them is a symbolic link out of the folder.
-    """
+def _sst_files(folder):
+    """`{split: file}` of an SST tree folder; a file missing or linking out of it is
+    an error."""
     found = {}
     for split, name in SST_FILES.items():
         file = os.path.join(folder, name)
@@ -665,7 +617,7 @@ def _detect(path, format, pattern):
         return "imdb", path
     sst = os.path.join(path, SST_FILES["train"])
     if os.path.isfile(sst) and is_tree_file(sst):
-        return "sst", sst_files(path)
+        return "sst", _sst_files(path)
     split_files = files.find_split_files(path, _SPLIT_SUFFIXES)
     if split_files:
         return "file", split_files
@@ -699,30 +651,15 @@ def load_labelled(
     test_fraction=0.1,
     seed=1337,
 ):
-    """Reads labelled text in any layout of the module docstring; fixed splits.
+    """`LabelledSplits` of a file or folder in any layout of the module docstring.
 
-    Args:
-        path: a file or folder.
-        text_column, label_column, format, task: how files are read
-            (`read_labelled`); `phrases`: phrase-level SST training data (the
-            validation and test sets stay sentence level).
-        label_names: the expected labels in id order; a label outside them is an
-            error. Default: the training data's labels, sorted (numerically when
-            they are numbers; SST: `SST5_LABELS` or `SST2_LABELS`).
-        pattern, encoding, skip_unreadable: how the files of a class-folder layout
-            are read (`read_class_folder`); the description counts skipped files.
-        validation_fraction, test_fraction: the parts of the training data held out
-            when the data has no validation or no test set.
-        seed: the seed of those splits.
-
-    Returns:
-        `DocumentSplits`.
-
-    Raises:
-        MissingPathError: `path` does not exist.
-        DataError: a path in none of the layouts (saying which were expected), one
-            class only, an unknown label, and every malformed file (file and line).
-        ConfigError: bad fractions or format.
+    `text_column`, `label_column`, `format`, `task`: as `read_labelled` reads files;
+    `phrases`: phrase-level SST training data (validation and test stay sentences).
+    `label_names`: the class names in id order (default: the training data's);
+    another label is an error. `pattern`, `encoding`, `skip_unreadable`: as
+    `read_class_folder` reads class folders. `validation_fraction`, `test_fraction`,
+    `seed`: the seeded parts of the training data held out when the data has no
+    validation or no test set.
     """
     for name, value in (
         ("validation_fraction", validation_fraction),
@@ -739,7 +676,7 @@ def load_labelled(
     path = files.check_exists(path)
     files.table_format(path, format if format != "sst" else None)  # checks `format`
     kind, detail = _detect(path, format, pattern)
-    skipped = 0
+    skipped = []
     if kind == "imdb":
         parts = read_imdb(detail)
         what = f"IMDB {detail}"
@@ -751,10 +688,10 @@ def load_labelled(
                 root=path,
                 encoding=encoding,
                 skip_unreadable=skip_unreadable,
+                skipped=skipped,
             )
             for split, folder in detail.items()
         }
-        skipped = sum(len(part.skipped) for part in parts.values())
         what = f"{path} (one folder per class, {pattern})"
     else:
         parts = {
@@ -769,27 +706,31 @@ def load_labelled(
             for split, file in detail.items()
         }
         names = ", ".join(os.path.basename(f) for f in detail.values())
+        if kind == "sst":
+            names = f"SST trees, {task}" + (", phrase-level training" * phrases)
         what = f"{path} ({names})" if os.path.isdir(path) else path
-    train = parts["train"]
-    label_names = label_names or train.label_names or sorted_labels(train.labels)
-    label_names = list(label_names)
+    label_names = tuple(label_names or parts["train"].label_names)
+    parts = {s: p.relabel(label_names) for s, p in parts.items()}
     missing = [s for s in ("validation", "test") if s not in parts]
     notes = ""
     if missing:
+        train = parts["train"]
         fractions = {"validation": validation_fraction, "test": test_fraction}
         pieces, _ = files.seeded_split(
-            len(train), [fractions[s] for s in missing], seed, strata=train.labels
+            len(train), [fractions[s] for s in missing], seed, strata=train.names
         )
         for split, indices in zip(["train", *missing], pieces, strict=True):
             parts[split] = train.subset(indices)
         notes = f" ({' and '.join(missing)}: seeded split of the training data, seed {seed})"
-    _check_classes(label_names, parts["train"], path)
-    for part in parts.values():
-        encode_labels(part, label_names)  # raises on an unknown label
-    sizes = ", ".join(f"{s} {len(parts[s])}" for s in ("train", "validation", "test"))
+    if len(label_names) < 2:
+        only = f" ({label_names[0]!r})" if label_names else ""
+        raise DataError(
+            f"one class only{only}: all {len(parts['train'])} training examples have "
+            "the same label, and a classifier needs at least two classes",
+            path=path,
+        )
+    sizes = ", ".join(f"{s} {len(parts[s])}" for s in SPLITS)
     description = f"{what}: {sizes}{notes}"
     if skipped:
-        description += f"; {skipped} unreadable file(s) skipped"
-    return DocumentSplits(
-        parts["train"], parts["validation"], parts["test"], label_names, description
-    )
+        description += f"; {len(skipped)} unreadable file(s) skipped"
+    return LabelledSplits(**parts, description=description)

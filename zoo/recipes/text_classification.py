@@ -4,14 +4,15 @@ Plain functions a recipe calls in order:
 
 - `TextClassificationConfig`: the options both recipes have (columns, vocabulary,
   embeddings, warm-up texts);
-- `prepare_inputs`: labelled texts (`zoo.recipes.labelled_texts.ClassificationData`)
-  -> seeded samples, the word vocabulary of the training texts, the preprocessor and
-  the length-bucketed datasets, in a `TextClassificationInputs`;
+- `prepare_inputs`: `zoo.data.labelled.LabelledSplits` -> seeded samples, the word
+  vocabulary of the training texts (`build_word_vocabulary`), the preprocessor and the
+  length-bucketed datasets (`labelled_dataset`), in a `TextClassificationInputs`;
 - `initial_embeddings`: the word vectors a classifier starts from (a vector file,
   word2vec, or none);
 - `evaluate_texts`: predictions and attention over the raw test texts, test metrics;
 - `write_classification_report`, `report_examples`: `metrics.txt` and the seeded test
-  examples drawn in attention reports;
+  examples drawn in attention reports; `document_report` (HAN's) and `hop_report`
+  (the sentence embedder's);
 - `export_classifier`: the family's export with the manifest entries and warm-up texts.
 
 Module-level imports are stdlib-only: a recipe's `--help` needs no TensorFlow.
@@ -24,6 +25,8 @@ import shutil
 from zoo.recipes.config import RecipeConfig, option
 
 VOCABULARIES = "vocabularies"
+HEADLINE_METRICS = ("accuracy", "macro_f1", "mean_attention_penalty_norm")
+"""The metrics an export's manifest carries, those a recipe reports."""
 
 
 def column(text):
@@ -90,7 +93,7 @@ class TextClassificationInputs:
     """What a text classifier is trained, evaluated and exported with.
 
     Attributes:
-        texts: the `ClassificationData` (raw texts, class ids, names, description).
+        texts: the `LabelledSplits` (raw texts, class ids, names, description).
         preprocessor: the in-graph preprocessor built on the vocabulary.
         vocab_file: the vocabulary file.
         train, validation, test: `tf.data` datasets of `(model input, label)`.
@@ -98,7 +101,8 @@ class TextClassificationInputs:
             data (what a resumed run must match).
         embeddings: the `InitialEmbeddings`, once chosen.
         published_vocab_file: where `publish` copies the vocabulary (the
-            `vocab_file` asked of `prepare_inputs`).
+            `vocab_file` asked of `prepare_inputs`); trained word2vec vectors go
+            beside it, as `word2vec.txt`.
     """
 
     texts: object
@@ -112,15 +116,25 @@ class TextClassificationInputs:
     published_vocab_file: str = None
 
     def publish(self):
-        """Copies the vocabulary to `published_vocab_file` (atomically); called once
-        the run folder's identity is checked. Returns the path written, or None."""
+        """Copies the vocabulary to `published_vocab_file` (atomically) and writes
+        the word2vec vectors the model started from, if any, beside it; called once
+        the run folder's identity is checked. Returns the vocabulary's path, or
+        None."""
         from zoo.io import atomic_path
 
         target = self.published_vocab_file
-        if not target or os.path.abspath(target) == os.path.abspath(self.vocab_file):
+        if not target:
             return None
-        with atomic_path(target) as tmp:
-            shutil.copyfile(self.vocab_file, tmp)
+        if os.path.abspath(target) != os.path.abspath(self.vocab_file):
+            with atomic_path(target) as tmp:
+                shutil.copyfile(self.vocab_file, tmp)
+        if self.embeddings is not None and self.embeddings.word2vec:
+            from zoo.text.vocabulary import Vocabulary
+            from zoo.text.word2vec import write_word2vec
+
+            vectors = os.path.join(os.path.dirname(target), "word2vec.txt")
+            tokens = Vocabulary.load(self.vocab_file).tokens
+            write_word2vec(vectors, tokens, self.embeddings.matrix)
         return target
 
     @property
@@ -158,9 +172,9 @@ def prepare_inputs(
 
     Args:
         config: a `TextClassificationConfig`.
-        texts: a `ClassificationData`.
+        texts: a `zoo.data.labelled.LabelledSplits`.
         tokenize: the preprocessor's in-graph tokenization (see
-            `zoo.recipes.labelled_texts.build_word_vocabulary`).
+            `build_word_vocabulary`).
         make_preprocessor: `vocab_file -> preprocessor`; the preprocessor maps a
             string tensor `[B]` to a dict holding `"token_ids"`.
         buckets: byte-length bucket boundaries of the training batches.
@@ -173,17 +187,11 @@ def prepare_inputs(
     """
     import pathlib
 
-    from zoo.recipes.labelled_texts import build_word_vocabulary, labelled_datasets
     from zoo.training import fingerprint
 
     seed = config.training.seed
     texts = texts.sample(config.max_train_samples, config.max_eval_samples, seed)
-    counts = [0] * len(texts.label_names)
-    for label in texts.train.labels:
-        counts[int(label)] += 1
-    per_class = ", ".join(
-        f"{name} {n}" for name, n in zip(texts.label_names, counts, strict=True)
-    )
+    per_class = ", ".join(f"{name} {n}" for name, n in texts.train.counts().items())
     log(
         f"examples: {texts.sizes()}; classes: {list(texts.label_names)}; "
         f"training examples per class: {per_class}"
@@ -200,13 +208,17 @@ def prepare_inputs(
         requested,
     )
     preprocessor = make_preprocessor(vocab_file)
-    datasets = labelled_datasets(
-        texts,
-        lambda t: preprocessor(t, **kwargs)["token_ids"],
-        config.training.batch_size,
-        seed=seed,
-        buckets=buckets,
-    )
+    datasets = {
+        split: labelled_dataset(
+            getattr(texts, split),
+            lambda t: preprocessor(t, **kwargs)["token_ids"],
+            config.training.batch_size,
+            shuffle=split == "train",
+            seed=seed,
+            buckets=buckets,
+        )
+        for split in ("train", "validation", "test")
+    }
     data = TextClassificationInputs(
         texts,
         preprocessor,
@@ -222,6 +234,72 @@ def prepare_inputs(
     )
     log(f"vocabulary: {data.vocabulary_size} words")
     return data
+
+
+def build_word_vocabulary(
+    texts, tokenize, path, max_size=None, min_count=1, batch_size=512
+):
+    """Builds, saves and returns the word `Vocabulary` of `texts`.
+
+    Args:
+        texts: list of raw str.
+        tokenize: the in-graph tokenization, string tensor `[B]` -> ragged string
+            tensor of any rank (its flat values are the words counted), e.g.
+            `lambda t: tokenize_documents(t, 30, 50)[1]`.
+        path: the vocabulary file written (`Vocabulary.save`).
+        max_size: largest vocabulary size, reserved tokens included.
+        min_count: words seen fewer times are left out (they map to `[UNK]`).
+        batch_size: texts tokenized per step.
+    """
+    import tensorflow as tf
+
+    from zoo.text.vocabulary import Vocabulary
+
+    ds = tf.data.Dataset.from_tensor_slices(tf.constant(list(texts), tf.string))
+    ds = ds.batch(batch_size).map(lambda t: tokenize(t).flat_values)
+    token_lists = (batch.tolist() for batch in ds.as_numpy_iterator())
+    vocab = Vocabulary.build(token_lists, max_size=max_size, min_count=min_count)
+    vocab.save(path)
+    return vocab
+
+
+def labelled_dataset(
+    texts, preprocess, batch_size, shuffle=False, seed=0, buckets=None
+):
+    """`LabelledTexts` -> batches of `(preprocess(text batch), labels (B,))`.
+
+    Args:
+        texts: a `zoo.data.labelled.LabelledTexts`.
+        preprocess: string tensor `[B]` -> the model's input (e.g.
+            `lambda t: preprocessor(t)["token_ids"]`), run in the pipeline.
+        batch_size: examples per batch.
+        shuffle: reshuffle every epoch (seeded) and, with `buckets`, batch texts of
+            similar byte length together (less compute spent on padding); without
+            `shuffle` the order is kept.
+        seed: the shuffle's seed.
+        buckets: increasing byte-length boundaries of the shuffled batches.
+    """
+    import tensorflow as tf
+
+    ds = tf.data.Dataset.from_tensor_slices(
+        (tf.constant(texts.texts, tf.string), texts.labels)
+    )
+    if shuffle:
+        ds = ds.shuffle(len(texts), seed=seed, reshuffle_each_iteration=True)
+    if shuffle and buckets:
+        from zoo.training import bucket_by_length
+
+        ds = bucket_by_length(
+            ds,
+            lambda t, y: tf.strings.length(t),
+            boundaries=list(buckets),
+            batch_size=batch_size,
+            padded_shapes=([], []),
+        )
+    else:
+        ds = ds.batch(batch_size)
+    ds = ds.map(lambda t, y: (preprocess(t), y), num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.prefetch(tf.data.AUTOTUNE)
 
 
 def keyed_vocabulary(build, vocab_file):
@@ -248,12 +326,14 @@ class InitialEmbeddings:
         dim: the embedding size (the vector file's, when one is read).
         description: one line saying where the vectors come from.
         coverage: with a vector file, the fraction of the vocabulary it covers.
+        word2vec: True when the vectors were trained here (word2vec).
     """
 
     matrix: object
     dim: int
     description: str
     coverage: float = None
+    word2vec: bool = False
 
 
 def initial_embeddings(
@@ -272,7 +352,7 @@ def initial_embeddings(
     - otherwise `word2vec_epochs > 0`: skip-gram vectors (`zoo.text.word2vec`) trained
       on `corpus`, the way Yang et al. 2016 initialise HAN; written to `save_to` in
       word2vec text format (so `vectors=save_to` reads them back; `bench.han` uses
-      it, the HAN recipe writes its vectors once its run's identity is checked);
+      it; `TextClassificationInputs.publish` writes a recipe's);
     - otherwise None: the embeddings are learned from scratch.
 
     Args:
@@ -315,12 +395,11 @@ def initial_embeddings(
     )
     if save_to:
         write_word2vec(save_to, vocab.tokens, matrix)
-    return InitialEmbeddings(
-        matrix, dim, f"word2vec ({word2vec_epochs} epochs): {report}"
-    )
+    description = f"word2vec ({word2vec_epochs} epochs): {report}"
+    return InitialEmbeddings(matrix, dim, description, word2vec=True)
 
 
-def evaluate_texts(model, preprocessor, texts, label_names, batch_size=64, extra=None):
+def evaluate_texts(model, preprocessor, texts, batch_size=64, extra=None):
     """Test metrics of a classifier on `LabelledTexts`, and its predictions.
 
     Returns:
@@ -341,7 +420,7 @@ def evaluate_texts(model, preprocessor, texts, label_names, batch_size=64, extra
     report = classification_report(
         [r["label"] for r in results],
         [r["predicted"] for r in results],
-        list(label_names),
+        list(texts.label_names),
     )
     return report, results
 
@@ -379,6 +458,72 @@ def write_report(config, data, metrics, results, notes=()):
     return text, examples
 
 
+def document_report(config, data, metrics, results, log=print):
+    """HAN's report: `metrics.txt` and `attention.html` (the sentence and word
+    attention of `--report-samples` seeded test documents, as in Yang et al.'s
+    Figure 5)."""
+    from zoo.recipes.steps import data_name
+    from zoo.report import attention_report_html
+
+    text, examples = write_report(config, data, metrics, results)
+    path = attention_report_html(
+        os.path.join(config.report_dir, "attention.html"),
+        examples,
+        title=f"HAN attention: {data_name(config, 'demo documents')}",
+        subtitle=data.description,
+        summary=text,
+    )
+    log(f"attention report: {path}")
+
+
+def hop_report(config, data, metrics, results, log=print):
+    """The sentence embedder's report: `metrics.txt`, `attention.html` (every hop's
+    attention over the words of `--report-samples` test sentences) and a heat map
+    `attention_<i>.png` of each (rows: hops)."""
+    from zoo.recipes.steps import data_name
+    from zoo.report import attention_grid_html
+    from zoo.viz import attention_heatmap
+
+    norm = metrics["mean_attention_penalty_norm"]
+    note = f"mean ||A A^T - I||_F over the test texts: {norm:.4f}"
+    text, examples = write_report(config, data, metrics, results, ["", note])
+    grids = []
+    for example in examples:
+        words = [w for w in example["tokens"] if w]
+        attention = example["attention"][:, : len(words)]  # (r, T)
+        hops = [f"hop {h + 1}" for h in range(attention.shape[0])]
+        grids.append(
+            {
+                "rows": hops if words else [],
+                "columns": words,
+                "weights": attention.tolist() if words else [],
+                "caption": f"test sentence {example['index'] + 1}: predicted "
+                f"{example['predicted']} ({example['probability']:.3f}), true "
+                f"{example['true']}",
+                "ok": example["predicted"] == example["true"],
+            }
+        )
+        if words:
+            path = attention_heatmap(
+                attention,
+                hops,
+                words,
+                os.path.join(config.report_dir, f"attention_{example['index']}.png"),
+                title=f"predicted {example['predicted']}, true {example['true']}",
+            )
+            log(f"attention heat map: {path}")
+    path = attention_grid_html(
+        os.path.join(config.report_dir, "attention.html"),
+        [{"heading": "attention hops over the words", "examples": grids}],
+        title="Structured self-attention: " + data_name(config, "demo sentences"),
+        subtitle=data.description,
+        summary=text,
+        legend="Rows: the attention hops (rows of A); columns: the words of the "
+        "sentence; the darker a cell, the larger the hop's weight on that word.",
+    )
+    log(f"attention report: {path}")
+
+
 def report_examples(results, label_names, count, seed):
     """`count` seeded test results to draw in a report, with class names added:
     `"predicted"` and `"true"` (names) and `"probability"` (of the prediction).
@@ -405,7 +550,7 @@ def report_examples(results, label_names, count, seed):
     ]
 
 
-def export_metadata(recipe, description, metrics, keys=("accuracy", "macro_f1")):
+def export_metadata(recipe, description, metrics, keys=HEADLINE_METRICS):
     """The manifest entries of a classifier's export: the recipe, the data and the
     headline metrics (`keys` present in `metrics`)."""
     return {
@@ -416,7 +561,7 @@ def export_metadata(recipe, description, metrics, keys=("accuracy", "macro_f1"))
 
 
 def export_classifier(
-    run, exporter, export_name, model, data, metrics, keys=("accuracy", "macro_f1")
+    run, exporter, export_name, model, data, metrics, keys=HEADLINE_METRICS
 ):
     """Exports a classifier with its family's `exporter` (e.g.
     `zoo.models.han.export_han_classifier`) to `--export-dir`/`export_name`/VERSION,
