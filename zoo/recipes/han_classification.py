@@ -10,12 +10,8 @@ Metric: test accuracy (plus per-class precision/recall/F1 and the confusion matr
     python -m zoo.recipes.han_classification --data yelp.csv --label-column stars
     python -m zoo.recipes.han_classification --data ... --embeddings vectors.txt
 
-Data: any layout of `zoo.data.labelled.load_labelled` (IMDB, CSV/TSV/JSON lines, split
-files, one folder per class). With `--data` the word vectors start from skip-gram on
-the training and validation texts, as in the paper (`--word2vec-epochs 0`: scratch).
-Writes `runs/han_classification/`, `reports/han_classification/` (`metrics.json`,
-`attention.html`: the paper's Figure 5 for test documents) and `saved_models/han/`
-(signatures `serving_default`, `explain`, `preprocess`: `zoo.models.han.HANServing`).
+Data layouts, word vectors, training and outputs: docs/recipes.md#han_classification;
+the export's signatures: `zoo.models.han.HANServing`.
 """
 
 import dataclasses

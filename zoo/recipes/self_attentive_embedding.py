@@ -11,14 +11,9 @@ the mean `||A A^T - I||_F` of the test sentences).
     python -m zoo.recipes.self_attentive_embedding --data ../shared/data/sst --task sst2
     python -m zoo.recipes.self_attentive_embedding --data yelp.csv --label-column stars
 
-Data: any layout of `zoo.data.labelled.load_labelled` (a TSV without column flags is
-`label<TAB>sentence` lines). The defaults are the best measured per minute of training
-on 2 CPU cores (BENCHMARKS.md); the paper's sizes are `--embedding-dim 300 --lstm-units
-300 --attention-units 350 --num-hops 30 --hidden-units 3000 --penalty 1`. Writes
-`runs/self_attentive_embedding/` (with `encoder.keras`), `reports/...` (`metrics.json`,
-`attention.html`, per-hop heat maps) and `saved_models/sentence_embedder/VERSION/`
-(signatures `serving_default`, `embed`, `preprocess`: `SentenceEmbedderServing`) with
-`VERSION.keras`, `VERSION.encoder.keras` and `VERSION.encoder.vocab.txt` beside it.
+The paper's sizes are `--embedding-dim 300 --lstm-units 300 --attention-units 350
+--num-hops 30 --hidden-units 3000 --penalty 1`. Data layouts, training and outputs (the
+`embed` signature, the `.keras` encoder): docs/recipes.md#self_attentive_embedding.
 """
 
 import dataclasses
