@@ -1,4 +1,4 @@
-"""Readers for the standard data formats and small generated demo samples.
+"""Readers for the standard data formats (the generated demo corpora are `zoo.demo`).
 
 - `zoo.data.labelled`: one reader for labelled text, `load_labelled` /
   `read_labelled` -> `LabelledSplits` / `LabelledTexts` (texts, class ids, class
