@@ -130,11 +130,12 @@ def test_help_is_fast_and_imports_no_tensorflow():
     assert "--report-samples" in out.stdout and "--ls-epochs" in out.stdout
     text = " ".join(out.stdout.split())
     # --epochs: 15 on the demo; with --data derived, as the description says
-    derived = "(None: derived from other flags, see above)"
+    derived = "(None: --ls-epochs + 60 (--no-joint: + 100), the paper's)"
     assert (
         f"training epochs {derived} [with --data: None; demo: 15] (default: 15)" in text
     )
     assert "then `--epochs` 100 (60 joint) more at `--learning-rate` 0.005" in text
+    assert "(None: 0.005, or 0.01 with --no-ls, the paper's) (default: None)" in text
 
 
 def test_parse_tasks():

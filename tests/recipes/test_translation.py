@@ -166,7 +166,7 @@ def test_help_names_the_decay_default_with_data(tmp_path, capsys):
     flag = text[text.index("--decay-factor FACTOR multiply") :]
     flag = flag[: flag.index(" --decay-patience N ")]
     assert flag.endswith(
-        "(1 disables it) (None: derived from other flags, see above) "
+        "(1 disables it) (None: 0.5, or 1 with --schedule cosine) "
         "[with --data: None; demo: 1] (default: None)"
     )
 

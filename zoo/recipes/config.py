@@ -391,8 +391,9 @@ def build_parser(
         demo_default = demo_training_defaults.get(field.name, MISSING)
         meta = dict(field.metadata)
         meta.setdefault("help", field.name.replace("_", " "))
-        if default is None:
-            meta["help"] += " (None: derived from other flags, see above)"
+        if default is None:  # resolved by the recipe's `Config.validate`
+            rule = getattr(config_class, "DERIVED", {}).get(field.name)
+            meta["help"] += f" (None: {rule or 'derived from other flags'})"
         shim = dataclasses.field(metadata=meta)
         shim.name = field.name
         _add_field(

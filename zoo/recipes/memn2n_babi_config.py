@@ -29,6 +29,12 @@ def parse_tasks(text):
 class Config(RecipeConfig):
     """The recipe's options (the command-line flags)."""
 
+    # How `validate` sets a training default of None (shown in --help).
+    DERIVED = {
+        "epochs": "--ls-epochs + 60 (--no-joint: + 100), the paper's",
+        "learning_rate": "0.005, or 0.01 with --no-ls, the paper's",
+    }
+
     tasks: str = option("1-20", "bAbI tasks, e.g. 1-20 or 1,2,5", check=parse_tasks)
     joint: bool = option(
         True, "one model for all tasks (--no-joint: one model per task)", demo=False

@@ -19,6 +19,9 @@ DEMO_TRAINING = dict(epochs=6, learning_rate=5e-3, decay_factor=1, ema=0)
 
 @dataclasses.dataclass
 class Config(RecipeConfig):
+    # How `validate` sets a training default of None (shown in --help).
+    DERIVED = {"decay_factor": "0.5, or 1 with --schedule cosine"}
+
     source: str = option("en", "source language code", demo="src")
     target: str = option("de", "target language code", demo="tgt")
     attention: str = option(
