@@ -297,10 +297,11 @@ def main(argv=None):
         print(json.dumps(result, ensure_ascii=False, default=float), flush=True)
     table = markdown(results)
     data = args.data or "the generated demo pair"
+    extra = f", recipe flags {args.extra}" if args.extra.strip() else ""
     note = (
-        f"{data}, {args.source}->{args.target}: {args.minutes:g} minutes of training "
-        "per variant (the recipe's --data defaults otherwise), the best validation "
-        "BLEU kept, greedy decoding of the test set."
+        f"{data}, {args.source}->{args.target}: at most {args.minutes:g} minutes of "
+        f"training per variant{extra} (the recipe's --data defaults otherwise), the "
+        "best validation BLEU kept, greedy decoding of the test set."
     )
     with open(os.path.join(args.out, "variants.json"), "w", encoding="utf-8") as f:
         json.dump(
@@ -327,7 +328,11 @@ def main(argv=None):
         title=f"Attention variants: {os.path.basename(os.path.normpath(data))} "
         f"{args.source}->{args.target}",
         subtitle=note,
-        summary=table,
+        summary=[  # the markdown table's cells, its separator row left out
+            [cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in table.splitlines()
+            if not line.startswith("|---")
+        ],
         legend="Rows: the target subwords each variant wrote; columns: the source "
         "subwords; the darker a cell, the more weight that target subword gave that "
         "source subword (no attention: no table).",

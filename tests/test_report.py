@@ -112,6 +112,24 @@ def test_attention_grid_cells_carry_their_weights(tmp_path):
     assert page.count('class="bad"') == 2
 
 
+def test_a_summary_given_as_rows_is_an_html_table(tmp_path):
+    rows = [["variant", "BLEU"], ["none", "24.57"], ["<dot>", "33.48"]]
+    path = attention_grid_html(
+        tmp_path / "g.html", [{"heading": "x", "examples": [_grid()]}], summary=rows
+    )
+    page = open(path, encoding="utf-8").read()
+    table = page[page.index('<table class="summary">') :]
+    table = table[: table.index("</table>")]
+    assert re.findall(r"<th>([^<]*)</th>", table) == ["variant", "BLEU"]
+    assert re.findall(r"<td>([^<]*)</td>", table) == [
+        "none",
+        "24.57",
+        "&lt;dot&gt;",
+        "33.48",
+    ]
+    assert "<pre>" not in page
+
+
 def test_attention_grid_refuses_weights_that_do_not_fit_the_labels(tmp_path):
     bad = {**_grid(), "weights": [[0.5, 0.5]] * 2}
     with pytest.raises(ValueError, match="must be 2 rows of 3 values"):

@@ -246,6 +246,10 @@ table.att thead th { writing-mode: vertical-rl; transform: rotate(180deg);
                      text-align: left; vertical-align: bottom; }
 table.att tbody th { text-align: right; white-space: nowrap; }
 table.att td { min-width: 1.3em; height: 1.3em; border: 1px solid #eee; }
+table.summary { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
+table.summary th, table.summary td { border: 1px solid #ccc; padding: 0.2em 0.5em;
+                                     text-align: right; }
+table.summary th:first-child, table.summary td:first-child { text-align: left; }
 """
 
 
@@ -303,7 +307,8 @@ def attention_grid_html(
             same input, so they can be compared across the row.
         title: page title (its first line, at most 100 characters).
         subtitle: optional text under the heading (e.g. the data).
-        summary: optional preformatted text at the top (e.g. a metrics table).
+        summary: optional text at the top, preformatted (e.g. a metrics table), or
+            a table as rows of cells, the header row first.
         legend: optional sentence saying what rows, columns and colour are.
 
     Returns:
@@ -326,7 +331,16 @@ def attention_grid_html(
         )
         + "</p>",
     ]
-    if summary:
+    if isinstance(summary, (list, tuple)) and summary:
+        head, *body = summary
+        parts.append('<table class="summary"><thead><tr>')
+        parts.extend(f"<th>{esc(str(cell))}</th>" for cell in head)
+        parts.append("</tr></thead><tbody>")
+        for row in body:
+            cells = "".join(f"<td>{esc(str(cell))}</td>" for cell in row)
+            parts.append(f"<tr>{cells}</tr>")
+        parts.append("</tbody></table>")
+    elif summary:
         parts.append(f"<pre>{esc(summary)}</pre>")
     parts.append('<div class="sections">')
     for section in sections:
