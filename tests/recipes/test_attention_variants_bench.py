@@ -66,7 +66,9 @@ def test_two_variants_end_to_end(tmp_path):
     from bench.translation_time import score
 
     out = tmp_path / "av"
-    argv = ["--quick", "--minutes", "0.2", "--variants", "none,bahdanau"]
+    # a minute: two demo epochs end well before it, even on a loaded machine,
+    # so each variant has a complete timed epoch (its training rate)
+    argv = ["--quick", "--minutes", "1", "--variants", "none,bahdanau"]
     argv += ["--out", str(out), "--examples", "2", "--extra=--epochs 2"]
     results = av.main(argv)
     written = json.loads((out / "variants.json").read_text())
@@ -99,6 +101,9 @@ def test_two_variants_end_to_end(tmp_path):
     assert "| none |" in table and "| bahdanau |" in table
     page = (out / "attention.html").read_text(encoding="utf-8")
     assert page.count('<table class="att">') == 2  # bahdanau's two sentences
+    # the results table above the maps, as HTML cells
+    bleu = f"<td>{bahdanau['bleu_lowercase']:.2f}</td>"
+    assert '<table class="summary">' in page and "<td>bahdanau</td>" + bleu in page
     assert page.count("no attention: the decoder reads a fixed mean context") == 2
     if shutil.which("chromium"):
         from tests.chromium import dump_dom, screenshot
@@ -107,4 +112,6 @@ def test_two_variants_end_to_end(tmp_path):
             screenshot(out / "attention.html", tmp_path / "s.png", tmp_path / "u")
             > 5000
         )
-        assert dump_dom(out / "attention.html", tmp_path / "v").count("<table") == 2
+        assert (
+            dump_dom(out / "attention.html", tmp_path / "v").count("<table") == 3
+        )  # results + maps
