@@ -225,13 +225,13 @@ def _cell(value, digits=2):
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def markdown(results):
-    """The variants table (one row per variant)."""
+def table_rows(results):
+    """The variants table as rows of cells, the header first (one row per variant)."""
     buckets = list(results[0]["by_length"]) if results else []
     head = ["variant", "BLEU (lc 13a)", "BLEU (cased)"]
     head += [f"BLEU {b} words" for b in buckets]
     head += ["train subwords/s", "decode sent/s", "entropy (nats)", "entropy / log n"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = [head]
     for r in results:
         cells = [r["variant"], _cell(r["bleu_lowercase"]), _cell(r["bleu"])]
         for b in buckets:
@@ -243,7 +243,14 @@ def markdown(results):
             _cell(r["attention_entropy"], 3),
             _cell(r["attention_entropy_normalized"], 3),
         ]
-        lines.append("| " + " | ".join(cells) + " |")
+        rows.append(cells)
+    return rows
+
+
+def markdown(rows):
+    """`table_rows`' rows as a markdown table."""
+    lines = ["| " + " | ".join(row) + " |" for row in rows]
+    lines.insert(1, "|" + "---|" * len(rows[0]))
     return "\n".join(lines)
 
 
@@ -295,7 +302,8 @@ def main(argv=None):
         results.append(result)
         examples.append(drawn)
         print(json.dumps(result, ensure_ascii=False, default=float), flush=True)
-    table = markdown(results)
+    rows = table_rows(results)
+    table = markdown(rows)
     data = args.data or "the generated demo pair"
     extra = f", recipe flags {args.extra}" if args.extra.strip() else ""
     note = (
@@ -328,11 +336,7 @@ def main(argv=None):
         title=f"Attention variants: {os.path.basename(os.path.normpath(data))} "
         f"{args.source}->{args.target}",
         subtitle=note,
-        summary=[  # the markdown table's cells, its separator row left out
-            [cell.strip() for cell in line.strip().strip("|").split("|")]
-            for line in table.splitlines()
-            if not line.startswith("|---")
-        ],
+        summary=rows,
         legend="Rows: the target subwords each variant wrote; columns: the source "
         "subwords; the darker a cell, the more weight that target subword gave that "
         "source subword (no attention: no table).",
