@@ -40,7 +40,9 @@ a PNG plot of BLEU against minutes.
         --source de --target en --minutes 30 --every 2
 
 `--rescore` decodes and scores the snapshots of an earlier run again (same
-`--run-dir`), without training.
+`--run-dir`), without training. `--order peer` or `--order zoo` runs one system; the
+other's results are kept from the JSON already in `--out` (each entry records when
+its system trained), so the two can run at different times with one table.
 """
 
 import argparse
@@ -388,20 +390,44 @@ def main(argv=None):
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     train = not args.rescore
     for name in args.order.split(","):
+        begun = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         if name == "peer":
             results[name] = run_peer(args, splits, train)
         else:
             results[name] = run_zoo(args, splits, train)
+        if train:
+            ended = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+            results[name]["trained"] = {"started": begun, "ended": ended}
     pair = f"{args.source}-{args.target}"
-    if args.rescore:  # the speeds of the run that trained
-        previous = os.path.join(args.out, f"{pair}.json")
-        if os.path.isfile(previous):
-            with open(previous, encoding="utf-8") as f:
-                before = json.load(f)["results"]
-            for name, result in results.items():
-                for key in ("speed", "stopped"):
-                    if key not in result and key in before.get(name, {}):
-                        result[key] = before[name][key]
+    previous = os.path.join(args.out, f"{pair}.json")
+    before = {}
+    if os.path.isfile(previous):
+        with open(previous, encoding="utf-8") as f:
+            earlier = json.load(f)
+        before = earlier["results"]
+        same = ("data", "source", "target", "minutes", "every")
+        changed = [k for k in same if earlier["args"].get(k) != getattr(args, k)]
+        if changed and len(results) < 2:
+            raise SystemExit(
+                f"{previous}: its run had other --{', --'.join(changed)}; give this "
+                "run its own --out to keep both"
+            )
+        for result in before.values():  # a run of one system or of both
+            result.setdefault(
+                "trained", {"started": earlier["started"], "ended": earlier["ended"]}
+            )
+    if args.rescore:  # the speeds and times of the run that trained
+        for name, result in results.items():
+            for key in ("speed", "stopped", "trained"):
+                if key not in result and key in before.get(name, {}):
+                    result[key] = before[name][key]
+    # a system not in --order keeps its results from the earlier run at --out, so
+    # the two may train one at a time (each on an otherwise idle machine)
+    results = {
+        name: results[name] if name in results else before[name]
+        for name in ("peer", "zoo")
+        if name in results or name in before
+    }
     os.makedirs(args.out, exist_ok=True)
     text = table(results, args.every)
     print(text, flush=True)

@@ -297,3 +297,42 @@ def test_peer_words_are_detokenized_before_scoring():
     spaced = ["¿ qué hora es ? no lo sé .", "ein mann , der „ hallo “ sagt ."]
     assert detokenize(spaced[:1], "es") == ["¿qué hora es? no lo sé."]
     assert detokenize(spaced[1:], "de") == ["ein mann, der „hallo“ sagt."]
+
+
+def test_one_system_at_a_time_makes_one_table(tmp_path, monkeypatch):
+    import zoo.data.parallel as parallel
+    import bench.translation_time as bench
+
+    monkeypatch.setattr(parallel, "load_parallel", lambda *a, **kw: _splits())
+
+    def fake(name, bleu):
+        def run(args, splits, train=True):
+            point = {"minutes": 2.0, "bleu_lowercase": bleu}
+            result = {"points": [point], "precision": f"{name} weights"}
+            if name == "zoo":
+                result["end"] = {"minutes": 2.0, "search": "beam5",
+                                 "bleu_lowercase": bleu + 1}  # fmt: skip
+            return result
+
+        return run
+
+    monkeypatch.setattr(bench, "run_peer", fake("peer", 4.0))
+    monkeypatch.setattr(bench, "run_zoo", fake("zoo", 6.0))
+    argv = ["--data", "x", "--source", "de", "--target", "en", "--minutes", "2",
+            "--run-dir", str(tmp_path / "run"), "--out", str(tmp_path / "out")]  # fmt: skip
+    bench.main([*argv, "--order", "peer"])
+    saved = json.loads((tmp_path / "out" / "de-en.json").read_text())
+    assert list(saved["results"]) == ["peer"]
+    peer_trained = saved["results"]["peer"]["trained"]
+    monkeypatch.setattr(bench, "run_peer", fake("peer", 99.0))  # must not run
+    results = bench.main([*argv, "--order", "zoo"])
+    assert list(results) == ["peer", "zoo"]
+    assert results["peer"]["points"] == [{"minutes": 2.0, "bleu_lowercase": 4.0}]
+    assert results["peer"]["trained"] == peer_trained
+    saved = json.loads((tmp_path / "out" / "de-en.json").read_text())
+    assert saved["table"].splitlines()[2:4] == [
+        "| 2 | 4.00 | 6.00 |",
+        "| 2.0 (zoo's end, beam5) |  | 7.00 |",
+    ]
+    with pytest.raises(SystemExit, match="other --minutes"):
+        bench.main([*argv[:-6], "--minutes", "4", *argv[-4:], "--order", "zoo"])
