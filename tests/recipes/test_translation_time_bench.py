@@ -300,8 +300,8 @@ def test_peer_words_are_detokenized_before_scoring():
 
 
 def test_one_system_at_a_time_makes_one_table(tmp_path, monkeypatch):
-    import zoo.data.parallel as parallel
     import bench.translation_time as bench
+    import zoo.data.parallel as parallel
 
     monkeypatch.setattr(parallel, "load_parallel", lambda *a, **kw: _splits())
 
