@@ -381,11 +381,36 @@ def plot(results, path, title):
     return path
 
 
+def earlier_results(args, path):
+    """The results of each system in the JSON at `path` (an earlier run; `{}` when
+    there is none), each with the time its run trained; exits before any training
+    when this run trains one system and that run had other data, languages or
+    budget (its table would mix the two)."""
+    if not os.path.isfile(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        earlier = json.load(f)
+    same = ("data", "source", "target", "minutes", "every")
+    changed = [k for k in same if earlier["args"].get(k) != getattr(args, k)]
+    if changed and "," not in args.order:
+        raise SystemExit(
+            f"{path}: its run had other --{', --'.join(changed)}; give this run its "
+            "own --out to keep both"
+        )
+    for result in earlier["results"].values():  # a run of one system or of both
+        result.setdefault(
+            "trained", {"started": earlier["started"], "ended": earlier["ended"]}
+        )
+    return earlier["results"]
+
+
 def main(argv=None):
     args = parse_args(argv)
     from zoo.data.parallel import load_parallel
 
     splits = load_parallel(args.data, args.source, args.target, max_words=80, seed=1234)
+    pair = f"{args.source}-{args.target}"
+    before = earlier_results(args, os.path.join(args.out, f"{pair}.json"))
     results = {}
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     train = not args.rescore
@@ -398,24 +423,6 @@ def main(argv=None):
         if train:
             ended = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
             results[name]["trained"] = {"started": begun, "ended": ended}
-    pair = f"{args.source}-{args.target}"
-    previous = os.path.join(args.out, f"{pair}.json")
-    before = {}
-    if os.path.isfile(previous):
-        with open(previous, encoding="utf-8") as f:
-            earlier = json.load(f)
-        before = earlier["results"]
-        same = ("data", "source", "target", "minutes", "every")
-        changed = [k for k in same if earlier["args"].get(k) != getattr(args, k)]
-        if changed and len(results) < 2:
-            raise SystemExit(
-                f"{previous}: its run had other --{', --'.join(changed)}; give this "
-                "run its own --out to keep both"
-            )
-        for result in before.values():  # a run of one system or of both
-            result.setdefault(
-                "trained", {"started": earlier["started"], "ended": earlier["ended"]}
-            )
     if args.rescore:  # the speeds and times of the run that trained
         for name, result in results.items():
             for key in ("speed", "stopped", "trained"):

@@ -334,5 +334,10 @@ def test_one_system_at_a_time_makes_one_table(tmp_path, monkeypatch):
         "| 2 | 4.00 | 6.00 |",
         "| 2.0 (zoo's end, beam5) |  | 7.00 |",
     ]
+
+    def must_not_train(*a, **kw):
+        raise AssertionError("refused only after training")
+
+    monkeypatch.setattr(bench, "run_zoo", must_not_train)
     with pytest.raises(SystemExit, match="other --minutes"):
         bench.main([*argv[:-6], "--minutes", "4", *argv[-4:], "--order", "zoo"])
