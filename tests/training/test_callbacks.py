@@ -142,3 +142,43 @@ def test_learning_rate_decay_survives_a_resume(tmp_path):
     np.testing.assert_allclose(
         logged_rates(run_dir), [0.1, 0.1, 0.1, 0.05, 0.025, 0.025, 0.0125, 0.00625]
     )
+
+
+def test_dropout_warmup_raises_the_rates_the_training_step_uses(tmp_path):
+    # Output = mean of 64 dropped-out ones, target 1: the training loss is the
+    # dropout's variance, rate / (1 - rate) / 64, and 0 without dropout.
+    ones = np.ones((4096, 64), "float32")
+    ds = tf.data.Dataset.from_tensor_slices((ones, ones[:, :1])).batch(4096)
+    mean = keras.layers.Dense(1, use_bias=False, kernel_initializer="ones")
+    model = keras.Sequential(
+        [keras.Input((64,)), keras.layers.Dropout(0.5), keras.layers.Rescaling(1 / 64)]
+        + [mean]
+    )
+    model.compile(keras.optimizers.SGD(0.0), "mse")
+    cfg = TrainingConfig(
+        epochs=4, dropout_warmup=2, run_dir=str(tmp_path), verbose=0, patience=0
+    )
+    history = training.fit(model, ds, None, cfg)
+    variance = [r / (1 - r) / 64 for r in (0.25, 0.5, 0.5)]
+    assert history.history["loss"][0] == pytest.approx(0.0, abs=1e-9)
+    assert history.history["loss"][1:] == pytest.approx(variance, rel=0.15)
+    assert history.history["dropout_scale"] == [0.0, 0.5, 1.0, 1.0]
+    assert model.layers[0].rate == 0.5  # the model's own rate after training
+
+
+def test_dropout_sites_are_the_layers_and_recurrent_cells_with_a_rate():
+    gru = keras.layers.GRU(4, dropout=0.3, recurrent_dropout=0.1)
+    model = keras.Sequential(
+        [keras.Input((5, 3)), keras.layers.Bidirectional(gru)]
+        + [keras.layers.Dropout(0.2), keras.layers.Dropout(0.0), keras.layers.Dense(1)]
+    )
+    sites = sorted((name, rate) for _, name, rate in callbacks.dropout_sites(model))
+    # both directions' cells, the Dropout(0.2); not the Dropout(0.0)
+    assert sites == [
+        ("dropout", 0.3), ("dropout", 0.3), ("rate", 0.2),
+        ("recurrent_dropout", 0.1), ("recurrent_dropout", 0.1),
+    ]  # fmt: skip
+    warmup = callbacks.DropoutWarmup(passes=2, rounds_per_epoch=3)
+    assert [warmup.scale_at(e) for e in range(8)] == [0, 0, 0, 0.5, 0.5, 0.5, 1, 1]
+    with pytest.raises(ValueError, match="passes=0"):
+        callbacks.DropoutWarmup(passes=0)

@@ -100,6 +100,14 @@ def test_decay_flags_and_bad_values():
         TrainingConfig(decay_patience=0)
 
 
+def test_dropout_warmup_flag_and_bad_values():
+    assert toy.parse(["--dropout-warmup", "3"]).training.dropout_warmup == 3
+    assert TrainingConfig().dropout_warmup == 0  # off unless asked for
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match=f"dropout_warmup={bad!r}"):
+            TrainingConfig(dropout_warmup=bad)
+
+
 def test_importing_the_config_needs_no_tensorflow():
     code = (
         "import sys; from zoo.training import TrainingConfig; "

@@ -65,6 +65,9 @@ class TrainingConfig:
             is of recent weights, not of the initial ones
             (`zoo.training.weight_averaging`). The model's optimizer must be
             built with `**averaging(cfg)`.
+        dropout_warmup: the first this many passes over the training data train
+            with every dropout rate of the model scaled by `pass / dropout_warmup`
+            (0 in the first pass; `zoo.training.callbacks.DropoutWarmup`; 0: off).
         schedule: "constant" (`learning_rate` throughout, unless decayed on a
             plateau) or "cosine" (from `learning_rate` to zero over the run; the
             optimizer must be built with
@@ -173,6 +176,13 @@ class TrainingConfig:
         check="open_fraction",
         metavar="MOMENTUM",
     )
+    dropout_warmup: int = _option(
+        0,
+        "train the first N passes over the data with every dropout rate scaled by "
+        "pass/N (none in the first pass, the model's rates from pass N+1; 0: off)",
+        check="non_negative",
+        metavar="N",
+    )
     schedule: str = _option(
         "constant",
         "constant learning rate (with optional decay on a plateau) or cosine decay "
@@ -231,6 +241,11 @@ class TrainingConfig:
         if not _is_int(self.patience) or self.patience < 0:
             raise ConfigError(
                 f"`patience` must be an int >= 0. Received: patience={self.patience!r}"
+            )
+        if not _is_int(self.dropout_warmup) or self.dropout_warmup < 0:
+            raise ConfigError(
+                "`dropout_warmup` must be an int >= 0 (0: off). "
+                f"Received: dropout_warmup={self.dropout_warmup!r}"
             )
         if not _is_int(self.decay_patience) or self.decay_patience < 1:
             raise ConfigError(

@@ -12,6 +12,7 @@ import tensorflow as tf
 from zoo.io import remove_temporaries
 from zoo.training import keras_workarounds
 from zoo.training.callbacks import (
+    DropoutWarmup,
     ElapsedTime,
     EpochLog,
     LogLearningRate,
@@ -165,6 +166,10 @@ def _fit(
     if weights:
         all_callbacks.append(AverageIn(weights))
     all_callbacks += list(callbacks or [])
+    warmup = None
+    if cfg.dropout_warmup:
+        warmup = DropoutWarmup(cfg.dropout_warmup, cfg.validations_per_epoch)
+        all_callbacks.append(warmup)
     snapshots = None
     if cfg.time_limit or cfg.snapshot_minutes:
         snapshots = TimedSnapshots(
@@ -269,8 +274,11 @@ def _fit(
                 **fit_kwargs,
             )
     finally:
-        # Also after an error or an interruption: the curve of the epochs logged.
+        # Also after an error or an interruption: the curve of the epochs logged,
+        # and the model's own dropout rates.
         curve.draw()
+        if warmup is not None:
+            warmup.restore()
 
 
 def _advance_shuffle(train_ds, fit_kwargs, strategy):

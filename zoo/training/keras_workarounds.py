@@ -105,6 +105,25 @@ def epoch_iterators(train_ds, epochs):
     return 2 * epochs if known else epochs
 
 
+# --- Layers ------------------------------------------------------------------------
+
+
+def all_layers(model):
+    """Every layer inside `model`, nested ones included (the cells of recurrent
+    layers, the layers of custom layers and of nested models), `model` excluded.
+
+    Works around a missing public API: `Model.layers` lists the top level only, and
+    the layers a custom layer or an RNN holds are tracked in the private
+    `Layer._flatten_layers` (keras/src/layers/layer.py).
+    """
+    require(
+        "all_layers",
+        "the missing public API for nested layers (Layer._flatten_layers)",
+        (model, "_flatten_layers"),
+    )
+    return list(model._flatten_layers(include_self=False, recursive=True))
+
+
 # --- Learning-rate schedules -------------------------------------------------------
 
 
