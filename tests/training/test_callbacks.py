@@ -166,6 +166,59 @@ def test_dropout_warmup_raises_the_rates_the_training_step_uses(tmp_path):
     assert model.layers[0].rate == 0.5  # the model's own rate after training
 
 
+def _variance_run(run_dir, scores, interrupt_at=None):
+    # Output = mean of 64 dropped-out ones, target 1: the training loss is the
+    # dropout's variance, rate / (1 - rate) / 64, and 0 without dropout.
+    ones = np.ones((4096, 64), "float32")
+    ds = tf.data.Dataset.from_tensor_slices((ones, ones[:, :1])).batch(4096)
+    mean = keras.layers.Dense(1, use_bias=False, kernel_initializer="ones")
+    model = keras.Sequential(
+        [keras.Input((64,)), keras.layers.Dropout(0.5), keras.layers.Rescaling(1 / 64)]
+        + [mean]
+    )
+    model.compile(keras.optimizers.SGD(0.0), "mse")
+    cfg = TrainingConfig(
+        epochs=len(scores), dropout_start=0.0, run_dir=str(run_dir), verbose=0,
+        patience=0, monitor="val_score", mode="max",
+    )  # fmt: skip
+    history = training.fit(
+        model, ds, ds, cfg, callbacks=[Scripted(scores, interrupt_at)]
+    )
+    return model, history
+
+
+def test_plateau_dropout_trains_without_dropout_until_the_first_plateau(tmp_path):
+    # Scores 1, 2, 2: the third epoch is the first without a better score, so the
+    # fourth and later train with the model's rate (0.5: variance 1/64), whatever
+    # the scores do after.
+    model, history = _variance_run(tmp_path / "a", [1.0, 2.0, 2.0, 3.0, 1.0])
+    assert history.history["loss"][:3] == pytest.approx([0.0] * 3, abs=1e-9)
+    assert history.history["loss"][3:] == pytest.approx([1 / 64] * 2, rel=0.15)
+    assert history.history["dropout_scale"] == [0.0, 0.0, 0.0, 1.0, 1.0]
+    assert model.layers[0].rate == 0.5  # the model's own rate after training
+    # mode "min" on the same scores: the second epoch is already worse
+    scaled = callbacks.PlateauDropout(0.5, "val_score", "min", [1.0, 2.0])
+    scaled.set_model(model)
+    scaled.on_train_begin()
+    assert (scaled.plateau, scaled.scale_at(2)) == (True, 1.0)
+    with pytest.raises(ValueError, match="start=1"):
+        callbacks.PlateauDropout(1, "val_score")
+
+
+def test_plateau_dropout_survives_a_resume(tmp_path):
+    # Interrupted after the plateau of the third epoch: the resumed run trains the
+    # fourth and fifth with the full rate; interrupted before it, without dropout.
+    with pytest.raises(Interrupt):
+        _variance_run(tmp_path / "a", [1.0, 2.0, 2.0, 3.0, 1.0], interrupt_at=3)
+    _, history = _variance_run(tmp_path / "a", [1.0, 2.0, 2.0, 3.0, 1.0])
+    assert history.history["dropout_scale"] == [1.0, 1.0]
+    assert history.history["loss"] == pytest.approx([1 / 64] * 2, rel=0.15)
+    with pytest.raises(Interrupt):
+        _variance_run(tmp_path / "b", [1.0, 2.0, 3.0, 3.0], interrupt_at=2)
+    _, history = _variance_run(tmp_path / "b", [1.0, 2.0, 3.0, 3.0])
+    assert history.history["dropout_scale"] == [0.0, 0.0]
+
+
 def test_dropout_sites_are_the_layers_and_recurrent_cells_with_a_rate():
     gru = keras.layers.GRU(4, dropout=0.3, recurrent_dropout=0.1)
     model = keras.Sequential(

@@ -64,7 +64,9 @@ callback: training tokens per second per epoch, tracing and validation excluded.
   (`zoo.training.weight_averaging`).
 - with `dropout_warmup` > 0, every dropout rate of the model scaled by
   `pass / dropout_warmup` in the first passes over the data, logged as
-  `dropout_scale` (`zoo.training.callbacks.DropoutWarmup`).
+  `dropout_scale` (`zoo.training.callbacks.DropoutWarmup`); with `dropout_start` < 1,
+  every rate times `dropout_start` until the first validation without a better
+  `monitor` (`zoo.training.callbacks.PlateauDropout`).
 - with `schedule="cosine"`, cosine decay of the learning rate to zero over the run
   (`zoo.training.schedules`).
 
@@ -121,6 +123,7 @@ _EXPORTS = {
     "set_seed": "zoo.training.distribution",
     "worker_run_dir": "zoo.training.distribution",
     "DropoutWarmup": "zoo.training.callbacks",
+    "PlateauDropout": "zoo.training.callbacks",
     "EpochLog": "zoo.training.callbacks",
     "NonFiniteLossError": "zoo.training.callbacks",
     "Throughput": "zoo.training.callbacks",

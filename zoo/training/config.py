@@ -68,6 +68,10 @@ class TrainingConfig:
         dropout_warmup: the first this many passes over the training data train
             with every dropout rate of the model scaled by `pass / dropout_warmup`
             (0 in the first pass; `zoo.training.callbacks.DropoutWarmup`; 0: off).
+        dropout_start: every dropout rate of the model times this until the first
+            validation without a better `monitor`, the model's rates after
+            (`zoo.training.callbacks.PlateauDropout`; 1: off). Not with
+            `dropout_warmup`.
         schedule: "constant" (`learning_rate` throughout, unless decayed on a
             plateau) or "cosine" (from `learning_rate` to zero over the run; the
             optimizer must be built with
@@ -183,6 +187,12 @@ class TrainingConfig:
         check="non_negative",
         metavar="N",
     )
+    dropout_start: float = _option(
+        1.0,
+        "train with every dropout rate times S until the first validation without "
+        "a better score, with the model's rates after (1: off)",
+        metavar="S",
+    )
     schedule: str = _option(
         "constant",
         "constant learning rate (with optional decay on a plateau) or cosine decay "
@@ -246,6 +256,17 @@ class TrainingConfig:
             raise ConfigError(
                 "`dropout_warmup` must be an int >= 0 (0: off). "
                 f"Received: dropout_warmup={self.dropout_warmup!r}"
+            )
+        if not 0 <= self.dropout_start <= 1:
+            raise ConfigError(
+                "`dropout_start` must be in [0, 1] (1: off). "
+                f"Received: dropout_start={self.dropout_start!r}"
+            )
+        if self.dropout_warmup and self.dropout_start < 1:
+            raise ConfigError(
+                "`dropout_warmup` and `dropout_start` both scale the dropout rates; "
+                f"use one. Received: dropout_warmup={self.dropout_warmup!r}, "
+                f"dropout_start={self.dropout_start!r}"
             )
         if not _is_int(self.decay_patience) or self.decay_patience < 1:
             raise ConfigError(

@@ -13,6 +13,7 @@ from zoo.io import remove_temporaries
 from zoo.training import keras_workarounds
 from zoo.training.callbacks import (
     DropoutWarmup,
+    PlateauDropout,
     ElapsedTime,
     EpochLog,
     LogLearningRate,
@@ -166,9 +167,14 @@ def _fit(
     if weights:
         all_callbacks.append(AverageIn(weights))
     all_callbacks += list(callbacks or [])
+    monitored = monitor_values(csv_path, monitor) if resuming else ()
     warmup = None
     if cfg.dropout_warmup:
         warmup = DropoutWarmup(cfg.dropout_warmup, cfg.validations_per_epoch)
+    elif cfg.dropout_start < 1:
+        # After the callbacks that put `monitor` in the epoch logs.
+        warmup = PlateauDropout(cfg.dropout_start, monitor, cfg.mode, monitored)
+    if warmup is not None:
         all_callbacks.append(warmup)
     snapshots = None
     if cfg.time_limit or cfg.snapshot_minutes:
@@ -196,7 +202,6 @@ def _fit(
     if best is not None:
         checkpoint.best = best
     all_callbacks.append(checkpoint)
-    monitored = monitor_values(csv_path, monitor) if resuming else ()
     if cfg.patience > 0:
         # A resumed run continues the interrupted run's early stopping: best value,
         # best epoch (and its weights, kept in the backup folder), waiting count.
