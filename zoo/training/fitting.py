@@ -13,12 +13,12 @@ from zoo.io import remove_temporaries
 from zoo.training import keras_workarounds
 from zoo.training.callbacks import (
     DropoutWarmup,
-    PlateauDropout,
     ElapsedTime,
     EpochLog,
     LogLearningRate,
     NaNGuard,
     PlateauDecay,
+    PlateauDropout,
     ResumableEarlyStopping,
     TimedSnapshots,
     TrainingCurve,
