@@ -144,7 +144,7 @@ def test_learning_rate_decay_survives_a_resume(tmp_path):
     )
 
 
-def test_dropout_warmup_raises_the_rates_the_training_step_uses(tmp_path):
+def _variance_model():
     # Output = mean of 64 dropped-out ones, target 1: the training loss is the
     # dropout's variance, rate / (1 - rate) / 64, and 0 without dropout.
     ones = np.ones((4096, 64), "float32")
@@ -155,6 +155,11 @@ def test_dropout_warmup_raises_the_rates_the_training_step_uses(tmp_path):
         + [mean]
     )
     model.compile(keras.optimizers.SGD(0.0), "mse")
+    return model, ds
+
+
+def test_dropout_warmup_raises_the_rates_the_training_step_uses(tmp_path):
+    model, ds = _variance_model()
     cfg = TrainingConfig(
         epochs=4, dropout_warmup=2, run_dir=str(tmp_path), verbose=0, patience=0
     )
@@ -167,16 +172,7 @@ def test_dropout_warmup_raises_the_rates_the_training_step_uses(tmp_path):
 
 
 def _variance_run(run_dir, scores, interrupt_at=None):
-    # Output = mean of 64 dropped-out ones, target 1: the training loss is the
-    # dropout's variance, rate / (1 - rate) / 64, and 0 without dropout.
-    ones = np.ones((4096, 64), "float32")
-    ds = tf.data.Dataset.from_tensor_slices((ones, ones[:, :1])).batch(4096)
-    mean = keras.layers.Dense(1, use_bias=False, kernel_initializer="ones")
-    model = keras.Sequential(
-        [keras.Input((64,)), keras.layers.Dropout(0.5), keras.layers.Rescaling(1 / 64)]
-        + [mean]
-    )
-    model.compile(keras.optimizers.SGD(0.0), "mse")
+    model, ds = _variance_model()
     cfg = TrainingConfig(
         epochs=len(scores), dropout_start=0.0, run_dir=str(run_dir), verbose=0,
         patience=0, monitor="val_score", mode="max",
