@@ -168,14 +168,14 @@ def _fit(
         all_callbacks.append(AverageIn(weights))
     all_callbacks += list(callbacks or [])
     monitored = monitor_values(csv_path, monitor) if resuming else ()
-    warmup = None
+    scaled_dropout = None
     if cfg.dropout_warmup:
-        warmup = DropoutWarmup(cfg.dropout_warmup, cfg.validations_per_epoch)
+        scaled_dropout = DropoutWarmup(cfg.dropout_warmup, cfg.validations_per_epoch)
     elif cfg.dropout_start < 1:
         # After the callbacks that put `monitor` in the epoch logs.
-        warmup = PlateauDropout(cfg.dropout_start, monitor, cfg.mode, monitored)
-    if warmup is not None:
-        all_callbacks.append(warmup)
+        scaled_dropout = PlateauDropout(cfg.dropout_start, monitor, cfg.mode, monitored)
+    if scaled_dropout is not None:
+        all_callbacks.append(scaled_dropout)
     snapshots = None
     if cfg.time_limit or cfg.snapshot_minutes:
         snapshots = TimedSnapshots(
@@ -282,8 +282,8 @@ def _fit(
         # Also after an error or an interruption: the curve of the epochs logged,
         # and the model's own dropout rates.
         curve.draw()
-        if warmup is not None:
-            warmup.restore()
+        if scaled_dropout is not None:
+            scaled_dropout.restore()
 
 
 def _advance_shuffle(train_ds, fit_kwargs, strategy):
