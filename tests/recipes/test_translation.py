@@ -152,8 +152,19 @@ def test_selection_and_training_defaults(tmp_path):
     assert real.training.schedule == "constant"
     cosine = parse([*data, "--schedule", "cosine"])
     assert (cosine.training.schedule, cosine.training.decay_factor) == ("cosine", 1.0)
+    # with a time limit the default schedule is the cosine over it, without decay
+    timed = parse([*data, "--time-limit", "30"])
+    assert (timed.training.schedule, timed.training.decay_factor) == ("time", 1.0)
+    assert demo.training.schedule == "constant"
+    assert parse(["--time-limit", "1"]).training.schedule == "time"  # demo too
+    assert (
+        parse(
+            [*data, "--time-limit", "30", "--schedule", "constant"]
+        ).training.decay_factor
+        == 0.5
+    )
     # the defaults resolved, plain numbers in the run's identity
-    assert {type(c.training.decay_factor) for c in (real, cosine)} == {float}
+    assert {type(c.training.decay_factor) for c in (real, cosine, timed)} == {float}
     assert parse([*data, "--decay-factor", "0.7"]).training.decay_factor == 0.7
 
 
@@ -162,11 +173,13 @@ def test_help_names_the_decay_default_with_data(tmp_path, capsys):
         parse(["--data", str(tmp_path), "--help"])
     assert exit_info.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "`--decay-factor` None is 0.5, or 1 with `--schedule cosine`" in text
+    assert (
+        "`--decay-factor` None is 0.5, or 1 with `--schedule cosine` or `time`" in text
+    )
     flag = text[text.index("--decay-factor FACTOR multiply") :]
     flag = flag[: flag.index(" --decay-patience N ")]
     assert flag.endswith(
-        "(1 disables it) (None: 0.5, or 1 with --schedule cosine) "
+        "(1 disables it) (None: 0.5, or 1 with --schedule cosine or time) "
         "[with --data: None; demo: 1] (default: None)"
     )
 

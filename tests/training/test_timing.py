@@ -140,3 +140,34 @@ def test_timed_snapshots_arguments_are_checked():
     with pytest.raises(ValueError, match="folder"):
         TimedSnapshots(None, every_minutes=1)
     TimedSnapshots(None, limit_minutes=1)  # a limit alone needs no folder
+
+
+def test_a_resumed_run_continues_the_snapshot_clock(tmp_path, monkeypatch):
+    # A run killed at 150 s had written the snapshots of minutes 1, 2 and (in the
+    # epoch that is trained again) 3: the resumed clock starts at 150 s, keeps the
+    # first two, and the next snapshot is minute 3's, written again.
+    folder = tmp_path / "snapshots"
+    folder.mkdir()
+    earlier = [
+        {
+            "minutes": m,
+            "epoch": m,
+            "step": 4 * m,
+            "file": f"minute_{m:07.2f}.weights.npz",
+        }
+        for m in (1.0, 2.0, 3.0)
+    ]
+    (folder / "snapshots.json").write_text(json.dumps(earlier))
+    monkeypatch.setattr(callbacks_module.time, "perf_counter", FakeClock(20.0))
+    snapshots = TimedSnapshots(str(folder), 1.0, 3.5, previous=150.0)
+    snapshots.set_model(_model())
+    snapshots.on_train_begin()
+    assert [s["minutes"] for s in snapshots.snapshots] == [1.0, 2.0]
+    assert snapshots.elapsed() == 170.0  # 150 before, 20 in this fit
+    snapshots.on_train_batch_end(0)  # 190 s: minute 3
+    assert [s["minutes"] for s in snapshots.snapshots] == [1.0, 2.0, 3.0]
+    listed = json.loads((folder / "snapshots.json").read_text())
+    assert [s["minutes"] for s in listed] == [1.0, 2.0, 3.0]
+    assert not snapshots.model.stop_training
+    snapshots.on_train_batch_end(1)  # 230 s (writing not counted): past 3.5 min
+    assert snapshots.model.stop_training

@@ -8,10 +8,16 @@ from zoo.recipes.config import RecipeConfig, option
 POS, NONNEG, RATE = "positive", "non_negative", "open_fraction"
 ATTENTION, READOUTS = ("bahdanau", "luong", "none"), ("layer_norm", "tanh")
 
-# With --data; --decay-factor None: 0.5, or 1 (no decay on a plateau) with
-# --schedule cosine, which sets every step's rate (`Config.validate`).
+# With --data; --decay-factor None: 0.5, or 1 (no decay on a plateau) with a
+# schedule that sets every step's rate (`Config.validate`); --schedule auto: a
+# cosine over --time-limit when one is given.
 TRAINING = dict(
-    epochs=22, batch_size=64, learning_rate=2e-3, decay_factor=None, ema=0.999
+    epochs=22,
+    batch_size=64,
+    learning_rate=2e-3,
+    decay_factor=None,
+    ema=0.999,
+    schedule="auto",
 )
 # The demo's few hundred steps: a fixed, higher rate and no averaging.
 DEMO_TRAINING = dict(epochs=6, learning_rate=5e-3, decay_factor=1, ema=0)
@@ -20,7 +26,7 @@ DEMO_TRAINING = dict(epochs=6, learning_rate=5e-3, decay_factor=1, ema=0)
 @dataclasses.dataclass
 class Config(RecipeConfig):
     # How `validate` sets a training default of None (shown in --help).
-    DERIVED = {"decay_factor": "0.5, or 1 with --schedule cosine"}
+    DERIVED = {"decay_factor": "0.5, or 1 with --schedule cosine or time"}
 
     source: str = option("en", "source language code", demo="src")
     target: str = option("de", "target language code", demo="tgt")
@@ -146,8 +152,8 @@ class Config(RecipeConfig):
         if self.attention_normalize and self.attention != "bahdanau":
             raise ConfigError("--attention-normalize applies to --attention bahdanau")
         training = self.training
-        if training.decay_factor is None:  # --data: 0.5, or 1 with cosine
-            training.decay_factor = 1.0 if training.schedule == "cosine" else 0.5
+        if training.decay_factor is None:  # --data: 0.5, or 1 with a schedule
+            training.decay_factor = 1.0 if training.schedule != "constant" else 0.5
         if self.select_on == "bleu":
             training.monitor, training.mode = "val_bleu", "max"
 

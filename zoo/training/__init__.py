@@ -67,8 +67,9 @@ callback: training tokens per second per epoch, tracing and validation excluded.
   `dropout_scale` (`zoo.training.callbacks.DropoutWarmup`); with `dropout_start` < 1,
   every rate times `dropout_start` until the first validation without a better
   `monitor` (`zoo.training.callbacks.PlateauDropout`).
-- with `schedule="cosine"`, cosine decay of the learning rate to zero over the run
-  (`zoo.training.schedules`).
+- with `schedule="cosine"`, cosine decay of the learning rate to zero over the run's
+  steps; with `schedule="time"` over the minutes of `time_limit`, from the training
+  clock, which a resumed run continues (`zoo.training.schedules`).
 
 Randomness in tf.data: what a resumed run restores is what tf.data draws when an
 iterator is created: the order of `shuffle(..., seed=S,
@@ -134,6 +135,7 @@ _EXPORTS = {
     "swap_weight_average": "zoo.training.weight_averaging",
     "warm_up_average": "zoo.training.weight_averaging",
     "CosineToZero": "zoo.training.schedules",
+    "CosineOverTime": "zoo.training.schedules",
     "fit_schedule_to_run": "zoo.training.schedules",
     "scheduled_learning_rate": "zoo.training.schedules",
     "save_model_atomic": "zoo.training.checkpoints",

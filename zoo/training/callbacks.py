@@ -602,9 +602,19 @@ class TimedSnapshots(keras.callbacks.Callback):
         every_minutes: minutes between snapshots (0 or None: no snapshots).
         limit_minutes: minutes of training after which it stops (0 or None: none).
         weights: the run's `WeightAverage`, or None.
+        previous: seconds of training before this `fit` (a resumed run's clock
+            continues from them; the snapshots listed up to then are kept and the
+            next one is the next multiple of `every_minutes`).
     """
 
-    def __init__(self, folder, every_minutes=None, limit_minutes=None, weights=None):
+    def __init__(
+        self,
+        folder,
+        every_minutes=None,
+        limit_minutes=None,
+        weights=None,
+        previous=0.0,
+    ):
         super().__init__()
         for name, value in (
             ("every_minutes", every_minutes),
@@ -620,16 +630,33 @@ class TimedSnapshots(keras.callbacks.Callback):
         self.every = 60.0 * every_minutes if every_minutes else None
         self.limit = 60.0 * limit_minutes if limit_minutes else None
         self.weights = weights
+        self.previous = float(previous or 0.0)
         self.snapshots = []
 
     def on_train_begin(self, logs=None):
         self._start, self._paused = time.perf_counter(), 0.0
-        self._next = self.every if self.every else math.inf
-        self._epoch, self._step, self.snapshots = 0, 0, []
+        self.snapshots = self._listed() if self.previous else []
+        self._next = math.inf
+        if self.every:
+            self._next = (math.floor(self.previous / self.every) + 1) * self.every
+        iterations = getattr(self.model.optimizer, "iterations", None)
+        self._step = (
+            0 if iterations is None else int(keras.ops.convert_to_numpy(iterations))
+        )
+        self._epoch = 0
+
+    def _listed(self):
+        """The snapshots a resumed run's clock had reached, from snapshots.json."""
+        path = os.path.join(self.folder or "", "snapshots.json")
+        if self.folder is None or not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [s for s in json.load(f) if s["minutes"] * 60 <= self.previous]
 
     def elapsed(self):
-        """Seconds of training so far (snapshot writing excluded)."""
-        return time.perf_counter() - self._start - self._paused
+        """Seconds of training so far, in this `fit` and before it (`previous`),
+        snapshot writing excluded."""
+        return self.previous + time.perf_counter() - self._start - self._paused
 
     @property
     def paused_seconds(self):

@@ -15,7 +15,7 @@ import math
 from zoo.errors import ConfigError
 
 DISTRIBUTE_CHOICES = ("none", "mirrored", "multi-worker")
-SCHEDULE_CHOICES = ("constant", "cosine")
+SCHEDULE_CHOICES = ("constant", "cosine", "time", "auto")
 RESUME_CHOICES = ("auto", "force", "never")
 MODE_CHOICES = ("auto", "min", "max")
 VERBOSE_CHOICES = ("auto", 0, 1, 2)
@@ -73,9 +73,13 @@ class TrainingConfig:
             (`zoo.training.callbacks.PlateauDropout`; 1: off). Not with
             `dropout_warmup`.
         schedule: "constant" (`learning_rate` throughout, unless decayed on a
-            plateau) or "cosine" (from `learning_rate` to zero over the run; the
-            optimizer must be built with
-            `learning_rate=scheduled_learning_rate(cfg)`).
+            plateau), "cosine" (from `learning_rate` to zero over the run's steps;
+            the optimizer must be built with
+            `learning_rate=scheduled_learning_rate(cfg)`), "time" (the same cosine
+            over the minutes of `time_limit`, set before every step from the
+            training clock: `zoo.training.schedules.CosineOverTime`) or "auto"
+            ("time" when `time_limit` is set, "constant" otherwise; resolved when
+            the config is made).
         resume: what `fit` does with a backup in `run_dir`: "auto" resumes it when
             it is a backup of the same run and refuses otherwise
             (`RunMismatchError`), "force" resumes it anyway, "never" deletes it and
@@ -195,8 +199,9 @@ class TrainingConfig:
     )
     schedule: str = _option(
         "constant",
-        "constant learning rate (with optional decay on a plateau) or cosine decay "
-        "from --learning-rate to zero over the run",
+        "constant learning rate (with optional decay on a plateau), or a cosine "
+        "from --learning-rate to zero over the run's epochs (cosine) or over "
+        "--time-limit (time); auto: time with --time-limit, constant without",
         choices=SCHEDULE_CHOICES,
     )
     resume: str = _option(
@@ -224,6 +229,13 @@ class TrainingConfig:
             raise ConfigError(
                 f"`verbose` must be one of {VERBOSE_CHOICES}. "
                 f"Received: verbose={self.verbose!r}"
+            )
+        if self.schedule == "auto":
+            self.schedule = "time" if self.time_limit else "constant"
+        if self.schedule == "time" and not self.time_limit:
+            raise ConfigError(
+                "`schedule='time'` decays the learning rate over `time_limit`; "
+                f"set it. Received: time_limit={self.time_limit!r}"
             )
         if self.schedule != "constant" and self.decay_factor < 1:
             raise ConfigError(
@@ -295,8 +307,9 @@ class TrainingConfig:
 
         Left out are the fields marked `resumable`: how long (`epochs`: a run may be
         extended), how patiently, how verbosely, on which devices and where a run
-        trains, and `resume` itself. With the cosine schedule `epochs` is kept, as
-        the rate of every step depends on the run's length.
+        trains, and `resume` itself. With the cosine schedule `epochs` is kept, and
+        with the time schedule `time_limit`, as the rate of every step depends on
+        the run's length.
         """
         values = {
             f.name: getattr(self, f.name)
@@ -305,6 +318,8 @@ class TrainingConfig:
         }
         if self.schedule == "cosine":
             values["epochs"] = self.epochs
+        if self.schedule == "time":
+            values["time_limit"] = self.time_limit
         return values
 
 

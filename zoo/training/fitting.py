@@ -31,7 +31,7 @@ from zoo.training.data import resume_rounds, validation_rounds
 from zoo.training.distribution import is_multi_worker, worker_run_dir
 from zoo.training.resume import CURVE_FILE, run_identity_of, start_or_resume
 from zoo.training.run_folder import kept_backups, run_lock
-from zoo.training.schedules import fit_schedule
+from zoo.training.schedules import CosineOverTime, fit_schedule
 from zoo.training.weight_averaging import (
     AverageIn,
     AverageOut,
@@ -177,23 +177,27 @@ def _fit(
     if scaled_dropout is not None:
         all_callbacks.append(scaled_dropout)
     snapshots = None
+    # A resumed run continues the interrupted run's clock.
+    previous = last_value(csv_path, "elapsed_seconds") if resuming else 0.0
     if cfg.time_limit or cfg.snapshot_minutes:
         snapshots = TimedSnapshots(
             os.path.join(run_dir, "snapshots"),
             cfg.snapshot_minutes,
             cfg.time_limit,
             weights,
+            previous=previous,
         )
     # Before the checkpoints and the log: their writing is not counted, and the CSV
-    # log has the column. A resumed run continues the interrupted run's clock.
+    # log has the column.
     all_callbacks.append(
-        ElapsedTime(
-            last_value(csv_path, "elapsed_seconds") if resuming else 0.0,
-            pauses=[snapshots] if snapshots is not None else [],
-        )
+        ElapsedTime(previous, pauses=[snapshots] if snapshots is not None else [])
     )
     if snapshots is not None:
         all_callbacks.append(snapshots)
+    if cfg.schedule == "time":
+        all_callbacks.append(
+            CosineOverTime(cfg.learning_rate, 60.0 * cfg.time_limit, snapshots)
+        )
     checkpoint = BestCheckpoint(
         os.path.join(run_dir, "best.keras"), monitor=monitor, mode=cfg.mode
     )
