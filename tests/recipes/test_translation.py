@@ -152,17 +152,12 @@ def test_selection_and_training_defaults(tmp_path):
     assert real.training.schedule == "constant"
     cosine = parse([*data, "--schedule", "cosine"])
     assert (cosine.training.schedule, cosine.training.decay_factor) == ("cosine", 1.0)
-    # with a time limit the default schedule is the cosine over it, without decay
-    timed = parse([*data, "--time-limit", "30"])
+    # a cosine over the time limit, or auto: the same with a limit, constant without
+    timed = parse([*data, "--time-limit", "30", "--schedule", "time"])
     assert (timed.training.schedule, timed.training.decay_factor) == ("time", 1.0)
-    assert demo.training.schedule == "constant"
-    assert parse(["--time-limit", "1"]).training.schedule == "time"  # demo too
-    assert (
-        parse(
-            [*data, "--time-limit", "30", "--schedule", "constant"]
-        ).training.decay_factor
-        == 0.5
-    )
+    auto = parse([*data, "--schedule", "auto"]).training
+    assert (auto.schedule, auto.decay_factor) == ("constant", 0.5)
+    assert parse([*data, "--time-limit", "30"]).training.schedule == "constant"
     # the defaults resolved, plain numbers in the run's identity
     assert {type(c.training.decay_factor) for c in (real, cosine, timed)} == {float}
     assert parse([*data, "--decay-factor", "0.7"]).training.decay_factor == 0.7

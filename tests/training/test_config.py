@@ -55,7 +55,12 @@ def test_every_field_has_help_and_the_choices_fields_name_them():
         "mirrored",
         "multi-worker",
     )
-    assert fields["schedule"].metadata["choices"] == ("constant", "cosine")
+    assert fields["schedule"].metadata["choices"] == (
+        "constant",
+        "cosine",
+        "time",
+        "auto",
+    )
     assert fields["resume"].metadata["choices"] == ("auto", "force", "never")
     # the recipes' training flags carry the fields' help
     from zoo.recipes.config import build_parser

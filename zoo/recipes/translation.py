@@ -13,8 +13,8 @@ detokenized, cased). Details, data layouts and outputs: docs/recipes.md#translat
 `--data`: a folder of `{train,val|valid|dev,test}.{SRC,TGT}[.gz]`, a TSV of pairs or
 `SRC_FILE,TGT_FILE` (`--valid-data`, `--test-data` alike); missing splits are seeded
 2% parts of the training data. With `--data`, `--decay-factor` None is 0.5, or 1 with
-`--schedule cosine` or `time`; `--schedule auto` (the default) is a cosine from
-`--learning-rate` to zero over `--time-limit` when one is given. Exports `saved_models/translation/VERSION/` (`serving_default`:
+`--schedule cosine` or `time` (a cosine from `--learning-rate` to zero over
+`--time-limit`). Exports `saved_models/translation/VERSION/` (`serving_default`:
 beam search, `translate_greedy`) and the `Seq2SeqTextTranslator` as `VERSION.keras`.
 """
 

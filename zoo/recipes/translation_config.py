@@ -9,15 +9,9 @@ POS, NONNEG, RATE = "positive", "non_negative", "open_fraction"
 ATTENTION, READOUTS = ("bahdanau", "luong", "none"), ("layer_norm", "tanh")
 
 # With --data; --decay-factor None: 0.5, or 1 (no decay on a plateau) with a
-# schedule that sets every step's rate (`Config.validate`); --schedule auto: a
-# cosine over --time-limit when one is given.
+# schedule that sets every step's rate (`Config.validate`).
 TRAINING = dict(
-    epochs=22,
-    batch_size=64,
-    learning_rate=2e-3,
-    decay_factor=None,
-    ema=0.999,
-    schedule="auto",
+    epochs=22, batch_size=64, learning_rate=2e-3, decay_factor=None, ema=0.999
 )
 # The demo's few hundred steps: a fixed, higher rate and no averaging.
 DEMO_TRAINING = dict(epochs=6, learning_rate=5e-3, decay_factor=1, ema=0)
