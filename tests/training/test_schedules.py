@@ -4,6 +4,7 @@ import pytest
 import tensorflow as tf
 
 from tests.training.training_test_utils import (
+    FakeClock,
     Interrupt,
     RawWeights,
     log_rows,
@@ -133,25 +134,14 @@ def test_schedule_flag_and_bad_values():
         TrainingConfig(schedule="cosine", decay_factor=0.5)
 
 
-class _Clock:
-    """`time.perf_counter` and `time.monotonic` advancing `step` seconds per call."""
-
-    def __init__(self, step):
-        self.now, self.step = 0.0, step
-
-    def __call__(self):
-        self.now += self.step
-        return self.now
-
-
 def _time_run(run_dir, monkeypatch, interrupt_at=None, time_limit=3.0):
     """A linear regression under `schedule="time"` with fake clocks: 10 s a reading
     of the training clock, 10 s an epoch's begin or end for `elapsed_seconds`.
     Returns the model, its weights after every step and the clock's readings."""
     from zoo.training import callbacks as callbacks_module
 
-    monkeypatch.setattr(callbacks_module.time, "perf_counter", _Clock(10.0))
-    monkeypatch.setattr(callbacks_module.time, "monotonic", _Clock(10.0))
+    monkeypatch.setattr(callbacks_module.time, "perf_counter", FakeClock(10.0))
+    monkeypatch.setattr(callbacks_module.time, "monotonic", FakeClock(10.0))
     readings, elapsed = [], training.TimedSnapshots.elapsed
 
     def recorded(self):

@@ -6,22 +6,11 @@ import keras
 import numpy as np
 import pytest
 
-from tests.training.training_test_utils import log_rows, regression_data
+from tests.training.training_test_utils import FakeClock, log_rows, regression_data
 from zoo import training
 from zoo.errors import ConfigError
 from zoo.training import TimedSnapshots, TrainingConfig, load_snapshot
 from zoo.training import callbacks as callbacks_module
-
-
-class FakeClock:
-    """`time.perf_counter` advancing `step` seconds per call."""
-
-    def __init__(self, step):
-        self.now, self.step = 0.0, step
-
-    def __call__(self):
-        self.now += self.step
-        return self.now
 
 
 def _model(ema=0.0):

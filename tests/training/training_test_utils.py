@@ -62,6 +62,18 @@ def dense_model(optimizer=None, kernel_initializer="glorot_uniform"):
     return model
 
 
+class FakeClock:
+    """A stand-in for `time.perf_counter` or `time.monotonic`: `step` seconds later at
+    every call."""
+
+    def __init__(self, step):
+        self.now, self.step = 0.0, step
+
+    def __call__(self):
+        self.now += self.step
+        return self.now
+
+
 class Interrupt(Exception):
     """Raised by the test callbacks to stop a run as a kill would."""
 
