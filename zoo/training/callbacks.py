@@ -584,8 +584,9 @@ class TrainingCurve(keras.callbacks.Callback):
 class TimedSnapshots(keras.callbacks.Callback):
     """Weights saved at fixed minutes of training, and training ended at a time limit.
 
-    The clock starts when training begins and runs through the training steps,
-    validation and the other callbacks (what a user waits for), except the time
+    The clock starts when training begins (at `previous` seconds on a resume) and
+    runs through the training steps, validation and the other callbacks (what a
+    user waits for), except the time
     spent writing the snapshots themselves. It is read at the end of every training
     batch: at every multiple of `every_minutes` the weights go to
     `folder/minute_<MMMM.MM>.weights.npz` (`model.get_weights()`, in order; read
@@ -639,7 +640,8 @@ class TimedSnapshots(keras.callbacks.Callback):
         self._next = math.inf
         if self.every:
             self._next = (math.floor(self.previous / self.every) + 1) * self.every
-        iterations = getattr(self.model.optimizer, "iterations", None)
+        optimizer = getattr(self.model, "optimizer", None)  # None: not compiled
+        iterations = getattr(optimizer, "iterations", None)
         self._step = (
             0 if iterations is None else int(keras.ops.convert_to_numpy(iterations))
         )

@@ -33,8 +33,9 @@ class TrainingConfig:
 
     Attributes:
         epochs: number of epochs.
-        time_limit: minutes of training (validation included) after which it
-            stops, the best checkpoint so far kept (0: no limit).
+        time_limit: minutes of training (validation included, and on a resume
+            the interrupted run's) after which it stops, the best checkpoint so
+            far kept (0: no limit).
         snapshot_minutes: every this many minutes of training the weights (the
             averaged ones with `ema`) go to `run_dir/snapshots/`
             (`zoo.training.callbacks.TimedSnapshots`; 0: off).
@@ -91,8 +92,8 @@ class TrainingConfig:
     )
     time_limit: float = _option(
         0.0,
-        "stop training after MIN minutes (validation included; the best checkpoint "
-        "so far is kept; 0: no limit)",
+        "stop training after MIN minutes in all (validation and an interrupted "
+        "run's minutes included; the best checkpoint so far is kept; 0: no limit)",
         resumable=True,
         check="non_negative",
         metavar="MIN",
