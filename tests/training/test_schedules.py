@@ -43,24 +43,38 @@ def _cosine(step, total, rate=0.05):
     return rate * 0.5 * (1 + np.cos(np.pi * min(step / total, 1.0)))
 
 
+def _sgd_steps(start, rates, data, first_step=0):
+    """The weights after each SGD step of the 4-batch regression when step i runs at
+    `rates[i]`: w <- w - rate * gradient."""
+    x, y = data
+    weights, out = start, []
+    for i, rate in enumerate(rates):
+        batch = slice(8 * ((first_step + i) % 4), 8 * ((first_step + i) % 4) + 8)
+        kernel, bias = weights
+        error = x[batch] @ kernel + bias - y[batch]
+        gradient = [2 * x[batch].T @ error / 8, 2 * error.mean(0)]
+        weights = [p - rate * g for p, g in zip(weights, gradient, strict=True)]
+        out.append(weights)
+    return out
+
+
+def _assert_steps(got_steps, want_steps):
+    assert len(got_steps) == len(want_steps)
+    for got, want in zip(got_steps, want_steps, strict=True):
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+ZEROS = [np.zeros((3, 1), "float32"), np.zeros(1, "float32")]
+
+
 def test_cosine_schedule_sets_every_steps_rate_and_ends_at_zero(tmp_path):
     model, steps, (x, y) = _cosine_run(tmp_path / "run")
     schedule = model.optimizer._learning_rate
     assert isinstance(schedule, training.CosineToZero)
     assert schedule.total_steps == 16  # set by fit: 4 batches x 4 epochs
-    # each SGD step used the rate of its step number: w <- w - rate(i) * gradient
-    previous = [np.zeros((3, 1), "float32"), np.zeros(1, "float32")]
-    for i, weights in enumerate(steps):
-        batch = slice(8 * (i % 4), 8 * (i % 4) + 8)
-        kernel, bias = previous
-        error = x[batch] @ kernel + bias - y[batch]
-        gradient = [2 * x[batch].T @ error / 8, 2 * error.mean(0)]
-        expected = [
-            p - _cosine(i, 16) * g for p, g in zip(previous, gradient, strict=True)
-        ]
-        for got, want in zip(weights, expected, strict=True):
-            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
-        previous = weights
+    # each SGD step used the rate of its step number
+    _assert_steps(steps, _sgd_steps(ZEROS, [_cosine(i, 16) for i in range(16)], (x, y)))
     # the log holds the rate at each epoch's end, down to zero
     np.testing.assert_allclose(
         logged_rates(tmp_path / "run"),
@@ -173,34 +187,8 @@ def _time_run(run_dir, monkeypatch, interrupt_at=None, time_limit=3.0):
     return model, recorder.steps, readings, (x, y)
 
 
-def _time_rate(seconds, limit_seconds=180.0, rate=0.05):
-    return rate * 0.5 * (1 + np.cos(np.pi * min(seconds / limit_seconds, 1.0)))
-
-
-def _sgd_steps(start, begin_readings, data, first_step=0):
-    """The weights after each SGD step when step i runs at the rate of the clock
-    reading `begin_readings[i]`."""
-    x, y = data
-    weights, out = start, []
-    for i, seconds in enumerate(begin_readings):
-        batch = slice(8 * ((first_step + i) % 4), 8 * ((first_step + i) % 4) + 8)
-        kernel, bias = weights
-        error = x[batch] @ kernel + bias - y[batch]
-        gradient = [2 * x[batch].T @ error / 8, 2 * error.mean(0)]
-        rate = _time_rate(seconds)
-        weights = [p - rate * g for p, g in zip(weights, gradient, strict=True)]
-        out.append(weights)
-    return out
-
-
-def _assert_steps(got_steps, want_steps):
-    assert len(got_steps) == len(want_steps)
-    for got, want in zip(got_steps, want_steps, strict=True):
-        for a, b in zip(got, want, strict=True):
-            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
-
-
-ZEROS = [np.zeros((3, 1), "float32"), np.zeros(1, "float32")]
+def _time_rate(seconds):  # the rate of the time runs: 0.05, a 3-minute limit
+    return _cosine(seconds, 180.0)
 
 
 def test_time_schedule_follows_the_training_clock_to_zero(tmp_path, monkeypatch):
@@ -209,7 +197,7 @@ def test_time_schedule_follows_the_training_clock_to_zero(tmp_path, monkeypatch)
     begin = readings[0::2]
     assert begin == [10.0 + 20.0 * i for i in range(9)]
     assert readings[-1] == 180.0  # the limit (3 minutes) stopped the ninth step
-    _assert_steps(steps, _sgd_steps(ZEROS, begin, data))
+    _assert_steps(steps, _sgd_steps(ZEROS, [_time_rate(t) for t in begin], data))
     # the log holds the rate of each epoch's last step: at 70, 150 and 170 s
     np.testing.assert_allclose(
         logged_rates(tmp_path / "run"),
@@ -228,8 +216,9 @@ def test_time_schedule_continues_the_clock_on_resume(tmp_path, monkeypatch):
     # the resumed clock starts at 10 s: the first step runs at 20 s, not at 10
     begin = readings[0::2]
     assert begin[:2] == [20.0, 40.0]
-    epoch_1 = _sgd_steps(ZEROS, [10.0, 30.0, 50.0, 70.0], data)
-    _assert_steps(steps, _sgd_steps(epoch_1[-1], begin, data, first_step=4))
+    epoch_1 = _sgd_steps(ZEROS, [_time_rate(t) for t in (10, 30, 50, 70)], data)
+    rates = [_time_rate(t) for t in begin]
+    _assert_steps(steps, _sgd_steps(epoch_1[-1], rates, data, first_step=4))
 
 
 def test_time_schedule_needs_a_time_limit_and_keeps_it_in_the_identity():
