@@ -20,6 +20,14 @@ VARIANTS = [
     {"attention": "luong", "score": "location", "max_source_length": TS},
     {"attention": "luong", "score": "cosine"},
     {"attention": "bahdanau", "attention_normalize": True},
+    {"attention": "luong", "score": "general", "input_feeding": False},
+    {
+        "attention": "luong",
+        "score": "dot",
+        "window": "local-p",
+        "window_size": 2,
+        "input_feeding": False,
+    },
     {"attention": "bahdanau", "attention_probability": "hardmax"},
     {"attention": "luong", "score": "general", "attention_probability": "gumbel"},
     {
@@ -113,6 +121,33 @@ def test_context_feeding_changes_output_with_memory():
     np.testing.assert_allclose(c, a, atol=1e-6)
 
 
+@pytest.mark.parametrize("input_feeding", [True, False])
+def test_luong_input_feeding(input_feeding):
+    """With input feeding the RNN reads the previous attentional state, so its
+    outputs depend on the memory; without, they depend on the target words only."""
+    target, memory, mask, states = _inputs()
+    decoder = AttentionDecoder(
+        VOCAB, UNITS, attention="luong", input_feeding=input_feeding
+    )
+    decoder([target, memory, mask, *states])
+    feed = UNITS if input_feeding else 0
+    assert tuple(decoder.cell.kernel.shape) == (UNITS + feed, 3 * UNITS)
+    outputs = []
+    for scale in (1.0, 2.0):
+        bundle = decoder.prepare_memory(memory * scale, mask)
+        state = decoder.initial_state(states)
+        for t in range(TT):
+            _, _, state = decoder.step(target[:, t], state, bundle, t)
+        outputs.append(ops.convert_to_numpy(state[0]))
+    changed = np.abs(outputs[0] - outputs[1]).max()
+    if input_feeding:
+        assert changed > 1e-4
+    else:
+        assert changed == 0.0
+    restored = AttentionDecoder.from_config(decoder.get_config())
+    assert restored.input_feeding is input_feeding
+
+
 def test_config_roundtrip():
     restored = assert_config_roundtrip(
         AttentionDecoder,
@@ -148,6 +183,8 @@ def test_config_roundtrip():
             {"attention": "luong", "attention_normalize": True},
             "Received: attention='luong'",
         ),
+        ({"input_feeding": False}, "Received: attention='bahdanau'"),
+        ({"attention": "luong", "input_feeding": 0}, "Received: input_feeding=0"),
         ({"attention_probability": "argmax"}, "argmax"),
         ({"cell": "rnn"}, "Received: cell='rnn'"),
         ({"dropout": 1.0}, "Received: dropout=1.0"),

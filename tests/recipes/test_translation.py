@@ -193,6 +193,7 @@ def test_help_names_the_decay_default_with_data(tmp_path, capsys):
         (["--score", "cosine"], "apply to --attention luong"),
         (["--window", "local-m"], "apply to --attention luong"),
         (["--attention", "luong", "--attention-normalize"], "applies to --attention"),
+        (["--no-input-feeding"], "--no-input-feeding applies to --attention luong"),
         (["--attention-probability", "argmax"], "invalid choice: 'argmax'"),
         (["--data", "/no/such/corpus"], "no such file or folder"),
     ],

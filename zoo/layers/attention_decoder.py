@@ -48,8 +48,11 @@ class AttentionDecoder(keras.layers.Layer):
       `h_t = RNN([e_t; c_t], h_{t-1})`; the readout is
       `o_t = tanh(W_o [h_t; c_t; e_t])`.
     - `"luong"` (Luong et al. 2015): the current state queries,
-      `h_t = RNN([e_t; h~_{t-1}], h_{t-1})` (input feeding),
-      `c_t, a_t = attend(h_t)`, and the attentional hidden state
+      `h_t = RNN([e_t; h~_{t-1}], h_{t-1})` (input feeding; with
+      `input_feeding=False` `h_t = RNN(e_t, h_{t-1})`, the paper's model without
+      "feed input", whose recurrence does not depend on the attention: `call()`
+      then runs the RNN over all steps first and attends from all of them in one
+      product), `c_t, a_t = attend(h_t)`, and the attentional hidden state
       `h~_t = tanh(W_c [c_t; h_t])` is the readout; `score` is `"dot"`, `"general"`,
       `"concat"`, `"location"` (needs `max_source_length`) or `"cosine"`, `window` is
       `None` (global), `"local-m"` (window around the decoder step `t`) or
@@ -112,6 +115,8 @@ class AttentionDecoder(keras.layers.Layer):
             otherwise.
         attention_probability: `"softmax"`, `"hardmax"` or `"gumbel"`.
         attention_normalize: weight-normalised Bahdanau scoring (see above).
+        input_feeding: for `"luong"`, feed `h~_{t-1}` into the RNN input (the
+            paper's input feeding, default True); False for `h_t = RNN(e_t, h_{t-1})`.
         attention_units: hidden size of the Bahdanau/concat scorer (default `units`).
         cell: `"gru"` or `"lstm"`.
         dropout: dropout rate on the readout (and on the embeddings when
@@ -178,6 +183,7 @@ class AttentionDecoder(keras.layers.Layer):
         max_source_length=None,
         attention_probability="softmax",
         attention_normalize=False,
+        input_feeding=True,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -192,6 +198,16 @@ class AttentionDecoder(keras.layers.Layer):
         if attention_normalize and attention != "bahdanau":
             raise ValueError(
                 "`attention_normalize` applies to attention='bahdanau' only. "
+                f"Received: attention={attention!r}"
+            )
+        if not isinstance(input_feeding, bool):
+            raise ValueError(
+                "`input_feeding` must be True or False. Received: "
+                f"input_feeding={input_feeding!r}"
+            )
+        if not input_feeding and attention != "luong":
+            raise ValueError(
+                "`input_feeding=False` applies to attention='luong' only. "
                 f"Received: attention={attention!r}"
             )
         if attention not in ATTENTIONS:
@@ -247,6 +263,7 @@ class AttentionDecoder(keras.layers.Layer):
         self.max_source_length = max_source_length
         self.attention_probability = attention_probability
         self.attention_normalize = bool(attention_normalize)
+        self.input_feeding = input_feeding
         self.attention_units = attention_units
         self.cell_type = cell
         self.dropout = float(dropout)
@@ -327,7 +344,9 @@ class AttentionDecoder(keras.layers.Layer):
                 f"input_shape={input_shape!r}"
             )
         self.embedding.build((None, None))
-        feed_dim = self.units if self.attention == "luong" else memory_dim
+        feed_dim = memory_dim
+        if self.attention == "luong":
+            feed_dim = self.units if self.input_feeding else 0
         self.cell.build((None, self.embedding_dim + feed_dim))
         if self.attention_layer is not None:
             source_length = self.max_source_length if self.score == "location" else None
@@ -487,7 +506,7 @@ class AttentionDecoder(keras.layers.Layer):
             output, new_rnn = self._rnn(projected + share, None, rnn_state, weights)
             return output, attention, tuple(new_rnn)
         if self.attention == "luong":
-            feed = state[self.num_rnn_states]
+            feed = state[self.num_rnn_states] if self.input_feeding else None
             output, new_rnn = self._rnn(projected, feed, rnn_state, weights)
             context, attention = self.attention_layer.attend(
                 output,
@@ -575,12 +594,15 @@ class AttentionDecoder(keras.layers.Layer):
         projected = ops.transpose(projected, (1, 0, 2))  # (Tt, B, G)
 
         # the generic loop, or a registered backend loop that computes its function
-        loop = recurrence.select_loop(
-            recurrence.DECODER_LOOP,
-            self,
-            training,
-            default=type(self)._scan_recurrence,
-        )
+        if self.attention == "luong" and not self.input_feeding:
+            loop = type(self)._luong_without_feeding
+        else:
+            loop = recurrence.select_loop(
+                recurrence.DECODER_LOOP,
+                self,
+                training,
+                default=type(self)._scan_recurrence,
+            )
         features, attention = loop(
             self, projected, state, memory_bundle, weights, training
         )
@@ -616,6 +638,33 @@ class AttentionDecoder(keras.layers.Layer):
         init = (state, ops.convert_to_tensor(0, "int32"), features0, attention0)
         _, (_, _, features, attention) = ops.scan(body, init, projected)
         return features, attention
+
+    def _luong_without_feeding(
+        self, projected, state, memory_bundle, weights, training
+    ):
+        """`_scan_recurrence` for Luong without input feeding: the RNN over all
+        steps, then the attention and the attentional states of all steps at once
+        (the same function as `_cell_step` step by step)."""
+        batch = ops.shape(projected)[1]
+        rnn_state = tuple(state[: self.num_rnn_states])
+        output0 = ops.zeros((batch, self.units), self.compute_dtype)
+
+        def body(carry, projected_t):
+            output, new_rnn = self._rnn(projected_t, None, list(carry[0]), weights)
+            carry = (tuple(new_rnn), output)
+            return carry, carry
+
+        _, (_, outputs) = ops.scan(body, (rnn_state, output0), projected)
+        outputs = ops.transpose(outputs, (1, 0, 2))  # (B, Tt, U)
+        memory, keys, mask = memory_bundle[:3]
+        context, attention = self.attention_layer.attend(
+            outputs, keys, memory, value_mask=mask, position=0, training=training
+        )
+        features = self.attentional(ops.concatenate([context, outputs], axis=-1))
+        return (
+            ops.transpose(features, (1, 0, 2)),
+            ops.transpose(attention, (1, 0, 2)),
+        )
 
     def compute_mask(self, inputs, mask=None):
         return None
@@ -660,6 +709,7 @@ class AttentionDecoder(keras.layers.Layer):
                 "max_source_length": self.max_source_length,
                 "attention_probability": self.attention_probability,
                 "attention_normalize": self.attention_normalize,
+                "input_feeding": self.input_feeding,
             }
         )
         return config

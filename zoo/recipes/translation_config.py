@@ -49,6 +49,11 @@ class Config(RecipeConfig):
     attention_normalize: bool = option(
         False, "weight-normalised Bahdanau scoring vector (normalized Bahdanau)"
     )
+    input_feeding: bool = option(
+        True,
+        "Luong: feed the attentional state into the next decoder step (input "
+        "feeding; --no-input-feeding: the decoder RNN reads the target words only)",
+    )
     rnn: str = option("gru", "encoder and decoder cell", choices=("gru", "lstm"))
     embedding_dim: int = option(256, "embedding size", demo=32, check=POS)
     encoder_units: int = option(256, "encoder units per direction", demo=32, check=POS)
@@ -145,6 +150,8 @@ class Config(RecipeConfig):
             raise ConfigError("--score and --window apply to --attention luong")
         if self.attention_normalize and self.attention != "bahdanau":
             raise ConfigError("--attention-normalize applies to --attention bahdanau")
+        if not self.input_feeding and not luong:
+            raise ConfigError("--no-input-feeding applies to --attention luong")
         training = self.training
         if training.decay_factor is None:  # --data: 0.5, or 1 with a schedule
             training.decay_factor = 1.0 if training.schedule != "constant" else 0.5

@@ -47,6 +47,7 @@ class Seq2SeqTranslator(keras.Model):
         attention_probability: `"softmax"` (soft attention), `"hardmax"` or
             `"gumbel"` (hard attention, trained straight-through).
         attention_normalize: weight-normalised Bahdanau attention.
+        input_feeding: Luong input feeding (default True; see `AttentionDecoder`).
         attention_units: Bahdanau/concat scorer size (default `decoder_units`).
         dropout: dropout of the decoder's readout, of the inputs of encoder layers
             after the first and, unless set apart below, of the embeddings.
@@ -101,6 +102,7 @@ class Seq2SeqTranslator(keras.Model):
         max_source_length=None,
         attention_probability="softmax",
         attention_normalize=False,
+        input_feeding=True,
         **kwargs,
     ):
         if rnn not in RNNS:
@@ -158,6 +160,7 @@ class Seq2SeqTranslator(keras.Model):
             max_source_length=max_source_length,
             attention_probability=attention_probability,
             attention_normalize=attention_normalize,
+            input_feeding=input_feeding,
             name="decoder",
         )
         # created only when used: a Dropout layer with a rate draws a seed
@@ -206,6 +209,7 @@ class Seq2SeqTranslator(keras.Model):
         self.max_source_length = max_source_length
         self.attention_probability = attention_probability
         self.attention_normalize = attention_normalize
+        self.input_feeding = input_feeding
         self.source_embedding = source_embedding
         self.encoders = encoders
         self.bridges = bridges
@@ -266,6 +270,7 @@ class Seq2SeqTranslator(keras.Model):
             "max_source_length": self.max_source_length,
             "attention_probability": self.attention_probability,
             "attention_normalize": self.attention_normalize,
+            "input_feeding": self.input_feeding,
             "name": self.name,
             "trainable": self.trainable,
         }
