@@ -44,6 +44,8 @@ import subprocess
 import sys
 import time
 
+# Luong's variants are the paper's model, with input feeding, unless named no-feed.
+FEED = ["--input-feeding"]
 VARIANTS = {
     "none": ["--attention", "none"],
     "bahdanau": ["--attention", "bahdanau"],
@@ -54,34 +56,29 @@ VARIANTS = {
         "--attention-probability",
         "gumbel",
     ],
-    "luong-dot": ["--attention", "luong", "--score", "dot"],
-    "luong-general": ["--attention", "luong", "--score", "general"],
-    "luong-concat": ["--attention", "luong", "--score", "concat"],
-    "luong-location": ["--attention", "luong", "--score", "location"],
-    "luong-cosine": ["--attention", "luong", "--score", "cosine"],
-    "luong-general-hardmax": [
+    "luong-dot": ["--attention", "luong", "--score", "dot", *FEED],
+    "luong-general": ["--attention", "luong", "--score", "general", *FEED],
+    "luong-general-no-feed": [
         "--attention",
         "luong",
         "--score",
         "general",
-        "--attention-probability",
-        "hardmax",
+        "--no-input-feeding",
+    ],
+    "luong-concat": ["--attention", "luong", "--score", "concat", *FEED],
+    "luong-location": ["--attention", "luong", "--score", "location", *FEED],
+    "luong-cosine": ["--attention", "luong", "--score", "cosine", *FEED],
+    "luong-general-hardmax": [
+        *("--attention", "luong", "--score", "general", *FEED),
+        *("--attention-probability", "hardmax"),
     ],
     "luong-general-local-m": [
-        "--attention",
-        "luong",
-        "--score",
-        "general",
-        "--window",
-        "local-m",
+        *("--attention", "luong", "--score", "general", *FEED),
+        *("--window", "local-m"),
     ],
     "luong-general-local-p": [
-        "--attention",
-        "luong",
-        "--score",
-        "general",
-        "--window",
-        "local-p",
+        *("--attention", "luong", "--score", "general", *FEED),
+        *("--window", "local-p"),
     ],
 }
 

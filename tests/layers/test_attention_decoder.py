@@ -183,7 +183,6 @@ def test_config_roundtrip():
             {"attention": "luong", "attention_normalize": True},
             "Received: attention='luong'",
         ),
-        ({"input_feeding": False}, "Received: attention='bahdanau'"),
         ({"attention": "luong", "input_feeding": 0}, "Received: input_feeding=0"),
         ({"attention_probability": "argmax"}, "argmax"),
         ({"cell": "rnn"}, "Received: cell='rnn'"),

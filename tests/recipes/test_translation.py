@@ -134,6 +134,18 @@ def test_selection_and_training_defaults(tmp_path):
     # the regularisation of the best measured configuration
     assert (real.embedding_dropout, real.context_dropout) == (0.2, 0.4)
     assert real.tie_embeddings and real.training_logits_dtype == "auto"
+    # Luong general without input feeding with --data; Bahdanau on the demo
+    assert (real.attention, real.score, real.input_feeding) == (
+        "luong",
+        "general",
+        False,
+    )
+    assert (parse([]).attention, parse([]).input_feeding) == ("bahdanau", False)
+    assert parse([*data, "--input-feeding"]).input_feeding
+    assert not parse([*data, "--input-feeding", "--no-input-feeding"]).input_feeding
+    # beam search without the coverage penalty with --data (chosen on validation)
+    assert (real.beam_width, real.alpha, real.beta) == (5, 1.0, 0.0)
+    assert (parse([]).alpha, parse([]).beta) == (0.6, 0.2)
     # the layer-normalized readout for real data and the demo alike
     assert real.readout == parse([]).readout == "layer_norm"
     demo = parse([])
@@ -193,7 +205,7 @@ def test_help_names_the_decay_default_with_data(tmp_path, capsys):
         (["--score", "cosine"], "apply to --attention luong"),
         (["--window", "local-m"], "apply to --attention luong"),
         (["--attention", "luong", "--attention-normalize"], "applies to --attention"),
-        (["--no-input-feeding"], "--no-input-feeding applies to --attention luong"),
+        (["--attention", "bahdanau", "--input-feeding"], "--input-feeding applies to"),
         (["--attention-probability", "argmax"], "invalid choice: 'argmax'"),
         (["--data", "/no/such/corpus"], "no such file or folder"),
     ],

@@ -37,7 +37,8 @@ def test_defaults_are_the_recipes_with_data_and_extra_adds_flags(tmp_path):
     args = parse_args([])
     recipe = parse(["--data", str(tmp_path)])
     shared = (
-        "vocab_size max_length max_words attention rnn dropout embedding_dropout "
+        "vocab_size max_length max_words attention input_feeding rnn dropout "
+        "embedding_dropout "
         "context_dropout training_logits_dtype tie_embeddings label_smoothing readout"
     ).split()
     assert {k: getattr(args, k) for k in shared} == {

@@ -117,6 +117,7 @@ class AttentionDecoder(keras.layers.Layer):
         attention_normalize: weight-normalised Bahdanau scoring (see above).
         input_feeding: for `"luong"`, feed `h~_{t-1}` into the RNN input (the
             paper's input feeding, default True); False for `h_t = RNN(e_t, h_{t-1})`.
+            The other attentions have no attentional state to feed and ignore it.
         attention_units: hidden size of the Bahdanau/concat scorer (default `units`).
         cell: `"gru"` or `"lstm"`.
         dropout: dropout rate on the readout (and on the embeddings when
@@ -204,11 +205,6 @@ class AttentionDecoder(keras.layers.Layer):
             raise ValueError(
                 "`input_feeding` must be True or False. Received: "
                 f"input_feeding={input_feeding!r}"
-            )
-        if not input_feeding and attention != "luong":
-            raise ValueError(
-                "`input_feeding=False` applies to attention='luong' only. "
-                f"Received: attention={attention!r}"
             )
         if attention not in ATTENTIONS:
             raise ValueError(

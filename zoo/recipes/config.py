@@ -83,6 +83,7 @@ def option(
     check=None,
     metavar=None,
     type=None,
+    negatable=False,
 ):
     """A recipe option: a dataclass field that `build_parser` turns into a flag.
 
@@ -96,6 +97,8 @@ def option(
             bad value; `None` values are always accepted.
         metavar: the value's name in `--help`.
         type: the parser of the value, when the annotation is not enough.
+        negatable: a bool option that defaults to False everywhere still gets
+            `--no-FLAG` (as one that defaults to True does).
     """
     if not help:
         raise ValueError("every recipe option needs a help line")
@@ -110,6 +113,7 @@ def option(
         "check": check,
         "metavar": metavar,
         "type": type,
+        "negatable": negatable,
     }
     if isinstance(default, (list, dict, set)):
         return dataclasses.field(
@@ -284,7 +288,8 @@ def _add_field(group, field, annotation, default, demo_default, demo):
     if kind is bool:
         # --flag/--no-flag whenever either default is True, so both spellings work
         # with and without --data.
-        if shown or default or (demo_default is not MISSING and demo_default):
+        either = shown or default or (demo_default is not MISSING and demo_default)
+        if either or meta.get("negatable"):
             group.add_argument(
                 flag,
                 action=argparse.BooleanOptionalAction,

@@ -25,7 +25,10 @@ class Config(RecipeConfig):
     source: str = option("en", "source language code", demo="src")
     target: str = option("de", "target language code", demo="tgt")
     attention: str = option(
-        "bahdanau", "decoder attention (none: a fixed mean context)", choices=ATTENTION
+        "luong",
+        "decoder attention (none: a fixed mean context)",
+        demo="bahdanau",
+        choices=ATTENTION,
     )
     score: str = option(
         "general",
@@ -50,9 +53,10 @@ class Config(RecipeConfig):
         False, "weight-normalised Bahdanau scoring vector (normalized Bahdanau)"
     )
     input_feeding: bool = option(
-        True,
-        "Luong: feed the attentional state into the next decoder step (input "
-        "feeding; --no-input-feeding: the decoder RNN reads the target words only)",
+        False,
+        "Luong: feed the attentional state into the next decoder step (the paper's "
+        "input feeding; without, the decoder RNN reads the target words only)",
+        negatable=True,
     )
     rnn: str = option("gru", "encoder and decoder cell", choices=("gru", "lstm"))
     embedding_dim: int = option(256, "embedding size", demo=32, check=POS)
@@ -107,8 +111,8 @@ class Config(RecipeConfig):
         check=POS,
     )
     beam_width: int = option(5, "beam width of serving_default", check=POS)
-    alpha: float = option(0.6, "GNMT length penalty", check=NONNEG)
-    beta: float = option(0.2, "GNMT coverage penalty", check=NONNEG)
+    alpha: float = option(1.0, "GNMT length penalty", demo=0.6, check=NONNEG)
+    beta: float = option(0.0, "GNMT coverage penalty", demo=0.2, check=NONNEG)
     length_a: float = option(1.5, "outputs stop at ceil(a * |X| + b): a", check=POS)
     length_b: int = option(5, "outputs stop at ceil(a * |X| + b): b", check=NONNEG)
     select_on: str = option(
@@ -150,8 +154,8 @@ class Config(RecipeConfig):
             raise ConfigError("--score and --window apply to --attention luong")
         if self.attention_normalize and self.attention != "bahdanau":
             raise ConfigError("--attention-normalize applies to --attention bahdanau")
-        if not self.input_feeding and not luong:
-            raise ConfigError("--no-input-feeding applies to --attention luong")
+        if self.input_feeding and not luong:
+            raise ConfigError("--input-feeding applies to --attention luong")
         training = self.training
         if training.decay_factor is None:  # --data: 0.5, or 1 with a schedule
             training.decay_factor = 1.0 if training.schedule != "constant" else 0.5
