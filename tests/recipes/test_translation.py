@@ -263,6 +263,8 @@ def test_model_flags_reach_the_model():
             {"score": "location", "max_source_length": 64},
         ),
         (["--attention", "luong", "--score", "cosine"], {"score": "cosine"}),
+        (["--attention", "luong", "--input-feeding"], {"input_feeding": True}),
+        (["--attention", "luong", "--no-input-feeding"], {"input_feeding": False}),
         (
             ["--attention", "luong", "--attention-probability", "gumbel"],
             {"attention_probability": "gumbel"},
