@@ -590,15 +590,12 @@ class AttentionDecoder(keras.layers.Layer):
         projected = ops.transpose(projected, (1, 0, 2))  # (Tt, B, G)
 
         # the generic loop, or a registered backend loop that computes its function
+        default = type(self)._scan_recurrence
         if self.attention == "luong" and not self.input_feeding:
-            loop = type(self)._luong_without_feeding
-        else:
-            loop = recurrence.select_loop(
-                recurrence.DECODER_LOOP,
-                self,
-                training,
-                default=type(self)._scan_recurrence,
-            )
+            default = type(self)._luong_without_feeding
+        loop = recurrence.select_loop(
+            recurrence.DECODER_LOOP, self, training, default=default
+        )
         features, attention = loop(
             self, projected, state, memory_bundle, weights, training
         )
