@@ -87,6 +87,50 @@ def test_decoder_loop_matches_the_generic_loop(normalize, readout, monkeypatch):
     assert all(float(tf.reduce_max(tf.abs(g))) > 0 for g in fused[2])
 
 
+@pytest.mark.parametrize("score", ["general", "concat"])
+def test_luong_loop_without_feeding_matches_the_generic_loop(score, monkeypatch):
+    keras.utils.set_random_seed(0)
+    decoder = AttentionDecoder(
+        vocab_size=30, units=U, attention="luong", score=score, input_feeding=False
+    )
+    inputs = _decoder_inputs()
+    decoder(list(inputs))
+    assert gru_loops.can_use_without_feeding(decoder)
+    assert not gru_loops.can_use(decoder)
+    calls = _spy(monkeypatch, gru_loops, "masked_gru_recurrence")
+    rng = np.random.default_rng(3)
+    weights = (
+        tf.constant(rng.normal(size=(B, TT, 30)), tf.float32),
+        tf.constant(rng.normal(size=(B, TT, TS)), tf.float32),
+    )
+    fused = _decoder_gradients(decoder, True, inputs, weights)
+    assert len(calls) == 1, "the written-out loop did not run"
+    generic = _decoder_gradients(decoder, False, inputs, weights)
+    assert len(calls) == 1
+    np.testing.assert_allclose(fused[0], generic[0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(fused[1], generic[1], rtol=1e-6, atol=1e-6)
+    assert np.all(np.asarray(fused[1])[2] == 0.0)  # the fully masked row
+    for got, expected in zip(fused[2], generic[2], strict=True):
+        assert np.all(np.isfinite(got))
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert all(float(tf.reduce_max(tf.abs(g))) > 0 for g in fused[2])
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"attention": "luong", "input_feeding": True},
+        {"attention": "bahdanau"},
+        {"attention": "luong", "input_feeding": False, "cell": "lstm"},
+        {"attention": "luong", "input_feeding": False, "dtype": "mixed_float16"},
+    ],
+)
+def test_other_decoders_do_not_run_the_luong_loop(kwargs):
+    decoder = AttentionDecoder(vocab_size=30, units=U, **kwargs)
+    assert not gru_loops.can_use_without_feeding(decoder)
+    assert not gru_loops.applies_without_feeding(decoder, True)
+
+
 def test_decoder_loop_in_a_function_and_with_a_persistent_tape(monkeypatch):
     keras.utils.set_random_seed(0)
     decoder = AttentionDecoder(vocab_size=30, units=U)

@@ -69,6 +69,15 @@ def test_the_switch_selects_the_loops():
         recurrence.select_loop(recurrence.BIDIRECTIONAL_LOOP, encoder, False)
         is bidirectional_loop.bidirectional_loop
     )
+    # Luong without input feeding: its own loop in training steps, behind the switch
+    luong = AttentionDecoder(
+        vocab_size=30, units=8, attention="luong", input_feeding=False
+    )
+    select = recurrence.select_loop
+    assert select(recurrence.DECODER_LOOP, luong, True) is gru_loops.luong_decoder_loop
+    assert select(recurrence.DECODER_LOOP, luong, False) is None
+    with fastpath.scope(False):
+        assert select(recurrence.DECODER_LOOP, luong, True) is None
 
 
 def test_layers_load_the_fast_paths_without_an_import_by_the_caller():

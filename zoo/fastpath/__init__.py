@@ -4,8 +4,8 @@ Code that computes what the backend-agnostic layers and Keras' Adam compute, fas
 on TensorFlow:
 
 - `gru_loops`: the GRU loops with their gradients written out (the Bahdanau
-  decoder's teacher-forced loop, the encoder's masked GRU directions), in training
-  steps;
+  decoder's teacher-forced loop, the RNN of the Luong decoder without input
+  feeding, the encoder's masked GRU directions), in training steps;
 - `bidirectional_loop`: `BidirectionalRNN`'s directions with the input products
   taken out of the loop (TensorFlow on a CPU);
 - `FusedAdam`: Keras' Adam with its dense updates in TensorFlow's fused kernel and
@@ -36,6 +36,12 @@ recurrence.register_loop(
     "zoo.fastpath.gru_loops",
     gru_loops.decoder_loop,
     applies=gru_loops.applies_to_decoder,
+)
+recurrence.register_loop(
+    recurrence.DECODER_LOOP,
+    "zoo.fastpath.gru_loops.luong_decoder_loop",
+    gru_loops.luong_decoder_loop,
+    applies=gru_loops.applies_without_feeding,
 )
 recurrence.register_loop(
     recurrence.BIDIRECTIONAL_LOOP,

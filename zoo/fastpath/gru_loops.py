@@ -1,7 +1,9 @@
 """GRU loops with their gradients written out: the decoder's and the encoder's.
 
-`AttentionDecoder` (`attention="bahdanau"`, `cell="gru"`) and `BidirectionalRNN`
-(GRU directions, `zoo.fastpath.bidirectional_loop`) run these loops in training steps
+`AttentionDecoder` (`attention="bahdanau"`, or `"luong"` without input feeding, whose
+RNN runs `masked_gru_recurrence` with every step kept; `cell="gru"`) and
+`BidirectionalRNN` (GRU directions, `zoo.fastpath.bidirectional_loop`) run these
+loops in training steps
 on the TensorFlow backend while `zoo.fastpath.enabled()` (their gradient functions
 read the forward loop's arrays, which a SavedModel cannot hold, so inference and
 exports run the layers' generic loops). Each computes the function of the layer's
@@ -352,6 +354,35 @@ def applies_to_decoder(decoder, training):
     """The registry's test for `decoder_loop`: training steps of a decoder that
     `can_use`, while the fast paths are enabled."""
     return bool(training) and enabled() and can_use(decoder)
+
+
+def can_use_without_feeding(decoder):
+    """Whether `decoder` is a Luong GRU decoder without input feeding, whose
+    recurrence (the RNN alone) `masked_gru_recurrence` computes."""
+    return (
+        decoder.attention == "luong"
+        and not decoder.input_feeding
+        and decoder.cell_type == "gru"
+        and can_use_cell(decoder.cell, decoder.compute_dtype)
+    )
+
+
+def applies_without_feeding(decoder, training):
+    """The registry's test for `luong_decoder_loop`: training steps of a decoder
+    that `can_use_without_feeding`, while the fast paths are enabled."""
+    return bool(training) and enabled() and can_use_without_feeding(decoder)
+
+
+def luong_decoder_loop(decoder, projected, state, memory_bundle, weights, training):
+    """`AttentionDecoder`'s teacher-forced loop for Luong without input feeding
+    (the registry's `DECODER_LOOP` signature): the GRU over all target steps as
+    `masked_gru_recurrence` (every step kept: the decoder's generic loop runs all
+    steps too), then the decoder's `attend_rnn_outputs`."""
+    every_step = ops.ones_like(projected[..., :1], dtype="bool")  # (Tt, B, 1)
+    outputs, _ = masked_gru_recurrence(
+        projected, every_step, state[0], weights[3], weights[4]
+    )
+    return decoder.attend_rnn_outputs(outputs, memory_bundle, training)
 
 
 def decoder_loop(decoder, projected, state, memory_bundle, weights, training):

@@ -648,6 +648,22 @@ class AttentionDecoder(keras.layers.Layer):
             return carry, carry
 
         _, (_, outputs) = ops.scan(body, (rnn_state, output0), projected)
+        return self.attend_rnn_outputs(outputs, memory_bundle, training)
+
+    def attend_rnn_outputs(self, outputs, memory_bundle, training=None):
+        """Luong without input feeding, after the RNN: the attention and the
+        attentional states of all steps at once.
+
+        Args:
+            outputs: `(Tt, B, U)`, the RNN outputs of all target steps, time-major.
+            memory_bundle: the tuple from `prepare_memory`.
+            training: Python bool.
+
+        Returns:
+            Time-major `(features (Tt, B, U), attention (Tt, B, Ts))`, what the
+            decoder loop returns (a backend loop that runs the RNN its own way ends
+            with this).
+        """
         outputs = ops.transpose(outputs, (1, 0, 2))  # (B, Tt, U)
         memory, keys, mask = memory_bundle[:3]
         context, attention = self.attention_layer.attend(
