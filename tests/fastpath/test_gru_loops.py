@@ -53,52 +53,13 @@ def _spy(monkeypatch, module, name):
     return calls
 
 
-@pytest.mark.parametrize(
-    "normalize, readout", [(False, "tanh"), (True, "tanh"), (False, "layer_norm")]
-)
-def test_decoder_loop_matches_the_generic_loop(normalize, readout, monkeypatch):
-    # the readout (tanh or layer norm) is formed after the loop, from its outputs:
-    # the written-out loop serves both
-    keras.utils.set_random_seed(0)
-    decoder = AttentionDecoder(
-        vocab_size=30, units=U, attention_units=10, readout=readout
-    )
-    decoder.attention_layer.normalize = normalize
+def _assert_loop_matches_the_generic_loop(decoder, fast_loop, seed, monkeypatch):
+    """Runs `decoder` (built on `_decoder_inputs`) with the fast paths on, checks
+    that `gru_loops.<fast_loop>` ran once, and compares logits, attention and every
+    gradient with the generic loop's."""
     inputs = _decoder_inputs()
-    decoder(list(inputs))
-    assert gru_loops.can_use(decoder)
-    calls = _spy(monkeypatch, gru_loops, "bahdanau_gru_recurrence")
-    rng = np.random.default_rng(2)
-    weights = (
-        tf.constant(rng.normal(size=(B, TT, 30)), tf.float32),
-        tf.constant(rng.normal(size=(B, TT, TS)), tf.float32),
-    )
-    fused = _decoder_gradients(decoder, True, inputs, weights)
-    assert calls, "the written-out loop did not run"
-    generic = _decoder_gradients(decoder, False, inputs, weights)
-    assert len(calls) == 1
-    np.testing.assert_allclose(fused[0], generic[0], rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(fused[1], generic[1], rtol=1e-6, atol=1e-6)
-    assert np.all(np.asarray(fused[1])[2] == 0.0)  # the fully masked row
-    for got, expected in zip(fused[2], generic[2], strict=True):
-        assert np.all(np.isfinite(got))
-        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
-    # the gradients are not zero (the comparison above is not vacuous)
-    assert all(float(tf.reduce_max(tf.abs(g))) > 0 for g in fused[2])
-
-
-@pytest.mark.parametrize("score", ["general", "concat"])
-def test_luong_loop_without_feeding_matches_the_generic_loop(score, monkeypatch):
-    keras.utils.set_random_seed(0)
-    decoder = AttentionDecoder(
-        vocab_size=30, units=U, attention="luong", score=score, input_feeding=False
-    )
-    inputs = _decoder_inputs()
-    decoder(list(inputs))
-    assert gru_loops.can_use_without_feeding(decoder)
-    assert not gru_loops.can_use(decoder)
-    calls = _spy(monkeypatch, gru_loops, "masked_gru_recurrence")
-    rng = np.random.default_rng(3)
+    calls = _spy(monkeypatch, gru_loops, fast_loop)
+    rng = np.random.default_rng(seed)
     weights = (
         tf.constant(rng.normal(size=(B, TT, 30)), tf.float32),
         tf.constant(rng.normal(size=(B, TT, TS)), tf.float32),
@@ -113,7 +74,40 @@ def test_luong_loop_without_feeding_matches_the_generic_loop(score, monkeypatch)
     for got, expected in zip(fused[2], generic[2], strict=True):
         assert np.all(np.isfinite(got))
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    # the gradients are not zero (the comparison above is not vacuous)
     assert all(float(tf.reduce_max(tf.abs(g))) > 0 for g in fused[2])
+
+
+@pytest.mark.parametrize(
+    "normalize, readout", [(False, "tanh"), (True, "tanh"), (False, "layer_norm")]
+)
+def test_decoder_loop_matches_the_generic_loop(normalize, readout, monkeypatch):
+    # the readout (tanh or layer norm) is formed after the loop, from its outputs:
+    # the written-out loop serves both
+    keras.utils.set_random_seed(0)
+    decoder = AttentionDecoder(
+        vocab_size=30, units=U, attention_units=10, readout=readout
+    )
+    decoder.attention_layer.normalize = normalize
+    decoder(list(_decoder_inputs()))
+    assert gru_loops.can_use(decoder)
+    _assert_loop_matches_the_generic_loop(
+        decoder, "bahdanau_gru_recurrence", 2, monkeypatch
+    )
+
+
+@pytest.mark.parametrize("score", ["general", "concat"])
+def test_luong_loop_without_feeding_matches_the_generic_loop(score, monkeypatch):
+    keras.utils.set_random_seed(0)
+    decoder = AttentionDecoder(
+        vocab_size=30, units=U, attention="luong", score=score, input_feeding=False
+    )
+    decoder(list(_decoder_inputs()))
+    assert gru_loops.can_use_without_feeding(decoder)
+    assert not gru_loops.can_use(decoder)
+    _assert_loop_matches_the_generic_loop(
+        decoder, "masked_gru_recurrence", 3, monkeypatch
+    )
 
 
 @pytest.mark.parametrize(
