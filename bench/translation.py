@@ -333,24 +333,21 @@ def tune_decoding(args, translator, val):
 
     `translator(width, alpha=, beta=)` makes the string-batch function of a setting.
     """
-    from zoo.metrics import corpus_bleu
-    from zoo.models.translation import as_text, translate_corpus
+    from zoo.models.translation import choose_on_validation
 
-    best = None
-    for width, alpha, beta in args.tune_grid:
-        outputs = translate_corpus(
-            translator(width, alpha=alpha, beta=beta), val.sources
-        )
-        hyps = [as_text(o["translation"]) for o in outputs]
-        bleu, _ = corpus_bleu(hyps, val.targets)
-        print(
-            f"[tune] validation BLEU {bleu:.2f}: beam {width}, alpha {alpha}, "
-            f"beta {beta}"
-        )
-        if best is None or bleu > best[0]:
-            best = (bleu, (width, alpha, beta))
-    print(f"[tune] chosen: beam {best[1][0]}, alpha {best[1][1]}, beta {best[1][2]}")
-    return best[1]
+    searches = {
+        (width, alpha, beta): translator(width, alpha=alpha, beta=beta)
+        for width, alpha, beta in args.tune_grid
+    }
+    best, _ = choose_on_validation(
+        searches,
+        val.sources,
+        val.targets,
+        log=lambda line: print(f"[tune] {line}"),
+        name=lambda s: f"beam {s[0]}, alpha {s[1]}, beta {s[2]}",
+    )
+    print(f"[tune] chosen: beam {best[0]}, alpha {best[1]}, beta {best[2]}")
+    return best
 
 
 def _or(value, missing):

@@ -290,6 +290,7 @@ def run_zoo(args, splits, train=True):
         "end": {
             "minutes": metrics["train_seconds"] / 60.0,
             "search": search,
+            "alpha": decoding["length_penalty_alpha"],
             **score(hypotheses, test.targets, args.target),
             "recipe_bleu_lowercase": metrics.get(search, {}).get("bleu_lowercase"),
         },

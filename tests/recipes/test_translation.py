@@ -30,6 +30,10 @@ def demo_run(tmp_path_factory):
             "5",
             "--beam-width",
             "3",
+            "--alpha",  # chosen on validation, as with --data
+            "auto",
+            "--alpha-grid",
+            "0.6,1.5",
             "--report-samples",
             "1",
             "--select-on",
@@ -82,6 +86,22 @@ def test_demo_learns_and_reports(demo_run):
     assert metrics["beam3"]["sentences_per_second"] > 0
     png = root / "reports" / "attention_0.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.slow
+def test_alpha_auto_exports_the_best_validation_length_penalty(demo_run):
+    from zoo.export import load_manifest
+
+    root, result = demo_run
+    with open(root / "reports" / "metrics.json") as f:
+        metrics = json.load(f)
+    scores = metrics["alpha_validation_bleu"]  # one beam search per alpha tried
+    assert sorted(scores) == ["0.6", "1.5"]
+    best = max(scores, key=lambda alpha: (scores[alpha], -float(alpha)))
+    assert metrics["alpha"] == float(best)
+    manifest = load_manifest(result["export"])
+    decoding = manifest["metadata"]["decoding"]["serving_default"]
+    assert decoding["length_penalty_alpha"] == metrics["alpha"]
 
 
 @pytest.mark.slow
@@ -144,8 +164,12 @@ def test_selection_and_training_defaults(tmp_path):
     assert parse([*data, "--input-feeding"]).input_feeding
     assert not parse([*data, "--input-feeding", "--no-input-feeding"]).input_feeding
     # beam search without the coverage penalty with --data (chosen on validation)
-    assert (real.beam_width, real.alpha, real.beta) == (5, 1.0, 0.0)
+    # the length penalty chosen on validation after training with --data
+    assert (real.beam_width, real.alpha, real.beta) == (5, "auto", 0.0)
+    assert real.alphas() == [0.6, 1.0, 1.3, 1.6, 2.0]
     assert (parse([]).alpha, parse([]).beta) == (0.6, 0.2)
+    assert parse([*data, "--alpha", "0.8"]).alpha == 0.8
+    assert parse(["--alpha", "auto"]).alpha == "auto"
     # the layer-normalized readout for real data and the demo alike
     assert real.readout == parse([]).readout == "layer_norm"
     demo = parse([])
@@ -198,7 +222,11 @@ def test_help_names_the_decay_default_with_data(tmp_path, capsys):
         (["--schedule", "cosine", "--decay-factor", "0.5"], "decay_factor=0.5"),
         (["--beam-width", "0"], "--beam-width: must be > 0"),
         (["--context-dropout", "1.5"], "--context-dropout: must be in [0, 1)"),
-        (["--alpha", "-1"], "--alpha: must be >= 0"),
+        (["--alpha", "-1"], "--alpha: must be >= 0 or auto, got '-1'"),
+        (["--alpha", "best"], "--alpha: invalid number_or_auto value: 'best'"),
+        (["--alpha-grid", "0.6,x"], "--alpha-grid: not a number: 'x'"),
+        (["--alpha-grid", "0.6,-1"], "--alpha-grid: every value must be a finite"),
+        (["--alpha-grid", ""], "--alpha-grid: not a number: ''"),
         (["--readout", "relu"], "--readout: invalid choice: 'relu'"),
         (["--attention", "luong", "--tie-embeddings"], "--embedding-dim must be"),
         (["--attention", "luong", "--score", "dot", "--decoder-units", "48"], "2 x"),

@@ -14,8 +14,10 @@ detokenized, cased). Details, data layouts and outputs: docs/recipes.md#translat
 `SRC_FILE,TGT_FILE` (`--valid-data`, `--test-data` alike); missing splits are seeded
 2% parts of the training data. With `--data`, `--decay-factor` None is 0.5, or 1 with
 `--schedule cosine` or `time` (a cosine from `--learning-rate` to zero over
-`--time-limit`). Exports `saved_models/translation/VERSION/` (`serving_default`:
-beam search, `translate_greedy`) and the `Seq2SeqTextTranslator` as `VERSION.keras`.
+`--time-limit`); `--alpha auto` (with `--data`) chooses the beam's length penalty on
+the validation split after training. Exports `saved_models/translation/VERSION/`
+(`serving_default`: beam search, `translate_greedy`) and the `Seq2SeqTextTranslator`
+as `VERSION.keras`.
 """
 
 import os
@@ -121,7 +123,8 @@ def train(config, model, data, run):
         run.log(f"weight averaging: momentum min({c.training.ema}, (1+t)/(10+t))")
     callbacks = [Throughput(tokens, batches)]
     if c.select_on == "bleu":
-        greedy = Translator(model, data.preprocessor, 1, **c.search())
+        # the length penalty changes no greedy translation (only its score)
+        greedy = Translator(model, data.preprocessor, 1, **c.search(alpha=1.0))
         val = data.splits["val"]
         callbacks.append(ValidationBleu(greedy, val.sources, val.targets, run.log))
     start = time.perf_counter()
@@ -137,6 +140,34 @@ def train(config, model, data, run):
         "train_pairs": len(data.splits["train"]),
         "training_logits_dtype": model.training_logits_dtype,
     }
+
+
+def choose_alpha(config, model, data, log=print):
+    """With `--alpha auto`, sets `config.alpha` to the length penalty of
+    `--alpha-grid` whose beam search scores the best cased BLEU on the validation
+    split (1.0 with `--beam-width 1`, where it changes no translation); returns
+    `{"alpha", "alpha_validation_bleu"}` for the metrics (empty otherwise)."""
+    from zoo.models.translation import Translator, choose_on_validation
+
+    if config.alpha != "auto":
+        return {}
+    if config.beam_width == 1:
+        config.alpha = 1.0
+        return {"alpha": 1.0, "alpha_validation_bleu": {}}
+    width, val = config.beam_width, data.splits["val"]
+    searches = {
+        alpha: Translator(model, data.preprocessor, width, **config.search(alpha=alpha))
+        for alpha in config.alphas()
+    }
+    config.alpha, scores = choose_on_validation(
+        searches,
+        val.sources,
+        val.targets,
+        log,
+        name=lambda alpha: f"beam {width}, alpha {alpha}",
+    )
+    log(f"length penalty: alpha {config.alpha} (best validation BLEU of the grid)")
+    return {"alpha": config.alpha, "alpha_validation_bleu": scores}
 
 
 def evaluate(config, model, module, data, log=print):
@@ -187,6 +218,7 @@ def main(argv=None):
             model = build_model(config, data, make_optimizer(run), run.log)
         training = train(config, model, data, run)
         run.log("trained")
+        training.update(choose_alpha(config, model, data, run.log))
         module = TranslationServing(
             model, data.preprocessor, config.beam_width, **config.search()
         )

@@ -8,6 +8,30 @@ from zoo.recipes.config import RecipeConfig, option
 POS, NONNEG, RATE = "positive", "non_negative", "open_fraction"
 ATTENTION, READOUTS = ("bahdanau", "luong", "none"), ("layer_norm", "tanh")
 
+
+def number_or_auto(text):
+    """A float, or the word `auto`."""
+    return "auto" if text == "auto" else float(text)
+
+
+def non_negative_or_auto(value):
+    if value != "auto" and not value >= 0:
+        raise ValueError("must be >= 0 or auto")
+
+
+def penalty_list(text):
+    """Raises `ValueError` unless `text` is a comma-separated list of numbers >= 0."""
+    values = []
+    for part in text.split(","):
+        try:
+            values.append(float(part))
+        except ValueError:
+            raise ValueError(f"not a number: {part.strip()!r}") from None
+    if not all(0 <= v < float("inf") for v in values):
+        raise ValueError("every value must be a finite number >= 0")
+    return values
+
+
 # With --data; --decay-factor None: 0.5, or 1 (no decay on a plateau) with a
 # schedule that sets every step's rate (`Config.validate`).
 TRAINING = dict(
@@ -111,7 +135,20 @@ class Config(RecipeConfig):
         check=POS,
     )
     beam_width: int = option(5, "beam width of serving_default", check=POS)
-    alpha: float = option(1.0, "GNMT length penalty", demo=0.6, check=NONNEG)
+    alpha: float = option(
+        "auto",
+        "GNMT length penalty of the beam search (auto: the one of --alpha-grid with "
+        "the best validation BLEU, chosen after training)",
+        demo=0.6,
+        type=number_or_auto,
+        check=non_negative_or_auto,
+    )
+    alpha_grid: str = option(
+        "0.6,1.0,1.3,1.6,2.0",
+        "the length penalties --alpha auto tries (comma-separated)",
+        check=penalty_list,
+        metavar="A,B,...",
+    )
     beta: float = option(0.0, "GNMT coverage penalty", demo=0.2, check=NONNEG)
     length_a: float = option(1.5, "outputs stop at ceil(a * |X| + b): a", check=POS)
     length_b: int = option(5, "outputs stop at ceil(a * |X| + b): b", check=NONNEG)
@@ -170,5 +207,12 @@ class Config(RecipeConfig):
             paths.append(("--warmup-texts", self.warmup_texts))
         return paths
 
-    def search(self):  # the penalties and output limit of greedy and beam search
-        return {k: getattr(self, k) for k in ("alpha", "beta", "length_a", "length_b")}
+    def alphas(self):
+        """The length penalties of `--alpha-grid`, as floats."""
+        return penalty_list(self.alpha_grid)
+
+    def search(self, **overrides):
+        """The penalties and output limit of greedy and beam search (`alpha` is
+        `"auto"` until the recipe chooses it)."""
+        keys = ("alpha", "beta", "length_a", "length_b")
+        return {**{k: getattr(self, k) for k in keys}, **overrides}

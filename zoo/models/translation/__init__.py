@@ -18,7 +18,8 @@
   (`serving_default` beam search, `translate_greedy`, `preprocess`,
   `teacher_forced`) and the export with its manifest.
 - Training: `MaskedSparseCrossentropy` (the loss), `ValidationBleu` (the callback
-  that adds `val_bleu`), `translation_dataset` (length-bucketed batches over
+  that adds `val_bleu`), `choose_on_validation` (the search setting of the best
+  validation BLEU), `translation_dataset` (length-bucketed batches over
   `BUCKETS`), `count_target_tokens`.
 
 Importing this package registers the Keras classes (`package="zoo"`).
@@ -58,7 +59,10 @@ from zoo.models.translation.translator import (
     score_snapshots,
     translate_corpus,
 )
-from zoo.models.translation.validation_bleu import ValidationBleu
+from zoo.models.translation.validation_bleu import (
+    ValidationBleu,
+    choose_on_validation,
+)
 
 __all__ = [
     "BUCKETS",
@@ -72,6 +76,7 @@ __all__ = [
     "Translator",
     "ValidationBleu",
     "as_text",
+    "choose_on_validation",
     "count_target_tokens",
     "evaluate_searches",
     "evaluate_translations",

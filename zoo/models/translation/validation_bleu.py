@@ -1,8 +1,10 @@
-"""ValidationBleu: BLEU of greedy translations of the validation split, every epoch."""
+"""BLEU of validation translations: every epoch (`ValidationBleu`) and to choose a
+search setting (`choose_on_validation`)."""
 
 import keras
 
 from zoo.metrics import corpus_bleu
+from zoo.models.translation.translator import as_text, translate_corpus
 
 
 class ValidationBleu(keras.callbacks.Callback):
@@ -45,3 +47,32 @@ class ValidationBleu(keras.callbacks.Callback):
             logs["val_bleu"] = float(bleu)
         if self.log is not None:
             self.log(f"epoch {epoch + 1}: validation BLEU (greedy, cased) {bleu:.2f}")
+
+
+def choose_on_validation(searches, sources, references, log=print, name=str):
+    """The search whose translations of the validation `sources` score best.
+
+    Each string-batch function of `searches` (a `Translator`, a serving signature)
+    translates `sources` (`translate_corpus`) and gets the cased BLEU of its
+    translations against `references`; the best wins, and on a tie the earlier one
+    (dict order).
+
+    Args:
+        searches: `{key: translate_fn}`, e.g. one `Translator` per length penalty.
+        sources, references: the validation sentences (lists of str).
+        log: gets one line per search (`None`: nowhere).
+        name: the text of a key in those lines.
+
+    Returns:
+        `(best key, {key: BLEU})`.
+    """
+    if not searches:
+        raise ValueError("`searches` is empty: give at least one search to choose")
+    scores = {}
+    for key, translate in searches.items():
+        outputs = translate_corpus(translate, list(sources))
+        hypotheses = [as_text(o["translation"]) for o in outputs]
+        scores[key] = float(corpus_bleu(hypotheses, list(references))[0])
+        if log is not None:
+            log(f"validation BLEU (cased) {scores[key]:.2f}: {name(key)}")
+    return max(scores, key=scores.get), scores
