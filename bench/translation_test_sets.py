@@ -68,6 +68,12 @@ def main(argv=None):
     parser.add_argument("--target", required=True)
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--beam-width", type=int, default=5)
+    parser.add_argument(
+        "--alpha",
+        type=float,
+        default=None,
+        help="the beam's length penalty (default: the export's)",
+    )
     parser.add_argument("--out", help="JSON file written (never overwritten)")
     args = parser.parse_args(argv)
     if args.out and os.path.exists(args.out):
@@ -78,6 +84,10 @@ def main(argv=None):
     from zoo.data.parallel import read_pairs
 
     task = keras.saving.load_model(args.export.rstrip("/") + ".keras", compile=False)
+    if args.alpha is not None:
+        if not args.alpha >= 0:
+            parser.error(f"--alpha must be >= 0. Received: {args.alpha}")
+        task.alpha = args.alpha
     results = {}
     for name in args.sets.split(","):
         pairs = read_pairs(set_files(args.data, name, args.source, args.target))
@@ -94,6 +104,7 @@ def main(argv=None):
         + " ".join(argv if argv is not None else sys.argv[1:]),
         "export": args.export,
         "direction": f"{args.source}->{args.target}",
+        "alpha": task.alpha,
         "machine": f"{platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} cores",
         "date": time.strftime("%Y-%m-%d"),

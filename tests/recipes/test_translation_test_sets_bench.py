@@ -50,3 +50,18 @@ def test_an_export_is_scored_on_every_set(tmp_path):
         bench.main(argv)
     with pytest.raises(SystemExit, match="no test_2018_flickr"):
         bench.main([*argv[:-2], "--sets", "test_2018_flickr"])
+    # --alpha: the beam's length penalty instead of the export's
+    assert record["alpha"] == task.alpha == 0.6
+    longer = bench.main([*argv[:-2], "--sets", "test_2017_mscoco", "--alpha", "2.0"])
+    assert longer["alpha"] == 2.0
+    task = keras.saving.load_model(result["export"] + ".keras", compile=False)
+    task.alpha = 2.0  # before its first translation (each search is traced once)
+    part = parts["test_2017_mscoco"]
+    again = score(
+        task.translate([p[0] for p in part], beam_width=3), [p[1] for p in part], "tgt"
+    )
+    assert longer["results"]["test_2017_mscoco"]["beam3"]["bleu_lowercase"] == (
+        pytest.approx(again["bleu_lowercase"])
+    )
+    with pytest.raises(SystemExit):
+        bench.main([*argv[:-2], "--alpha", "-1"])

@@ -208,7 +208,7 @@ def test_both_systems_are_scored_by_one_function_on_the_same_references(
             zoo_loaded.append,
             _translator(test, zoo_loaded),
             lambda sources: list(test.targets),
-            {"beam_width": 5},
+            {"beam_width": 5, "length_penalty_alpha": 1.6},
         ),
     )
     args = bench.parse_args(["--data", "x", "--target", "en",
@@ -222,6 +222,7 @@ def test_both_systems_are_scored_by_one_function_on_the_same_references(
         assert 0 < peer["points"][1][key] < 90
     assert zoo["end"]["bleu_lowercase"] == pytest.approx(100.0)
     assert zoo["end"]["recipe_bleu_lowercase"] == 66.0
+    assert (zoo["end"]["search"], zoo["end"]["alpha"]) == ("beam5", 1.6)
     assert [p["recipe_bleu_lowercase"] for p in zoo["points"]] == [55.0, None]
     shuffled = test.targets[1:] + test.targets[:1]
     assert bench.score(shuffled, test.targets, "en") == {
@@ -267,6 +268,18 @@ def test_both_systems_train_snapshot_and_score(tmp_path):
     for p in zoo["points"]:
         assert p["bleu_lowercase"] == pytest.approx(p["recipe_bleu_lowercase"])
     assert zoo["end"]["search"] == "beam2"
+    # the recipe's defaults with --data chose the beam's length penalty on validation
+    recorded = json.loads(
+        (tmp_path / "run" / "zoo" / "reports" / "metrics.json").read_text()
+    )
+    assert sorted(recorded["alpha_validation_bleu"]) == [
+        "0.6",
+        "1.0",
+        "1.3",
+        "1.6",
+        "2.0",
+    ]
+    assert zoo["end"]["alpha"] == recorded["alpha"]
     assert zoo["end"]["bleu_lowercase"] == pytest.approx(
         zoo["end"]["recipe_bleu_lowercase"]
     )
