@@ -143,29 +143,18 @@ def train(config, model, data, run):
 
 
 def choose_alpha(config, model, data, log=print):
-    """With `--alpha auto`, sets `config.alpha` to the length penalty of
-    `--alpha-grid` whose beam search scores the best cased BLEU on the validation
-    split (1.0 with `--beam-width 1`, where it changes no translation); returns
-    `{"alpha", "alpha_validation_bleu"}` for the metrics (empty otherwise)."""
-    from zoo.models.translation import Translator, choose_on_validation
+    """With `--alpha auto`, sets `config.alpha` to the penalty of `--alpha-grid` of
+    the best validation BLEU (`choose_length_penalty`); returns `{"alpha",
+    "alpha_validation_bleu"}` for the metrics (empty otherwise)."""
+    from zoo.models.translation import choose_length_penalty
 
     if config.alpha != "auto":
         return {}
-    if config.beam_width == 1:
-        config.alpha = 1.0
-        return {"alpha": 1.0, "alpha_validation_bleu": {}}
-    width, val = config.beam_width, data.splits["val"]
-    searches = {
-        alpha: Translator(model, data.preprocessor, width, **config.search(alpha=alpha))
-        for alpha in config.alphas()
-    }
-    config.alpha, scores = choose_on_validation(
-        searches,
-        val.sources,
-        val.targets,
-        log,
-        name=lambda alpha: f"beam {width}, alpha {alpha}",
-    )
+    c, val = config, data.splits["val"]
+    config.alpha, scores = choose_length_penalty(
+        model, data.preprocessor, c.beam_width, c.alphas(), val.sources,
+        val.targets, log, **c.search(),
+    )  # fmt: skip
     log(f"length penalty: alpha {config.alpha} (best validation BLEU of the grid)")
     return {"alpha": config.alpha, "alpha_validation_bleu": scores}
 

@@ -31,3 +31,70 @@ def test_adds_val_bleu_of_the_translations_to_the_logs():
 def test_sources_and_references_must_align():
     with pytest.raises(ValueError, match="2 sources and 1 references"):
         ValidationBleu(object(), ["a", "b"], ["c"])
+
+
+def test_choose_on_validation_takes_the_best_bleu_and_the_earlier_on_ties():
+    import tensorflow as tf
+
+    from zoo.models.translation import choose_on_validation
+
+    references = ["a dog runs .", "the cat sleeps on the mat ."]
+    outputs = {
+        "empty": ["", ""],
+        "close": ["a dog runs .", "the cat sleeps on a mat ."],
+        "exact": list(references),
+        "exact again": list(references),
+    }
+
+    def search(key):
+        def translate(text):  # the validation sources are the references here
+            by_source = dict(zip(references, outputs[key], strict=True))
+            return {
+                "translation": tf.constant(
+                    [by_source[t.decode()] for t in text.numpy()]
+                )
+            }
+
+        return translate
+
+    lines = []
+    best, scores = choose_on_validation(
+        {key: search(key) for key in outputs},
+        references,
+        references,
+        log=lines.append,
+        name=str.upper,
+    )
+    assert best == "exact"  # "exact again" ties and comes later
+    for key, hypotheses in outputs.items():
+        assert scores[key] == pytest.approx(corpus_bleu(hypotheses, references)[0])
+    assert scores["empty"] < scores["close"] < scores["exact"]
+    assert scores["exact"] == pytest.approx(100.0)
+    assert lines[1] == f"validation BLEU (cased) {scores['close']:.2f}: CLOSE"
+    with pytest.raises(ValueError, match="`searches` is empty"):
+        choose_on_validation({}, references, references)
+
+
+def test_choose_length_penalty_scores_each_beam_search(translator_model, preprocessor):
+    from zoo.models.translation import Translator, choose_length_penalty
+
+    sources = ["the dog sees a cat .", "a big cat .", "the dog"]
+    references = ["der hund sieht ein katze .", "ein gross katze .", "der hund"]
+    search = {"alpha": "auto", "beta": 0.0, "length_a": 1.5, "length_b": 5}
+    alpha, scores = choose_length_penalty(
+        translator_model, preprocessor, 3, [0.0, 2.0], sources, references,
+        log=None, **search,
+    )  # fmt: skip
+    assert list(scores) == [0.0, 2.0]
+    assert scores[alpha] == max(scores.values())
+    for a in (0.0, 2.0):
+        search["alpha"] = a
+        hypotheses = Translator(
+            translator_model, preprocessor, 3, **search
+        ).translate_texts(sources)
+        assert scores[a] == pytest.approx(corpus_bleu(hypotheses, references)[0])
+    # greedy: the penalty changes no translation, nothing is decoded
+    assert choose_length_penalty(None, None, 1, [0.6, 2.0], sources, references) == (
+        1.0,
+        {},
+    )

@@ -18,8 +18,8 @@
   (`serving_default` beam search, `translate_greedy`, `preprocess`,
   `teacher_forced`) and the export with its manifest.
 - Training: `MaskedSparseCrossentropy` (the loss), `ValidationBleu` (the callback
-  that adds `val_bleu`), `choose_on_validation` (the search setting of the best
-  validation BLEU), `translation_dataset` (length-bucketed batches over
+  that adds `val_bleu`), `choose_on_validation` and `choose_length_penalty` (the
+  search setting of the best validation BLEU), `translation_dataset` (length-bucketed batches over
   `BUCKETS`), `count_target_tokens`.
 
 Importing this package registers the Keras classes (`package="zoo"`).
@@ -61,6 +61,7 @@ from zoo.models.translation.translator import (
 )
 from zoo.models.translation.validation_bleu import (
     ValidationBleu,
+    choose_length_penalty,
     choose_on_validation,
 )
 
@@ -76,6 +77,7 @@ __all__ = [
     "Translator",
     "ValidationBleu",
     "as_text",
+    "choose_length_penalty",
     "choose_on_validation",
     "count_target_tokens",
     "evaluate_searches",
