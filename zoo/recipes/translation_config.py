@@ -20,7 +20,8 @@ def non_negative_or_auto(value):
 
 
 def penalty_list(text):
-    """Raises `ValueError` unless `text` is a comma-separated list of numbers >= 0."""
+    """The floats of `text`, a comma-separated list of finite numbers >= 0
+    (`ValueError` naming the first bad part otherwise)."""
     values = []
     for part in text.split(","):
         try:

@@ -19,8 +19,8 @@
   `teacher_forced`) and the export with its manifest.
 - Training: `MaskedSparseCrossentropy` (the loss), `ValidationBleu` (the callback
   that adds `val_bleu`), `choose_on_validation` and `choose_length_penalty` (the
-  search setting of the best validation BLEU), `translation_dataset` (length-bucketed batches over
-  `BUCKETS`), `count_target_tokens`.
+  search setting of the best validation BLEU), `translation_dataset`
+  (length-bucketed batches over `BUCKETS`), `count_target_tokens`.
 
 Importing this package registers the Keras classes (`package="zoo"`).
 """
