@@ -78,6 +78,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.out and os.path.exists(args.out):
         parser.error(f"--out exists, not overwritten: {args.out}")
+    if args.alpha is not None and not args.alpha >= 0:
+        parser.error(f"--alpha must be >= 0. Received: {args.alpha}")
     import keras
 
     import zoo  # noqa: F401  (registers the saved classes)
@@ -85,8 +87,6 @@ def main(argv=None):
 
     task = keras.saving.load_model(args.export.rstrip("/") + ".keras", compile=False)
     if args.alpha is not None:
-        if not args.alpha >= 0:
-            parser.error(f"--alpha must be >= 0. Received: {args.alpha}")
         task.alpha = args.alpha
     results = {}
     for name in args.sets.split(","):

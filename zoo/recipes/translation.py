@@ -151,12 +151,13 @@ def choose_alpha(config, model, data, log=print):
     if config.alpha != "auto":
         return {}
     c, val = config, data.splits["val"]
-    config.alpha, scores = choose_length_penalty(
+    c.alpha, scores = choose_length_penalty(
         model, data.preprocessor, c.beam_width, c.alphas(), val.sources,
         val.targets, log, **c.search(),
     )  # fmt: skip
-    log(f"length penalty: alpha {config.alpha} (best validation BLEU of the grid)")
-    return {"alpha": config.alpha, "alpha_validation_bleu": scores}
+    why = "best validation BLEU of the grid" if scores else "greedy: no search"
+    log(f"length penalty: alpha {c.alpha} ({why})")
+    return {"alpha": c.alpha, "alpha_validation_bleu": scores}
 
 
 def evaluate(config, model, module, data, log=print):

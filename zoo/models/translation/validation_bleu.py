@@ -93,7 +93,8 @@ def choose_length_penalty(
         alphas: the penalties tried, in order (ties: the earlier).
         sources, references: the validation sentences (lists of str).
         log: gets one line per penalty (`None`: nowhere).
-        **search: the other `Translator` settings (`beta`, `length_a`, `length_b`).
+        **search: the other `Translator` settings (`beta`, `length_a`, `length_b`;
+            an `alpha` among them, such as a recipe's `"auto"`, is ignored).
 
     Returns:
         `(alpha, {alpha: BLEU})`.
