@@ -165,7 +165,7 @@ def run_dataset(dataset, args, sizes, out_dir):
         tokenize_sentences,
     )
     from zoo.models.text_classifier import compile_classifier
-    from zoo.recipes.text_classification import (
+    from zoo.training.text_classification import (
         build_word_vocabulary,
         evaluate_texts,
         initial_embeddings,

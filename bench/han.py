@@ -44,7 +44,7 @@ from zoo.models.han import (
     HANPreprocessor,
     tokenize_documents,
 )
-from zoo.recipes.text_classification import (
+from zoo.training.text_classification import (
     build_word_vocabulary,
     initial_embeddings,
     labelled_dataset,

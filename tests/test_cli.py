@@ -38,7 +38,7 @@ def _json_lines(text):
 _NO_HEAVY_IMPORTS = """
 import os, sys
 from zoo.cli import main
-os.execv = lambda path, argv: print("EXEC", argv[:2], argv[3:])
+os.execve = lambda path, argv, env: print("EXEC", argv[:2], argv[2:], env["KERAS_BACKEND"])
 for argv in (["--help"], ["train", "--help"], ["train", "--list"],
              ["predict", "--help"], ["--version"], ["train", "han", "--help"]):
     try:
@@ -66,7 +66,8 @@ def test_help_imports_nothing_heavy_and_train_runs_the_recipe_module():
     assert "han_classification        Hierarchical Attention Network" in proc.stdout
     assert "usage: zoo predict EXPORT [TEXT ...] [options]" in proc.stdout
     assert (
-        f"EXEC {[sys.executable, '-c']} {['zoo.recipes.han_classification', '--help']}"
+        f"EXEC {[sys.executable, '-m']} {['zoo.recipes.han_classification', '--help']}"
+        " tensorflow"
         in (proc.stdout)
     )
     import zoo
@@ -77,8 +78,7 @@ def test_help_imports_nothing_heavy_and_train_runs_the_recipe_module():
 def test_train_command_and_recipe_names(capsys, monkeypatch):
     assert cli.train_command("embedder", ["--epochs", "1"]) == [
         sys.executable,
-        "-c",
-        cli._RUN_MODULE,
+        "-m",
         "zoo.recipes.self_attentive_embedding",
         "--epochs",
         "1",
@@ -100,18 +100,34 @@ def test_train_command_and_recipe_names(capsys, monkeypatch):
     assert err.startswith("error: unknown recipe 'bogus'; recipes: translation, ")
     assert len(err.splitlines()) == 1
     calls = []
-    monkeypatch.setattr(cli.os, "execv", lambda path, argv: calls.append(argv))
+    monkeypatch.setenv("KERAS_BACKEND", "jax")
+    monkeypatch.setattr(
+        cli.os, "execve", lambda path, argv, env: calls.append((argv, env))
+    )
     cli.main(["--debug", "train", "memn2n", "--hops", "3"])
-    assert calls == [
-        [
-            sys.executable,
-            "-c",
-            cli._RUN_MODULE,
-            "zoo.recipes.memn2n_babi",
-            "--hops",
-            "3",
-        ]
-        + ["--debug"]
+    assert [argv for argv, _ in calls] == [
+        [sys.executable, "-m", "zoo.recipes.memn2n_babi", "--hops", "3", "--debug"]
+    ]
+    # the recipes train on TensorFlow whatever the shell's KERAS_BACKEND says
+    assert calls[0][1]["KERAS_BACKEND"] == "tensorflow"
+    assert calls[0][1]["ZOO_LAZY_IMPORT"] == "1"
+
+
+def test_train_without_tensorflow_names_the_extra(capsys, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "tensorflow" else real(name, *a),
+    )
+    monkeypatch.setattr(cli.os, "execve", lambda *a: pytest.fail("no TensorFlow"))
+    code, out, err = _zoo(capsys, "train", "han")
+    assert code == 2 and out == ""
+    assert err.splitlines() == [
+        "error: tensorflow is not installed; this command needs the 'train' extra: "
+        'pip install "attention-zoo[train]" (from a checkout: pip install ".[train]")'
     ]
 
 
@@ -343,13 +359,16 @@ def test_recipes_run_as_python_m_does_and_quietly():
     )
     assert proc.returncode == 2 and "--epochs" in proc.stderr
     # what a recipe's process does when it imports TensorFlow
-    code = cli.QUIET_PRELUDE + "import tensorflow\nprint('TF', tensorflow.__version__)"
+    code = (
+        "from zoo import tf_logging\ntf_logging.quiet(False)\n"
+        "import tensorflow\nprint('TF', tensorflow.__version__)"
+    )
     proc = subprocess.run(
         [sys.executable, "-c", code, "x"],
         capture_output=True,
         text=True,
         timeout=300,
-        env=_quiet_env(),
+        env=cli.train_environment(_quiet_env()),
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.startswith("TF ") and proc.stderr == ""

@@ -5,7 +5,7 @@
 `custom_objects`. The layers need only Keras; the models, tasks and preprocessors
 need TensorFlow and tensorflow-text (the `train` extra) and are registered when they
 are installed. The registration is skipped (each command imports what it uses, so
-that `--help` needs no TensorFlow) in the `zoo` command, in the recipes' entry points,
+that `--help` needs no TensorFlow) in the `zoo` command, in the recipes (`recipes/`),
 and wherever `ZOO_LAZY_IMPORT=1` is set in the environment.
 """
 
@@ -33,6 +33,9 @@ def _lazy():
     argv0 = _sys.argv[0] if _sys.argv else ""
     if _os.path.basename(argv0) == "zoo":
         return True
+    # `python recipes/NAME.py`: a recipe script imports what it uses.
+    if _os.path.basename(_os.path.dirname(_os.path.abspath(argv0))) == "recipes":
+        return True
     # `python -m zoo.recipes[.NAME]` or `python -m zoo.cli`: the recipes and the
     # command import what they use (this package is imported before them).
     argv = getattr(_sys, "orig_argv", [])
@@ -44,5 +47,11 @@ def _lazy():
     return False
 
 
-if not _lazy():
+if _lazy():
+    # The command and the recipes: TensorFlow's C++ log lines are kept off stderr
+    # from here on, before anything imports TensorFlow (`--debug` shows them).
+    from zoo import tf_logging as _tf_logging
+
+    _tf_logging.quiet(debug="--debug" in _sys.argv[1:])
+else:
     _register()

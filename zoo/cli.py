@@ -118,37 +118,36 @@ def resolve_recipe(name):
     return key
 
 
-# Python source that starts a new process the way the `zoo` command does: `zoo` imported
-# without registering its models (which imports TensorFlow), then
-# `zoo.tf_logging.quiet`, before anything imports TensorFlow; `--debug` among the
-# arguments after the first one shows TensorFlow's log lines.
-QUIET_PRELUDE = """\
-import os, sys
-_lazy = os.environ.get("ZOO_LAZY_IMPORT")
-os.environ["ZOO_LAZY_IMPORT"] = "1"
-from zoo import tf_logging
-if _lazy is None:
-    del os.environ["ZOO_LAZY_IMPORT"]
-else:
-    os.environ["ZOO_LAZY_IMPORT"] = _lazy
-tf_logging.quiet(debug="--debug" in sys.argv[2:])
-"""
-# `python -m MODULE ARGS` after the prelude: `python -c _RUN_MODULE MODULE ARGS`
-_RUN_MODULE = (
-    QUIET_PRELUDE
-    + """\
-import runpy
-del sys.argv[0]
-runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
-"""
-)
-
-
 def train_command(recipe, flags=()):
     """The command `zoo train RECIPE FLAGS` runs: `python -m zoo.recipes.RECIPE FLAGS`
-    with this interpreter (through `runpy`, after `zoo.tf_logging.quiet`)."""
+    with this interpreter (`zoo.recipes` is the checkout's `recipes/` folder)."""
     module = f"zoo.recipes.{resolve_recipe(recipe)}"
-    return [sys.executable, "-c", _RUN_MODULE, module, *flags]
+    return [sys.executable, "-m", module, *flags]
+
+
+def train_environment(environ=None):
+    """The recipe's environment: the TensorFlow backend whatever `KERAS_BACKEND`
+    says (the recipes train and export with TensorFlow), TensorFlow's C++ log level
+    as `zoo.tf_logging.quiet` left it, and `import zoo` registering no models until
+    the recipe has quieted TensorFlow's logging."""
+    env = dict(os.environ if environ is None else environ)
+    env["KERAS_BACKEND"] = "tensorflow"
+    env["ZOO_LAZY_IMPORT"] = "1"
+    return env
+
+
+def require_extra(extra, modules):
+    """Raises a one-line `ConfigError` naming `pip install ".[extra]"` when one of
+    `modules` (import names) is not installed."""
+    import importlib.util
+
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ConfigError(
+            f"{', '.join(missing)} is not installed; this command needs the "
+            f'{extra!r} extra: pip install "attention-zoo[{extra}]" (from a checkout: '
+            f'pip install ".[{extra}]")'
+        )
 
 
 def _recipe_list():
@@ -165,9 +164,10 @@ _TRAIN_USAGE = """\
 usage: zoo train RECIPE [FLAGS ...]
        zoo train --list
 
-Runs `python -m zoo.recipes.RECIPE FLAGS` with this Python in a new process; FLAGS are the
-recipe's own (`zoo train RECIPE --help` lists them). TensorFlow's C++ log lines are
-kept off stderr unless --debug is given or TF_CPP_MIN_LOG_LEVEL is set (0-2).
+Runs `python -m zoo.recipes.RECIPE FLAGS` (the script recipes/RECIPE.py) with this
+Python in a new process, on the TensorFlow backend whatever KERAS_BACKEND says; FLAGS
+are the recipe's own (`zoo train RECIPE --help` lists them). TensorFlow's C++ log lines
+are kept off stderr unless --debug is given or TF_CPP_MIN_LOG_LEVEL is set (0-2).
 
 recipes:
 {recipes}
@@ -182,13 +182,17 @@ def _train(argv):
         print(_recipe_list())
         return 0
     command = train_command(argv[0], argv[1:])
+    if not {"-h", "--help"} & set(argv[1:]):
+        require_extra("train", ("tensorflow", "tensorflow_text"))
+    tf_logging.quiet("--debug" in argv[1:])  # sets TF_CPP_MIN_LOG_LEVEL for the child
+    env = train_environment()
     sys.stdout.flush()
     sys.stderr.flush()
     if os.name == "posix":
-        os.execv(command[0], command)  # the recipe's exit status is zoo's
+        os.execve(command[0], command, env)  # the recipe's exit status is zoo's
     import subprocess
 
-    return subprocess.call(command)
+    return subprocess.call(command, env=env)
 
 
 # --- predict -------------------------------------------------------------------------

@@ -128,7 +128,7 @@ def test_identity_leaves_out_output_and_duration_fields(tmp_path):
 
 _PARSE_WITHOUT_TENSORFLOW = """
 import dataclasses, sys
-from zoo.recipes.config import RecipeConfig, option, parse_config
+from zoo.training.flags import RecipeConfig, option, parse_config
 
 @dataclasses.dataclass
 class Config(RecipeConfig):

@@ -7,8 +7,8 @@ import dataclasses
 import numpy as np
 
 from zoo.errors import DataError
-from zoo.recipes import steps
-from zoo.recipes.config import RecipeConfig, option
+from zoo.training import steps
+from zoo.training.flags import RecipeConfig, option
 
 NAME = "toy"
 EXPORT_NAME = "toy_model"

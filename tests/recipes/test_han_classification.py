@@ -107,7 +107,7 @@ def test_help_answers_without_tensorflow():
     )
     assert "--max-train-samples" in proc.stdout and "--word2vec-epochs" in proc.stdout
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines()}
-    assert {"zoo.recipes", "zoo.recipes.steps"} <= imported
+    assert {"zoo.recipes", "zoo.training.steps"} <= imported
     heavy = {"tensorflow", "keras", "numpy"} & {m.split(".")[0] for m in imported}
     assert heavy == set()
 

@@ -252,7 +252,7 @@ def test_warmup_requests_are_the_given_texts(demo_run):
 
 def test_example_texts_file_errors(tmp_path):
     from zoo.errors import DataError
-    from zoo.recipes.steps import read_example_texts
+    from zoo.training.steps import read_example_texts
 
     latin = tmp_path / "latin.txt"
     latin.write_bytes("caf\xe9 au lait\n".encode("latin-1"))

@@ -126,7 +126,7 @@ def parse(argv):
 
 def build(config, source_vocab_size=50, target_vocab_size=60):
     """The recipe's model for `config` on vocabularies of the given sizes."""
-    from zoo.recipes.steps import RecipeRun
+    from zoo.training.steps import RecipeRun
     from zoo.recipes.translation import NAME, build_model, make_optimizer
 
     pre = types.SimpleNamespace(

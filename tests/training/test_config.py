@@ -10,7 +10,7 @@ from zoo.errors import ConfigError
 from zoo.training import RESUMABLE_FIELDS, TrainingConfig
 
 # The training flags come from TrainingConfig's fields through the recipes' flag
-# system (zoo.recipes.config); the toy recipe of tests/recipe is parsed here.
+# system (zoo.training.flags); the toy recipe of tests/recipe is parsed here.
 
 
 def test_flags_and_config():
@@ -63,7 +63,7 @@ def test_every_field_has_help_and_the_choices_fields_name_them():
     )
     assert fields["resume"].metadata["choices"] == ("auto", "force", "never")
     # the recipes' training flags carry the fields' help
-    from zoo.recipes.config import build_parser
+    from zoo.training.flags import build_parser
 
     parser = build_parser(toy.ToyConfig, "toy", "toy", "toy")
     helps = {a.dest: a.help for a in parser._actions}

@@ -1,7 +1,7 @@
 """Training shared by every recipe: flags, seeds, distribution, callbacks, resumption.
 
-A recipe gets `cfg` from its flags (`zoo.recipes.config`: the training flags are made
-from `TrainingConfig`'s fields) and `zoo.recipes.steps.recipe_run` does the rest of
+A recipe gets `cfg` from its flags (`zoo.training.flags`: the training flags are made
+from `TrainingConfig`'s fields) and `zoo.training.steps.recipe_run` does the rest of
 this for it; by hand:
 
 ```python

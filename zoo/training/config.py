@@ -2,7 +2,7 @@
 
 Each field carries its flag's help line in `metadata["help"]` (and `"choices"`,
 `"check"`, `"metavar"` where they apply): the recipes' flag system
-(`zoo.recipes.config`) makes the training flags from them.
+(`zoo.training.flags`) makes the training flags from them.
 Fields with `metadata["resumable"]` may change when a run is resumed (see
 `TrainingConfig.identity`).
 
@@ -29,7 +29,7 @@ def _option(default, help, resumable=False, **metadata):
 
 @dataclasses.dataclass
 class TrainingConfig:
-    """Options of `fit` (filled from a recipe's training flags, `zoo.recipes.config`).
+    """Options of `fit` (filled from a recipe's training flags, `zoo.training.flags`).
 
     Attributes:
         epochs: number of epochs.

@@ -4,7 +4,7 @@
 long as the run lasts. A second process that asks for the same folder gets a
 `RunLockedError` (one line, exit status 2) naming the pid of the run that holds it;
 the lock goes with its process, so a killed run leaves no stale lock. Within one
-process the lock is re-entrant (`zoo.recipes.steps.recipe_run` takes it before the
+process the lock is re-entrant (`zoo.training.steps.recipe_run` takes it before the
 data is loaded, and `fit` takes it again around training).
 
 `keep_final_backups()` marks the part of a program after which a run's trained

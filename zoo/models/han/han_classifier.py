@@ -50,7 +50,7 @@ class HANClassifier(keras.Model):
         Classification", NAACL.
 
     The paper initialises the embeddings with word2vec trained on the corpus: load
-    such vectors with `set_embedding_matrix` (`zoo.recipes.text_classification.initial_embeddings`
+    such vectors with `set_embedding_matrix` (`zoo.training.text_classification.initial_embeddings`
     trains them with `zoo.text.word2vec` or reads a vector file). `dropout`, `rnn_type` and `pooling` are
     options whose defaults give the paper's model.
     """

@@ -16,9 +16,9 @@ the export's signatures: `zoo.models.han.HANServing`.
 
 import dataclasses
 
-from zoo.recipes import steps
-from zoo.recipes.config import option
-from zoo.recipes.text_classification import TextClassificationConfig
+from zoo.training import steps
+from zoo.training.flags import option
+from zoo.training.text_classification import TextClassificationConfig
 
 NAME = "han_classification"
 EXPORT_NAME = "han"
@@ -73,12 +73,6 @@ class Config(TextClassificationConfig):
         check="non_negative",
         metavar="N",
     )
-    encoding: str = option("utf-8", "encoding of class-folder files (e.g. latin-1)")
-    skip_unreadable: bool = option(
-        False,
-        "skip class-folder files that are not text in --encoding (one line each, "
-        "counted at the end) instead of stopping",
-    )
     demo_size: int = option(
         400, "documents in the demo corpus", check="positive", metavar="N"
     )
@@ -121,7 +115,7 @@ def load_data(config, log=print):
     """Documents -> vocabulary, `HANPreprocessor`, datasets and the initial word
     vectors (`--embeddings`, word2vec or none): a `TextClassificationInputs`."""
     from zoo.models.han import LENGTH_BUCKETS, HANPreprocessor, tokenize_documents
-    from zoo.recipes.text_classification import initial_embeddings, prepare_inputs
+    from zoo.training.text_classification import initial_embeddings, prepare_inputs
 
     c = config
     data = prepare_inputs(
@@ -174,7 +168,7 @@ def main(argv=None):
     config = parse(argv)
     with steps.recipe_run(NAME, config) as run:
         from zoo.models.han import CLIPNORM, export_han_classifier
-        from zoo.recipes.text_classification import (
+        from zoo.training.text_classification import (
             document_report,
             evaluate_texts,
             export_classifier,

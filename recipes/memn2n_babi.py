@@ -23,7 +23,7 @@ import dataclasses
 import os
 import types
 
-from zoo.recipes import steps
+from zoo.training import steps
 from zoo.recipes.memn2n_babi_config import DEMO_TRAINING, TRAINING, Config
 
 NAME, EXPORT_NAME, METRIC = "memn2n_babi", "memn2n", "mean_test_error_percent"

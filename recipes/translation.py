@@ -26,7 +26,7 @@ import statistics
 import time
 import types
 
-from zoo.recipes import steps
+from zoo.training import steps
 from zoo.recipes.translation_config import DEMO_TRAINING, TRAINING, Config
 
 NAME, METRIC = "translation", "test BLEU (sacrebleu, detokenized, cased)"

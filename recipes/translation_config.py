@@ -2,8 +2,8 @@
 
 import dataclasses
 
-from zoo.recipes import steps
-from zoo.recipes.config import RecipeConfig, option
+from zoo.training import steps
+from zoo.training.flags import RecipeConfig, option
 
 POS, NONNEG, RATE = "positive", "non_negative", "open_fraction"
 ATTENTION, READOUTS = ("bahdanau", "luong", "none"), ("layer_norm", "tanh")

@@ -18,7 +18,8 @@ its help line and its default shown by `--help`; `demo=` gives the default used 
 per-recipe defaults. A value that fails its `check` or its choices is an argparse error
 (one line, exit status 2) that names the flag and the value.
 
-Importing this module imports nothing heavy: `--help` answers without TensorFlow.
+A flag that sets a model's argument takes its default from the model's constructor
+(`default_of`), so the recipe with `--data` trains the model its constructor builds.
 """
 
 import argparse
@@ -120,6 +121,24 @@ def option(
             default_factory=lambda: copy.deepcopy(default), metadata=metadata
         )
     return dataclasses.field(default=default, metadata=metadata)
+
+
+def default_of(constructor, argument):
+    """The default of `argument` in the signature of `constructor` (a class or a
+    function): a recipe's flag takes its default from the model's constructor, so the
+    recipe with `--data` and a model built with its defaults are the same model.
+
+    Raises:
+        ValueError: `constructor` has no such argument, or it has no default.
+    """
+    import inspect
+
+    parameter = inspect.signature(constructor).parameters.get(argument)
+    if parameter is None or parameter.default is inspect.Parameter.empty:
+        raise ValueError(
+            f"{constructor.__qualname__} has no argument {argument!r} with a default"
+        )
+    return parameter.default
 
 
 def _training_config_class():

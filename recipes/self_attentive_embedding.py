@@ -19,9 +19,9 @@ The paper's sizes are `--embedding-dim 300 --lstm-units 300 --attention-units 35
 import dataclasses
 import os
 
-from zoo.recipes import steps
-from zoo.recipes.config import option
-from zoo.recipes.text_classification import TextClassificationConfig
+from zoo.training import steps
+from zoo.training.flags import option
+from zoo.training.text_classification import TextClassificationConfig
 
 NAME = "self_attentive_embedding"
 EXPORT_NAME = "sentence_embedder"
@@ -103,6 +103,8 @@ def read_texts(config):
         format=None if sst else c.task,
         task=c.task if sst else "sst5",
         phrases=c.phrases,
+        encoding=c.encoding,
+        skip_unreadable=c.skip_unreadable,
         seed=SPLIT_SEED,
     )
 
@@ -115,7 +117,7 @@ def load_data(config, log=print):
         SentencePreprocessor,
         tokenize_sentences,
     )
-    from zoo.recipes.text_classification import initial_embeddings, prepare_inputs
+    from zoo.training.text_classification import initial_embeddings, prepare_inputs
 
     c = config
     data = prepare_inputs(
@@ -166,7 +168,7 @@ def evaluate(model, data):
     """The test metrics, with the mean penalty norm `||A A^T - I||_F` of the test
     texts, and the per-text results."""
     from zoo.models.sentence_embedder import penalty_norms
-    from zoo.recipes.text_classification import evaluate_texts
+    from zoo.training.text_classification import evaluate_texts
 
     test = data.texts.test
     metrics, results = evaluate_texts(
@@ -183,7 +185,7 @@ def main(argv=None):
     config = parse(argv)
     with steps.recipe_run(NAME, config) as run:
         from zoo.models.sentence_embedder import export_sentence_embedder
-        from zoo.recipes.text_classification import export_classifier, hop_report
+        from zoo.training.text_classification import export_classifier, hop_report
         from zoo.training import save_model_atomic
 
         data = load_data(config, run.log)

@@ -3,7 +3,7 @@
 A recipe is a script that reads top to bottom:
 
 ```python
-from zoo.recipes import steps
+from zoo.training import steps
 
 parse = steps.parser(Config, NAME, __doc__, TRAINING, DEMO_TRAINING)  # the flags
 
@@ -41,7 +41,7 @@ import sys
 import time
 
 from zoo.errors import ZooError, one_line
-from zoo.recipes.config import parse_config
+from zoo.training.flags import parse_config
 
 
 def parser(config_class, name, description, training=None, demo_training=None):

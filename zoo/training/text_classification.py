@@ -22,7 +22,7 @@ import dataclasses
 import os
 import shutil
 
-from zoo.recipes.config import RecipeConfig, option
+from zoo.training.flags import RecipeConfig, option
 
 VOCABULARIES = "vocabularies"
 HEADLINE_METRICS = ("accuracy", "macro_f1", "mean_attention_penalty_norm")
@@ -63,6 +63,12 @@ class TextClassificationConfig(RecipeConfig):
         "initial word vectors, a word2vec/GloVe text file (sets --embedding-dim)",
         metavar="FILE",
     )
+    encoding: str = option("utf-8", "encoding of class-folder files (e.g. latin-1)")
+    skip_unreadable: bool = option(
+        False,
+        "skip class-folder files that are not text in --encoding (one line each, "
+        "counted at the end) instead of stopping",
+    )
     warmup_texts: str = option(
         None,
         "a UTF-8 file of example texts, one per line: the export's warm-up requests "
@@ -75,7 +81,7 @@ class TextClassificationConfig(RecipeConfig):
 
         super().validate()
         if self.warmup_texts is not None:  # a bad file is an error now
-            from zoo.recipes.steps import read_example_texts
+            from zoo.training.steps import read_example_texts
 
             read_example_texts(self.warmup_texts)
         if self.embeddings and not os.path.isfile(self.embeddings):
@@ -154,7 +160,7 @@ class TextClassificationInputs:
         the first `count` test texts."""
         if path is None:
             return self.texts.test.texts[:count]
-        from zoo.recipes.steps import read_example_texts
+        from zoo.training.steps import read_example_texts
 
         return read_example_texts(path)
 
@@ -462,7 +468,7 @@ def document_report(config, data, metrics, results, log=print):
     """HAN's report: `metrics.txt` and `attention.html` (the sentence and word
     attention of `--report-samples` seeded test documents, as in Yang et al.'s
     Figure 5)."""
-    from zoo.recipes.steps import data_name
+    from zoo.training.steps import data_name
     from zoo.report import attention_report_html
 
     text, examples = write_report(config, data, metrics, results)
@@ -480,7 +486,7 @@ def hop_report(config, data, metrics, results, log=print):
     """The sentence embedder's report: `metrics.txt`, `attention.html` (every hop's
     attention over the words of `--report-samples` test sentences) and a heat map
     `attention_<i>.png` of each (rows: hops)."""
-    from zoo.recipes.steps import data_name
+    from zoo.training.steps import data_name
     from zoo.report import attention_grid_html
     from zoo.viz import attention_heatmap
 

@@ -3,7 +3,7 @@
 import dataclasses
 import os
 
-from zoo.recipes.config import RecipeConfig, option
+from zoo.training.flags import RecipeConfig, option
 
 # The paper's schedule: batches of 32, no early stopping. Epochs None: linear start
 # plus 100 (joint: 60); learning rate None: 0.005, 0.01 with --no-ls (`validate`).

@@ -27,8 +27,6 @@ import sys
 import tempfile
 import time
 
-from zoo.cli import QUIET_PRELUDE
-
 RECIPES = [
     "zoo.recipes.han_classification",
     "zoo.recipes.self_attentive_embedding",
@@ -36,10 +34,12 @@ RECIPES = [
     "zoo.recipes.translation",
 ]
 
-# after zoo.cli.QUIET_PRELUDE: TensorFlow's C++ log lines kept off stderr as in the
-# parent (TF_CPP_MIN_LOG_LEVEL is inherited)
+# The child: `import zoo` registers no models there (ZOO_LAZY_IMPORT=1), so the
+# recipe quiets TensorFlow's C++ log lines before it imports TensorFlow
+# (TF_CPP_MIN_LOG_LEVEL is inherited from this process).
 _CHILD = """
 import json
+import sys
 from importlib import import_module
 result = import_module(sys.argv[1]).main(json.loads(sys.argv[2]))
 with open(sys.argv[3], "w") as f:
@@ -88,7 +88,7 @@ def run_recipe(module, export_dir, timeout):
         "--report-dir",
         os.path.join("reports", name),
     ]
-    env = {**os.environ, "KERAS_BACKEND": "tensorflow"}
+    env = {**os.environ, "KERAS_BACKEND": "tensorflow", "ZOO_LAZY_IMPORT": "1"}
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "result.json")
@@ -98,7 +98,7 @@ def run_recipe(module, export_dir, timeout):
                 [
                     sys.executable,
                     "-c",
-                    QUIET_PRELUDE + _CHILD,
+                    _CHILD,
                     module,
                     json.dumps(argv),
                     out,
