@@ -6,7 +6,8 @@
 need TensorFlow and tensorflow-text (the `train` extra) and are registered when they
 are installed. The registration is skipped (each command imports what it uses, so
 that `--help` needs no TensorFlow) in the `zoo` command, in the recipes (`recipes/`),
-and wherever `ZOO_LAZY_IMPORT=1` is set in the environment.
+and wherever `ZOO_LAZY_IMPORT=1` is set in the environment. The command and the
+recipes run on the TensorFlow backend whatever `KERAS_BACKEND` says.
 """
 
 import os as _os
@@ -27,17 +28,15 @@ def _register():
     import zoo.models  # noqa: F401
 
 
-def _lazy():
-    if _os.environ.get("ZOO_LAZY_IMPORT") == "1":
-        return True
+def _entry_point():
+    """Whether this process is the `zoo` command or a recipe (`python
+    recipes/NAME.py`, `python -m zoo.recipes[.NAME]`, `python -m zoo.cli`): they
+    import what they use (this package is imported before them)."""
     argv0 = _sys.argv[0] if _sys.argv else ""
     if _os.path.basename(argv0) == "zoo":
         return True
-    # `python recipes/NAME.py`: a recipe script imports what it uses.
     if _os.path.basename(_os.path.dirname(_os.path.abspath(argv0))) == "recipes":
         return True
-    # `python -m zoo.recipes[.NAME]` or `python -m zoo.cli`: the recipes and the
-    # command import what they use (this package is imported before them).
     argv = getattr(_sys, "orig_argv", [])
     for flag, module in zip(argv, argv[1:], strict=False):
         if flag == "-m":
@@ -47,11 +46,14 @@ def _lazy():
     return False
 
 
-if _lazy():
-    # The command and the recipes: TensorFlow's C++ log lines are kept off stderr
-    # from here on, before anything imports TensorFlow (`--debug` shows them).
+if _entry_point():
+    # The command and the recipes train, export and serve with TensorFlow, whatever
+    # KERAS_BACKEND says in the shell (set before anything imports Keras), and keep
+    # TensorFlow's C++ log lines off stderr (`--debug` shows them).
+    if "keras" not in _sys.modules:
+        _os.environ["KERAS_BACKEND"] = "tensorflow"
     from zoo import tf_logging as _tf_logging
 
     _tf_logging.quiet(debug="--debug" in _sys.argv[1:])
-else:
+elif _os.environ.get("ZOO_LAZY_IMPORT") != "1":
     _register()
