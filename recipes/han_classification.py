@@ -10,14 +10,26 @@ Metric: test accuracy (plus per-class precision/recall/F1 and the confusion matr
     python -m zoo.recipes.han_classification --data yelp.csv --label-column stars
     python -m zoo.recipes.han_classification --data ... --embeddings vectors.txt
 
+The model's options take their defaults from the constructors of `HANClassifier`,
+`HANTextClassifierPreprocessor` (and its `adapt`) and `HANTextClassifier`'s
+`default_compile`: the task built with its defaults is the one trained with `--data`.
 Data layouts, word vectors, training and outputs: docs/recipes.md#han_classification;
 the export's signatures: `zoo.models.han.HANServing`.
 """
 
 import dataclasses
 
+from zoo.models.han import (
+    LENGTH_BUCKETS,
+    HANClassifier,
+    HANPreprocessor,
+    HANTextClassifier,
+    HANTextClassifierPreprocessor,
+    export_han_classifier,
+    tokenize_documents,
+)
 from zoo.training import steps
-from zoo.training.flags import option
+from zoo.training.flags import default_of, option
 from zoo.training.text_classification import TextClassificationConfig
 
 NAME = "han_classification"
@@ -27,7 +39,7 @@ SPLIT_SEED = 1337  # of the validation and test sets held out of the training da
 TRAINING = dict(
     epochs=2,
     batch_size=32,
-    learning_rate=2e-3,
+    learning_rate=default_of(HANTextClassifier.default_compile, "learning_rate"),
     validations_per_epoch=2,
     monitor="val_accuracy",
     patience=4,
@@ -46,22 +58,51 @@ DEMO_TRAINING = dict(
 class Config(TextClassificationConfig):
     """The recipe's options (the command-line flags)."""
 
-    max_sentences: int = option(30, "sentences per document", demo=8, check="positive")
-    max_words: int = option(50, "words per sentence", demo=16, check="positive")
+    max_sentences: int = option(
+        default_of(HANTextClassifierPreprocessor, "max_sentences"),
+        "sentences per document",
+        demo=8,
+        check="positive",
+    )
+    max_words: int = option(
+        default_of(HANTextClassifierPreprocessor, "max_words"),
+        "words per sentence",
+        demo=16,
+        check="positive",
+    )
+    vocab_size: int = option(
+        default_of(HANTextClassifierPreprocessor.adapt, "vocab_size"),
+        "largest vocabulary, [PAD] and [UNK] included",
+        check="positive",
+    )
     min_count: int = option(
-        2, "words seen fewer times in training map to [UNK]", demo=1, check="positive"
+        default_of(HANTextClassifierPreprocessor.adapt, "min_count"),
+        "words seen fewer times in training map to [UNK]",
+        demo=1,
+        check="positive",
+    )
+    embedding_dim: int = option(
+        default_of(HANClassifier, "embedding_dim"),
+        "word embedding size (--embeddings sets it)",
+        check="positive",
     )
     rnn_units: int = option(
-        50, "GRU units per direction, both levels", check="positive"
+        default_of(HANClassifier, "rnn_units"),
+        "GRU units per direction, both levels",
+        check="positive",
     )
     context_units: int = option(
-        100, "size of the word and sentence context vectors", check="positive"
+        default_of(HANClassifier, "context_units"),
+        "size of the word and sentence context vectors",
+        check="positive",
     )
     dropout: float = option(
-        0.0, "dropout on the embeddings and the document vector", check="open_fraction"
+        default_of(HANClassifier, "dropout"),
+        "dropout on the embeddings and the document vector",
+        check="open_fraction",
     )
     pooling: str = option(
-        "attention",
+        default_of(HANClassifier, "pooling"),
         "word and sentence pooling (mean: a baseline)",
         choices=("attention", "mean"),
     )
@@ -114,7 +155,6 @@ def read_texts(config):
 def load_data(config, log=print):
     """Documents -> vocabulary, `HANPreprocessor`, datasets and the initial word
     vectors (`--embeddings`, word2vec or none): a `TextClassificationInputs`."""
-    from zoo.models.han import LENGTH_BUCKETS, HANPreprocessor, tokenize_documents
     from zoo.training.text_classification import initial_embeddings, prepare_inputs
 
     c = config
@@ -140,9 +180,9 @@ def load_data(config, log=print):
     return data
 
 
-def build_model(config, data, optimizer):
-    """The `HANClassifier`, its embeddings set, its training view compiled."""
-    from zoo.models.han import HANClassifier
+def build_model(config, data, run):
+    """The `HANClassifier`, its embeddings set, its training view compiled with the
+    run's optimizer (`--learning-rate`, the task's gradient-norm clipping)."""
     from zoo.models.text_classifier import compile_classifier
 
     model = HANClassifier(
@@ -157,8 +197,9 @@ def build_model(config, data, optimizer):
     )
     if data.embeddings.matrix is not None:
         model.set_embedding_matrix(data.embeddings.matrix)
+    clipnorm = default_of(HANTextClassifier.default_compile, "clipnorm")
     # Batches vary in shape (S, W): XLA recompiles for every new shape.
-    compile_classifier(model, optimizer, config.xla)
+    compile_classifier(model, run.optimizer(clipnorm=clipnorm), config.xla)
     return model
 
 
@@ -167,7 +208,6 @@ def main(argv=None):
     "export"}`."""
     config = parse(argv)
     with steps.recipe_run(NAME, config) as run:
-        from zoo.models.han import CLIPNORM, export_han_classifier
         from zoo.training.text_classification import (
             document_report,
             evaluate_texts,
@@ -177,7 +217,7 @@ def main(argv=None):
         data = load_data(config, run.log)
         run.log(data.description)
         with run.strategy.scope():
-            model = build_model(config, data, run.optimizer(clipnorm=CLIPNORM))
+            model = build_model(config, data, run)
         trainer = model.training_model()
         run.fit(trainer, data.train, data.validation, data_fingerprint=data.fingerprint)
         data.publish()  # RUN_DIR/vocab.txt (and word2vec.txt), the run now checked

@@ -11,16 +11,32 @@ the mean `||A A^T - I||_F` of the test sentences).
     python -m zoo.recipes.self_attentive_embedding --data ../shared/data/sst --task sst2
     python -m zoo.recipes.self_attentive_embedding --data yelp.csv --label-column stars
 
-The paper's sizes are `--embedding-dim 300 --lstm-units 300 --attention-units 350
---num-hops 30 --hidden-units 3000 --penalty 1`. Data layouts, training and outputs (the
-`embed` signature, the `.keras` encoder): docs/recipes.md#self_attentive_embedding.
+The model's options take their defaults from the constructors of
+`SelfAttentiveEncoder`, `SelfAttentiveClassifier`,
+`SelfAttentiveTextClassifierPreprocessor` (and its `adapt`) and
+`SelfAttentiveTextClassifier`'s `default_compile`: the task built with its defaults is
+the one trained with `--data` (less `--ema`, a setting of the run). The paper's sizes
+are `--embedding-dim 300 --lstm-units 300 --attention-units 350 --num-hops 30
+--hidden-units 3000 --penalty 1`. Data layouts, training and outputs (the `embed`
+signature, the `.keras` encoder): docs/recipes.md#self_attentive_embedding.
 """
 
 import dataclasses
 import os
 
+from zoo.models.sentence_embedder import (
+    LENGTH_BUCKETS,
+    SelfAttentiveClassifier,
+    SelfAttentiveEncoder,
+    SelfAttentiveTextClassifier,
+    SelfAttentiveTextClassifierPreprocessor,
+    SentencePreprocessor,
+    export_sentence_embedder,
+    penalty_norms,
+    tokenize_sentences,
+)
 from zoo.training import steps
-from zoo.training.flags import option
+from zoo.training.flags import default_of, option
 from zoo.training.text_classification import TextClassificationConfig
 
 NAME = "self_attentive_embedding"
@@ -31,7 +47,9 @@ SPLIT_SEED = 0  # of the validation and test sets held out of the training data
 TRAINING = dict(
     epochs=2,
     batch_size=32,
-    learning_rate=1e-3,
+    learning_rate=default_of(
+        SelfAttentiveTextClassifier.default_compile, "learning_rate"
+    ),
     validations_per_epoch=4,
     monitor="val_accuracy",
     patience=8,
@@ -60,21 +78,66 @@ class Config(TextClassificationConfig):
         choices=("sst5", "sst2", "csv", "tsv"),
     )
     phrases: bool = option(True, "train on every phrase of the SST training trees")
-    max_length: int = option(128, "tokens kept per text", check="positive")
+    max_length: int = option(
+        default_of(SelfAttentiveTextClassifierPreprocessor, "max_length"),
+        "tokens kept per text",
+        check="positive",
+    )
+    vocab_size: int = option(
+        default_of(SelfAttentiveTextClassifierPreprocessor.adapt, "vocab_size"),
+        "largest vocabulary, [PAD] and [UNK] included",
+        check="positive",
+    )
+    min_count: int = option(
+        default_of(SelfAttentiveTextClassifierPreprocessor.adapt, "min_count"),
+        "words seen fewer times in training map to [UNK]",
+        check="positive",
+    )
     embedding_dim: int = option(
-        128, "word embedding size (--embeddings sets it)", demo=32, check="positive"
+        default_of(SelfAttentiveEncoder, "embedding_dim"),
+        "word embedding size (--embeddings sets it)",
+        demo=32,
+        check="positive",
     )
     lstm_units: int = option(
-        128, "u, LSTM units per direction", demo=32, check="positive"
+        default_of(SelfAttentiveEncoder, "lstm_units"),
+        "u, LSTM units per direction",
+        demo=32,
+        check="positive",
     )
-    attention_units: int = option(128, "d_a, attention size", demo=32, check="positive")
-    num_hops: int = option(16, "r, attention hops", demo=4, check="positive")
-    hidden_units: int = option(1000, "MLP hidden units", demo=64, check="positive")
+    attention_units: int = option(
+        default_of(SelfAttentiveEncoder, "attention_units"),
+        "d_a, attention size",
+        demo=32,
+        check="positive",
+    )
+    num_hops: int = option(
+        default_of(SelfAttentiveEncoder, "num_hops"),
+        "r, attention hops",
+        demo=4,
+        check="positive",
+    )
+    hidden_units: int = option(
+        default_of(SelfAttentiveClassifier, "hidden_units"),
+        "MLP hidden units",
+        demo=64,
+        check="positive",
+    )
     penalty: float = option(
-        0.0, "coefficient of the penalty ||A A^T - I||_F^2", check="non_negative"
+        default_of(SelfAttentiveEncoder, "penalty"),
+        "coefficient of the penalty ||A A^T - I||_F^2",
+        check="non_negative",
     )
-    dropout: float = option(0.5, "dropout before the MLP layers", check="open_fraction")
-    clipnorm: float = option(0.5, "gradient-norm clipping", check="positive")
+    dropout: float = option(
+        default_of(SelfAttentiveClassifier, "dropout"),
+        "dropout before the MLP layers",
+        check="open_fraction",
+    )
+    clipnorm: float = option(
+        default_of(SelfAttentiveTextClassifier.default_compile, "clipnorm"),
+        "gradient-norm clipping",
+        check="positive",
+    )
     demo_size: int = option(
         1200, "sentences in the demo corpus", check="positive", metavar="N"
     )
@@ -112,11 +175,6 @@ def read_texts(config):
 def load_data(config, log=print):
     """Sentences -> vocabulary, `SentencePreprocessor`, datasets and the initial word
     vectors (`--embeddings` or none): a `TextClassificationInputs`."""
-    from zoo.models.sentence_embedder import (
-        LENGTH_BUCKETS,
-        SentencePreprocessor,
-        tokenize_sentences,
-    )
     from zoo.training.text_classification import initial_embeddings, prepare_inputs
 
     c = config
@@ -133,12 +191,10 @@ def load_data(config, log=print):
     return data
 
 
-def build_model(config, data, optimizer):
-    """The `SelfAttentiveClassifier` over its `SelfAttentiveEncoder`, compiled."""
-    from zoo.models.sentence_embedder import (
-        SelfAttentiveClassifier,
-        SelfAttentiveEncoder,
-    )
+def build_model(config, data, run):
+    """The `SelfAttentiveClassifier` over its `SelfAttentiveEncoder`, its training
+    view compiled with the run's optimizer (`--learning-rate`, `--clipnorm`,
+    `--ema`)."""
     from zoo.models.text_classifier import compile_classifier
 
     c = config
@@ -160,6 +216,7 @@ def build_model(config, data, optimizer):
         dropout=c.dropout,
         name="sentence_classifier",
     )
+    optimizer = run.optimizer(clipnorm=c.clipnorm)
     compile_classifier(model, optimizer, jit_compile=True if c.xla else "auto")
     return model
 
@@ -167,7 +224,6 @@ def build_model(config, data, optimizer):
 def evaluate(model, data):
     """The test metrics, with the mean penalty norm `||A A^T - I||_F` of the test
     texts, and the per-text results."""
-    from zoo.models.sentence_embedder import penalty_norms
     from zoo.training.text_classification import evaluate_texts
 
     test = data.texts.test
@@ -184,14 +240,13 @@ def main(argv=None):
     "export"}`."""
     config = parse(argv)
     with steps.recipe_run(NAME, config) as run:
-        from zoo.models.sentence_embedder import export_sentence_embedder
-        from zoo.training.text_classification import export_classifier, hop_report
         from zoo.training import save_model_atomic
+        from zoo.training.text_classification import export_classifier, hop_report
 
         data = load_data(config, run.log)
         run.log(data.description)
         with run.strategy.scope():
-            model = build_model(config, data, run.optimizer(clipnorm=config.clipnorm))
+            model = build_model(config, data, run)
         trainer = model.training_model()
         run.fit(trainer, data.train, data.validation, data_fingerprint=data.fingerprint)
         # The encoder alone, for other Keras programs (the export has it too).

@@ -12,7 +12,10 @@ detokenized, cased). Details, data layouts and outputs: docs/recipes.md#translat
 
 `--data`: a folder of `{train,val|valid|dev,test}.{SRC,TGT}[.gz]`, a TSV of pairs or
 `SRC_FILE,TGT_FILE` (`--valid-data`, `--test-data` alike); missing splits are seeded
-2% parts of the training data. With `--data`, `--decay-factor` None is 0.5, or 1 with
+2% parts of the training data. With `--data`, the model, its searches and its training
+settings are the constructor defaults of `Seq2SeqTranslator`, `Seq2SeqTextTranslator`
+and its preprocessor (the flags take their defaults from them); the demo trains a
+small Bahdanau model. With `--data`, `--decay-factor` None is 0.5, or 1 with
 `--schedule cosine` or `time` (a cosine from `--learning-rate` to zero over
 `--time-limit`); `--alpha auto` (with `--data`) chooses the beam's length penalty on
 the validation split after training. Exports `saved_models/translation/VERSION/`
@@ -26,8 +29,10 @@ import statistics
 import time
 import types
 
-from zoo.training import steps
 from zoo.recipes.translation_config import DEMO_TRAINING, TRAINING, Config
+
+from zoo.training import steps
+from zoo.training.flags import default_of
 
 NAME, METRIC = "translation", "test BLEU (sacrebleu, detokenized, cased)"
 parse = steps.parser(Config, NAME, __doc__, TRAINING, DEMO_TRAINING)
@@ -80,11 +85,13 @@ def load_data(config, log=print):
 
 
 def make_optimizer(run):
-    """The fused Adam of the run's rate, schedule and averaging, clipped to `CLIPNORM`."""
+    """The fused Adam of the run's rate, schedule and averaging, clipped as
+    `Seq2SeqTextTranslator.default_compile` clips."""
     from zoo.fastpath.fused_adam import FusedAdam
-    from zoo.models.translation import CLIPNORM
+    from zoo.models.translation import Seq2SeqTextTranslator
 
-    return run.optimizer(FusedAdam, clipnorm=CLIPNORM)
+    clipnorm = default_of(Seq2SeqTextTranslator.default_compile, "clipnorm")
+    return run.optimizer(FusedAdam, clipnorm=clipnorm)
 
 
 def build_model(config, data, optimizer, log=print):
@@ -198,7 +205,7 @@ def export(config, module, data, metrics):
 def main(argv=None):
     """Trains, evaluates, reports and exports; returns `{"model", "metric", "value",
     "export"}`."""
-    config = parse(argv)  # --help and bad flags end here, before TensorFlow loads
+    config = parse(argv)  # --help and bad flags end here
     from zoo.models.translation import TranslationServing, plot_translation_attention
 
     with steps.recipe_run(NAME, config) as run:

@@ -1,9 +1,20 @@
-"""The flags of `zoo.recipes.translation`: its `Config` and training defaults."""
+"""The flags of `zoo.recipes.translation`: its `Config` and training defaults.
+
+A flag that sets an argument of `Seq2SeqTranslator`, `Seq2SeqTranslatorPreprocessor`
+or `Seq2SeqTextTranslator` (its searches, its `default_compile`) takes its default
+from there (`default_of`): with `--data` the recipe trains the model those
+constructors build. The demo's small sizes are the options' `demo=` values.
+"""
 
 import dataclasses
 
+from zoo.models.translation import (
+    Seq2SeqTextTranslator,
+    Seq2SeqTranslator,
+    Seq2SeqTranslatorPreprocessor,
+)
 from zoo.training import steps
-from zoo.training.flags import RecipeConfig, option
+from zoo.training.flags import RecipeConfig, default_of, option
 
 POS, NONNEG, RATE = "positive", "non_negative", "open_fraction"
 ATTENTION, READOUTS = ("bahdanau", "luong", "none"), ("layer_norm", "tanh")
@@ -33,10 +44,29 @@ def penalty_list(text):
     return values
 
 
+def model(argument):
+    """The default of `Seq2SeqTranslator`'s `argument`."""
+    return default_of(Seq2SeqTranslator, argument)
+
+
+def task(argument):
+    """The default of `Seq2SeqTextTranslator`'s `argument`."""
+    return default_of(Seq2SeqTextTranslator, argument)
+
+
+def compiled(argument):
+    """The default of `Seq2SeqTextTranslator.default_compile`'s `argument`."""
+    return default_of(Seq2SeqTextTranslator.default_compile, argument)
+
+
 # With --data; --decay-factor None: 0.5, or 1 (no decay on a plateau) with a
 # schedule that sets every step's rate (`Config.validate`).
 TRAINING = dict(
-    epochs=22, batch_size=64, learning_rate=2e-3, decay_factor=None, ema=0.999
+    epochs=22,
+    batch_size=64,
+    learning_rate=compiled("learning_rate"),
+    decay_factor=None,
+    ema=0.999,
 )
 # The demo's few hundred steps: a fixed, higher rate and no averaging.
 DEMO_TRAINING = dict(epochs=6, learning_rate=5e-3, decay_factor=1, ema=0)
@@ -50,75 +80,100 @@ class Config(RecipeConfig):
     source: str = option("en", "source language code", demo="src")
     target: str = option("de", "target language code", demo="tgt")
     attention: str = option(
-        "luong",
+        model("attention"),
         "decoder attention (none: a fixed mean context)",
         demo="bahdanau",
         choices=ATTENTION,
     )
     score: str = option(
-        "general",
+        model("score"),
         "Luong score (location: from the decoder state only; cosine: content-based)",
         choices=("dot", "general", "concat", "location", "cosine"),
     )
     window: str = option(
-        "global",
+        model("window") or "global",
         "Luong window: global, local-m (monotonic, p_t = t) or local-p (predicted)",
         choices=("global", "local-m", "local-p"),
     )
     window_size: int = option(
-        10, "half-width D of the local window (Luong et al.: 10)", check=POS
+        model("window_size"),
+        "half-width D of the local window (Luong et al.: 10)",
+        check=POS,
     )
     attention_probability: str = option(
-        "softmax",
+        model("attention_probability"),
         "soft (softmax) or hard attention (hardmax: straight-through; gumbel: "
         "Gumbel-softmax in training)",
         choices=("softmax", "hardmax", "gumbel"),
     )
     attention_normalize: bool = option(
-        False, "weight-normalised Bahdanau scoring vector (normalized Bahdanau)"
+        model("attention_normalize"),
+        "weight-normalised Bahdanau scoring vector (normalized Bahdanau)",
     )
     input_feeding: bool = option(
-        False,
+        model("input_feeding"),
         "Luong: feed the attentional state into the next decoder step (the paper's "
         "input feeding; without, the decoder RNN reads the target words only)",
         negatable=True,
     )
-    rnn: str = option("gru", "encoder and decoder cell", choices=("gru", "lstm"))
-    embedding_dim: int = option(256, "embedding size", demo=32, check=POS)
-    encoder_units: int = option(256, "encoder units per direction", demo=32, check=POS)
-    encoder_layers: int = option(1, "bidirectional encoder layers", check=POS)
-    decoder_units: int = option(256, "decoder units", demo=64, check=POS)
+    rnn: str = option(model("rnn"), "encoder and decoder cell", choices=("gru", "lstm"))
+    embedding_dim: int = option(
+        model("embedding_dim"), "embedding size", demo=32, check=POS
+    )
+    encoder_units: int = option(
+        model("encoder_units"), "encoder units per direction", demo=32, check=POS
+    )
+    encoder_layers: int = option(
+        model("encoder_layers"), "bidirectional encoder layers", check=POS
+    )
+    decoder_units: int = option(
+        model("decoder_units"), "decoder units", demo=64, check=POS
+    )
     dropout: float = option(
-        0.4,
+        model("dropout"),
         "dropout of the readout, of deeper encoder layers' inputs and (unless "
         "--embedding-dropout is given) of the embeddings",
         demo=0.0,
         check=RATE,
     )
     embedding_dropout: float = option(
-        0.2, "dropout of the embeddings (None: --dropout)", demo=None, check=RATE
+        model("embedding_dropout"),
+        "dropout of the embeddings (None: --dropout)",
+        demo=None,
+        check=RATE,
     )
     context_dropout: float = option(
-        0.4,
+        model("context_dropout"),
         "dropout of the encoder outputs the decoder attends to",
         demo=0.0,
         check=RATE,
     )
     training_logits_dtype: str = option(
-        "auto",
+        model("training_logits_dtype"),
         "precision of the logits product in training steps (auto: bfloat16 on GPUs "
         "and CPUs with fast bfloat16 products, else float32; validation, decoding "
         "and the export compute in float32)",
         demo="float32",
         choices=("auto", "float32", "bfloat16"),
     )
-    tie_embeddings: bool = option(True, "output layer = target embeddings", demo=False)
-    readout: str = option(
-        "layer_norm", "decoder readout (tanh: the papers')", choices=READOUTS
+    tie_embeddings: bool = option(
+        model("tie_embeddings"), "output layer = target embeddings", demo=False
     )
-    label_smoothing: float = option(0.1, "label smoothing", check=RATE)
-    vocab_size: int = option(8000, "subwords per language", demo=200, check=POS)
-    lowercase: bool = option(False, "uncased vocabularies")
+    readout: str = option(
+        model("readout"), "decoder readout (tanh: the papers')", choices=READOUTS
+    )
+    label_smoothing: float = option(
+        compiled("label_smoothing"), "label smoothing", check=RATE
+    )
+    vocab_size: int = option(
+        default_of(Seq2SeqTranslatorPreprocessor.adapt, "vocab_size"),
+        "subwords per language",
+        demo=200,
+        check=POS,
+    )
+    lowercase: bool = option(
+        default_of(Seq2SeqTranslatorPreprocessor, "lowercase"), "uncased vocabularies"
+    )
     valid_data: str = option(
         None, "validation pairs: TSV or SRC,TGT files", metavar="PATH"
     )
@@ -130,16 +185,19 @@ class Config(RecipeConfig):
     )
     max_words: int = option(80, "training pairs over N words are skipped", check=POS)
     max_length: int = option(
-        None,
+        default_of(Seq2SeqTranslatorPreprocessor, "max_length"),
         "subwords per source and output (default: the longest in training)",
         demo=24,
         check=POS,
     )
-    beam_width: int = option(5, "beam width of serving_default", check=POS)
+    beam_width: int = option(
+        task("beam_width"), "beam width of the beam search the export serves", check=POS
+    )
     alpha: float = option(
         "auto",
         "GNMT length penalty of the beam search (auto: the one of --alpha-grid with "
-        "the best validation BLEU, chosen after training)",
+        "the best validation BLEU, chosen after training; Seq2SeqTextTranslator's "
+        f"default, {task('alpha')}, is what it chose on Multi30k de->en)",
         demo=0.6,
         type=number_or_auto,
         check=non_negative_or_auto,
@@ -150,9 +208,13 @@ class Config(RecipeConfig):
         check=penalty_list,
         metavar="A,B,...",
     )
-    beta: float = option(0.0, "GNMT coverage penalty", demo=0.2, check=NONNEG)
-    length_a: float = option(1.5, "outputs stop at ceil(a * |X| + b): a", check=POS)
-    length_b: int = option(5, "outputs stop at ceil(a * |X| + b): b", check=NONNEG)
+    beta: float = option(task("beta"), "GNMT coverage penalty", demo=0.2, check=NONNEG)
+    length_a: float = option(
+        task("length_a"), "outputs stop at ceil(a * |X| + b): a", check=POS
+    )
+    length_b: int = option(
+        task("length_b"), "outputs stop at ceil(a * |X| + b): b", check=NONNEG
+    )
     select_on: str = option(
         "bleu",
         "what chooses the best epoch: validation BLEU of greedy translations or the "

@@ -9,7 +9,7 @@ the file must be read, and then never with a byte-order mark in a text or label.
 
 Samples given to the spoiling functions hold the word `MARK` on their line 2, inside
 a text field, and end with a newline. The serving side has its own table of bad
-request strings (`zoo.export.testing.BAD_TEXT_INPUTS`).
+request strings (`tests.export.export_testing.BAD_TEXT_INPUTS`).
 """
 
 import dataclasses

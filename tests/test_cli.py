@@ -12,6 +12,7 @@ import pytest
 from tests.serving import tiny_exports
 from tests.serving.tiny_exports import QUESTION, STORY
 from zoo import cli
+from zoo.errors import DataError
 
 
 @pytest.fixture(scope="module")
@@ -64,11 +65,10 @@ def test_help_imports_nothing_heavy_and_train_runs_the_recipe_module():
     assert "HEAVY []" in proc.stdout
     assert "usage: zoo [-h] [--version] [--debug] COMMAND" in proc.stdout
     assert "han_classification        Hierarchical Attention Network" in proc.stdout
-    assert "usage: zoo predict EXPORT [TEXT ...] [options]" in proc.stdout
+    assert "usage: zoo predict EXPORT [options] [--] [TEXT ...]" in proc.stdout
     assert (
         f"EXEC {[sys.executable, '-m']} {['zoo.recipes.han_classification', '--help']}"
-        " tensorflow"
-        in (proc.stdout)
+        " tensorflow" in (proc.stdout)
     )
     import zoo
 
@@ -269,7 +269,7 @@ def test_predict_errors_are_one_line_with_status_2(exports, tmp_path, capsys):
 
 
 def test_predict_through_servers_matches_local(exports, tmp_path, capsys):
-    from zoo.serving.testing import serve_export
+    from tests.serving.fake_serving import serve_export
 
     inputs = {
         "classifier": ["--input", tmp_path / "texts.txt"],
@@ -447,3 +447,308 @@ def test_filtered_stderr_drops_only_tensorflow_lines(capfd):
     assert _tensorflow_lines(b"".join(lines).decode()) == [
         line.decode().rstrip("\n") for line in lines[:4]
     ]
+
+
+# --- hostile inputs, files and environments ----------------------------------------
+
+
+def test_texts_that_start_with_a_dash_are_never_options(exports, tmp_path, capsys):
+    from zoo.serving import SavedModelSession, output_rows
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("The film was good.\n")
+    text = f"-i{secret}"
+    code, out, err = _zoo(capsys, "predict", exports["classifier"], text)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: '{text}' reads as the option -i with the value '{secret}': give the "
+        "option apart from its value (-i VALUE), or put -- before texts that start "
+        "with '-' (zoo predict EXPORT -- TEXT ...)\n"
+    )
+    written = tmp_path / "x.jsonl"
+    code, out, err = _zoo(capsys, "predict", exports["classifier"], f"-o{written}")
+    assert code == 2 and "reads as the option -o" in err and not written.exists()
+    # after --, every argument is a text
+    with SavedModelSession(exports["classifier"]) as model:
+        expected = output_rows(model.predict({"text": [text, "--batch-size"]}), 2)
+    code, out, err = _zoo(
+        capsys, "predict", exports["classifier"], "--", text, "--batch-size"
+    )
+    assert code == 0, err
+    assert _json_lines(out) == expected
+    # no abbreviations, unknown options name the way out
+    code, out, err = _zoo(capsys, "predict", exports["classifier"], "--inp", "x")
+    assert code == 2 and err == (
+        "error: unrecognized arguments: --inp x (put -- before texts that start with "
+        "'-': zoo predict EXPORT -- TEXT ...)\n"
+    )
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["predict", "--help"])
+    assert exited.value.code == 0 and "Options end at --" in capsys.readouterr().out
+
+
+def test_output_is_written_whole_or_not_at_all(exports, tmp_path, capsys):
+    texts = tmp_path / "t.jsonl"
+    lines = [json.dumps({"text": f"a fine film {i}"}) for i in range(4)]
+    texts.write_text("\n".join(lines) + '\n{"text": 5}\n')
+    before = texts.read_bytes()
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("old answers\n")
+    model = exports["classifier"]
+    # a bad line 5 after two batches of 2: the previous file is kept
+    code, out, err = _zoo(
+        capsys, "predict", model, "-i", texts, "-o", answers, "--batch-size", 2
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: {texts}:5: input field 'text' must be a string, found a number (5); "
+        f"stopped after 4 rows answered ({answers} is left as it was)\n"
+    )
+    assert answers.read_text() == "old answers\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["answers.jsonl", "t.jsonl"]
+    # on stdout, the rows answered are there, and the error says so
+    code, out, err = _zoo(capsys, "predict", model, "-i", texts, "--batch-size", 2)
+    assert code == 2 and len(_json_lines(out)) == 4
+    assert err.endswith("; stopped after 4 rows answered (on stdout above)\n")
+    # --output naming the input (the same path, a symlink, a hard link) is refused
+    # before anything is read
+    (tmp_path / "link.jsonl").symlink_to(texts)
+    os.link(texts, tmp_path / "hard.jsonl")
+    for output in (texts, tmp_path / "link.jsonl", tmp_path / "hard.jsonl"):
+        code, out, err = _zoo(capsys, "predict", model, "-i", texts, "-o", output)
+        assert code == 2 and err == (
+            f"error: --output {output} is the input file; write the answers to "
+            "another file\n"
+        )
+    assert texts.read_bytes() == before
+    # a missing folder, a folder
+    code, out, err = _zoo(capsys, "predict", model, "x", "-o", tmp_path / "no" / "a")
+    assert code == 2 and err == (
+        f"error: --output {tmp_path / 'no' / 'a'}: no such folder {tmp_path / 'no'}\n"
+    )
+    code, out, err = _zoo(capsys, "predict", model, "x", "-o", tmp_path)
+    assert code == 2 and err == f"error: --output {tmp_path} is a folder; name a file\n"
+    # a run that completes replaces the file, with no temporary file left
+    texts.write_text("\n".join(lines) + "\n")
+    code, out, err = _zoo(capsys, "predict", model, "-i", texts, "-o", answers)
+    assert (code, out, err) == (0, "", "")
+    assert len(_json_lines(answers.read_text())) == 4
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".tmp-")]
+
+
+class _FlakyClient:
+    """A server stand-in that answers `good` requests, then fails."""
+
+    made = []
+
+    def __init__(
+        self, address, model, version=None, timeout=60.0, max_answer_bytes=None
+    ):
+        self.options = {"timeout": timeout, "max_answer_bytes": max_answer_bytes}
+        self.good = 1
+        _FlakyClient.made.append(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def close(self):
+        pass
+
+    def signature_spec(self, signature):
+        return {"inputs": {"text": "string"}, "outputs": {"label": "string"}}
+
+    def predict(self, inputs, signature):
+        from zoo.serving.errors import ServingError
+
+        if not self.good:
+            raise ServingError("http://127.0.0.1:1: HTTP 503: overloaded")
+        self.good -= 1
+        return {"label": np.array([t.encode() for t in inputs["text"]], dtype=object)}
+
+
+def test_a_failing_server_leaves_the_output_and_says_how_far_it_got(
+    tmp_path, capsys, monkeypatch
+):
+    from zoo.serving import rest_client
+
+    monkeypatch.setattr(rest_client, "RestClient", _FlakyClient)
+    answers = tmp_path / "answers.jsonl"
+    argv = ["predict", "--server", "127.0.0.1:1", "--model", "m", "--rest"]
+    code, out, err = _zoo(
+        capsys,
+        *argv,
+        "a",
+        "b",
+        "c",
+        "--batch-size",
+        2,
+        "-o",
+        answers,
+        "--max-answer-mb",
+        1.5,
+        "--timeout",
+        7,
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: http://127.0.0.1:1: HTTP 503: overloaded; stopped after 2 rows "
+        f"answered ({answers} was not written)\n"
+    )
+    assert not answers.exists() and os.listdir(tmp_path) == []
+    assert _FlakyClient.made[-1].options == {
+        "timeout": 7.0,
+        "max_answer_bytes": int(1.5 * 2**20),
+    }
+
+
+def test_flag_values_and_manifests_are_checked(exports, tmp_path, capsys):
+    model = exports["classifier"]
+    for value in ("0", "-1", "nan", "1e400", "abc"):
+        code, out, err = _zoo(capsys, "predict", model, "x", f"--timeout={value}")
+        assert code == 2 and err == (
+            "error: argument --timeout: must be a number of seconds above 0 and at "
+            f"most 86400. Received: '{value}'\n"
+        ), value
+    code, out, err = _zoo(capsys, "predict", model, "x", "--max-line-mb=0")
+    assert code == 2 and "argument --max-line-mb: must be a number of MiB" in err
+    # an empty question, text arguments and --story that are not UTF-8
+    reader = exports["reader"]
+    cases = [
+        (
+            ["--story", "s", "--question", "  "],
+            "--question is empty; give the question to answer",
+        ),
+        (
+            ["--story", "caf\udce9", "--question", "q"],
+            "--story is not valid UTF-8 (byte 0xe9 at character 3)",
+        ),
+        (
+            [model, "ok", "\udcff"],
+            "TEXT argument 2 is not valid UTF-8 (byte 0xff at character 0)",
+        ),
+    ]
+    for argv, message in cases:
+        target = [] if argv[0] == model else [reader]
+        code, out, err = _zoo(capsys, "predict", *target, *argv)
+        assert (code, out, err) == (2, "", f"error: {message}\n")
+    # a "\ud800" in a JSON line
+    bad = tmp_path / "surrogate.jsonl"
+    bad.write_text('{"text": "fine"}\n{"text": "\\ud800"}\n')
+    code, out, err = _zoo(capsys, "predict", model, "-i", bad)
+    assert (code, out) == (2, "") and err == (
+        f"error: {bad}:2: input field 'text' holds a lone surrogate \\ud800 at "
+        "character 0 (not valid Unicode text)\n"
+    )
+    # a line over --max-line-mb
+    long = tmp_path / "long.txt"
+    long.write_text("short\n" + "x" * 200 + "\n")
+    code, out, err = _zoo(capsys, "predict", model, "-i", long, "--max-line-mb", 0.0001)
+    assert code == 2 and err == (
+        f"error: {long}:2: the line is longer than 104 bytes, the limit per line "
+        "(--max-line-mb raises it)\n"
+    )
+
+
+def test_manifest_limits(tmp_path):
+    version_dir = tmp_path / "m" / "1"
+    (version_dir / "assets.extra").mkdir(parents=True)
+    manifest = version_dir / "assets.extra" / "manifest.json"
+    assert cli._local_batch_limit(str(version_dir), "serving_default") is None
+    assert cli._local_line_limit(str(version_dir)) == 1 << 20
+    manifest.write_text(
+        json.dumps({"limits": {"max_batch_size": 256, "max_story_bytes": 262144}})
+    )
+    assert cli._local_batch_limit(str(version_dir), "serving_default") == 256
+    assert cli._local_line_limit(str(version_dir)) == 262144 + 65536
+    for value in ("abc", 0, 2.5, True):
+        manifest.write_text(json.dumps({"limits": {"max_batch_size": value}}))
+        with pytest.raises(DataError) as refused:
+            cli._local_batch_limit(str(version_dir), "serving_default")
+        assert str(refused.value) == (
+            f"{manifest}: max_batch_size must be a positive integer. "
+            f"Received: {value!r}"
+        )
+    manifest.write_text("{oops")
+    with pytest.raises(DataError, match=r"manifest.json: cannot read the manifest"):
+        cli._local_line_limit(str(version_dir))
+
+
+def test_a_damaged_export_is_one_line(exports, tmp_path, capsys):
+    import shutil
+
+    source = exports["classifier"]
+    damages = {
+        "truncated": "Read less bytes than requested",
+        "no-index": "The passed save_path is not a valid checkpoint",
+        "garbage-pb": "Error parsing message with type 'tensorflow.SavedModel'",
+    }
+    for damage, reason in damages.items():
+        version_dir = tmp_path / damage / "1"
+        shutil.copytree(source, version_dir)
+        variables = version_dir / "variables"
+        if damage == "truncated":
+            (data,) = variables.glob("variables.data-*")
+            os.truncate(data, data.stat().st_size // 2)
+        elif damage == "no-index":
+            (variables / "variables.index").unlink()
+        else:
+            (version_dir / "saved_model.pb").write_bytes(b"\x00garbage\xff" * 50)
+        code, out, err = _zoo(capsys, "predict", version_dir, "a fine film")
+        assert (code, out) == (2, ""), damage
+        assert err.startswith(f"error: {version_dir}: cannot load the export ("), err
+        assert reason in err and len(err.splitlines()) == 1, err
+
+
+def test_a_missing_extra_names_the_pip_install(exports, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "grpc", None)
+    code, out, err = _zoo(
+        capsys, "predict", "--server", "127.0.0.1:1", "--model", "m", "x"
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: grpcio is not installed (no module 'grpc'); this command needs the "
+        "'serve' extra: pip install \"attention-zoo[serve]\" (from a checkout: pip "
+        'install ".[serve]")\n'
+    )
+    # the core install: no TensorFlow at all
+    code = (
+        "import sys; sys.modules['tensorflow'] = None\n"
+        "from zoo.cli import main\n"
+        f"sys.exit(main(['predict', {exports['classifier']!r}, 'x']))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, ZOO_LAZY_IMPORT="1"),
+    )
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "error: tensorflow is not installed (no module 'tensorflow'); this command "
+        "needs the 'serve' extra: pip install \"attention-zoo[serve]\" (from a "
+        'checkout: pip install ".[serve]")\n'
+    )
+
+
+def test_predict_runs_on_tensorflow_whatever_keras_backend_says(exports):
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "zoo.cli",
+            "predict",
+            exports["classifier"],
+            "The film was good.",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(_quiet_env(), KERAS_BACKEND="jax"),
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert _json_lines(proc.stdout)[0]["label"] == "positive"
+    assert proc.stderr == ""

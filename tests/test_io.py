@@ -98,3 +98,94 @@ def test_content_keyed_files_never_overwrite_each_other(tmp_path):
     with pytest.raises(OSError, match="boom"):
         content_keyed(fails, tmp_path / "vocab.txt", "vocabularies")
     assert len(os.listdir(tmp_path / "vocabularies")) == 2
+
+
+def test_check_writable_dir_accepts_a_folder_or_one_to_create_leaving_nothing(
+    tmp_path,
+):
+    from zoo.io import check_writable_dir
+
+    (tmp_path / "kept").write_text("x")
+    assert check_writable_dir(tmp_path, "--export-dir") == tmp_path
+    nested = tmp_path / "a" / "b"
+    assert check_writable_dir(str(nested), "--export-dir") == str(nested)
+    assert os.listdir(tmp_path) == ["kept"]  # nothing created, no probe left
+
+
+def test_check_writable_dir_refuses_a_file_on_the_way(tmp_path):
+    from zoo.errors import ConfigError
+    from zoo.io import check_writable_dir
+
+    (tmp_path / "file").write_text("x")
+    for path in (tmp_path / "file", tmp_path / "file" / "sub"):
+        with pytest.raises(ConfigError) as caught:
+            check_writable_dir(path, "--export-dir")
+        assert str(caught.value) == (
+            f"--export-dir {path}: {tmp_path / 'file'} is not a folder; pass another "
+            "--export-dir"
+        )
+
+
+def test_check_writable_dir_names_the_flag_the_path_and_the_reason(
+    tmp_path, monkeypatch
+):
+    import errno
+
+    from zoo.errors import ConfigError
+    from zoo.io import check_writable_dir
+
+    real_open = os.open
+
+    def read_only(path, *args, **kwargs):
+        if os.path.basename(path).startswith(TEMPORARY_PREFIX):
+            raise OSError(errno.EROFS, "Read-only file system")
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", read_only)
+    with pytest.raises(ConfigError) as caught:
+        check_writable_dir(tmp_path, "--export-dir")
+    assert str(caught.value) == (
+        f"--export-dir {tmp_path}: the folder is not writable (Read-only file "
+        "system); pass another --export-dir"
+    )
+    with pytest.raises(ConfigError) as caught:
+        check_writable_dir(tmp_path / "new" / "v1", "--run-dir")
+    assert str(caught.value) == (
+        f"--run-dir {tmp_path / 'new' / 'v1'}: it cannot be created in {tmp_path} "
+        "(Read-only file system); pass another --run-dir"
+    )
+
+
+def test_check_writable_dir_on_a_really_read_only_folder(tmp_path):
+    """chmod 555 for a user; root writes there anyway, so for root a read-only
+    tmpfs (skipped where it cannot be mounted)."""
+    import subprocess
+
+    from zoo.errors import ConfigError
+    from zoo.io import check_writable_dir
+
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    mounted = False
+    if os.geteuid() == 0:
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "ro,size=16k", "tmpfs", str(folder)],
+            capture_output=True,
+        )
+        if done.returncode != 0:
+            pytest.skip("root, and no read-only tmpfs can be mounted")
+        mounted, reason = True, "Read-only file system"
+    else:
+        folder.chmod(0o555)
+        reason = "Permission denied"
+    try:
+        with pytest.raises(ConfigError) as caught:
+            check_writable_dir(folder / "exports", "--export-dir")
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(folder)], check=False)
+        folder.chmod(0o755)
+    assert str(caught.value) == (
+        f"--export-dir {folder / 'exports'}: it cannot be created in {folder} "
+        f"({reason}); pass another --export-dir"
+    )

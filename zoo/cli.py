@@ -5,7 +5,7 @@ deploy.
 zoo --version
 zoo train --list
 zoo train RECIPE [FLAGS ...]          # = python -m zoo.recipes.RECIPE FLAGS (new process)
-zoo predict EXPORT [TEXT ...] [--input FILE] [--signature NAME]
+zoo predict EXPORT [--input FILE] [--output FILE] [--signature NAME] [--] [TEXT ...]
 zoo predict EXPORT --story LINE [--story LINE ...] --question TEXT   # MemN2N
 zoo predict --server HOST:PORT --model NAME [--rest] [TEXT ... | --input FILE]
 zoo verify EXPORT
@@ -18,9 +18,12 @@ zoo deploy [saved_models] [--device cpu|gpu]
 gRPC (TF Serving's `--port`, 8500 in `zoo deploy`'s files) or, with `--rest`, over its
 REST API (`--rest_api_port`, 8501).
 
-A problem in what was given (a missing export, an unknown signature, a malformed input
-line, a refused request) is one line `error: ...` and exit status 2; `--debug` shows
-the traceback too. TensorFlow's C++ log lines (`I0000 ... cudart_stub.cc`, `E0000 ...
+A problem in what was given (a missing export, a damaged one, an unknown signature, a
+malformed or over-long input line, a refused request, a missing `serve` extra) is one
+line `error: ...` and exit status 2; `--debug` shows the traceback too. `--input` is
+streamed batch by batch, `--output` is written whole or not at all, and `--` ends the
+options (`zoo predict --help` says more). The commands run on the TensorFlow backend
+whatever `KERAS_BACKEND` says. TensorFlow's C++ log lines (`I0000 ... cudart_stub.cc`, `E0000 ...
 failed call to cuInit` on a machine without a GPU) are kept off stderr
 (`zoo.tf_logging.quiet`); `--debug` or `TF_CPP_MIN_LOG_LEVEL` set to 0-2 shows them.
 This module imports only the standard library, `zoo.errors` and `zoo.tf_logging` at
@@ -34,7 +37,7 @@ import os
 import sys
 
 from zoo import tf_logging
-from zoo.errors import ConfigError, ZooError, one_line
+from zoo.errors import ConfigError, DataError, ZooError, one_line
 
 RECIPES = {
     "translation": "Bahdanau / Luong attention translation (BLEU)",
@@ -198,12 +201,91 @@ def _train(argv):
 # --- predict -------------------------------------------------------------------------
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (a `ConfigError`)."""
+
+    def error(self, message):
+        if "unrecognized arguments: -" in message:
+            message += (
+                " (put -- before texts that start with '-': zoo predict EXPORT -- "
+                "TEXT ...)"
+            )
+        raise ConfigError(message)
+
+
+_PREDICT_EPILOG = """\
+texts that start with '-':
+  Options end at --: `zoo predict EXPORT -- "-1 star" "--bad"` predicts on those
+  texts. Without --, a text such as "-i/etc/hostname" or "-ofile" is refused (it
+  reads as an option with its value attached), and option names cannot be
+  abbreviated. An option's value that starts with '-' takes '=':
+  --question="-why?".
+
+files:
+  --input is read as it goes, one batch at a time. A line longer than --max-line-mb
+  (line ending not counted; a csv/tsv field too) is an error naming its line: the
+  default is the largest max_*_bytes limit of the export's manifest plus 64 KiB for
+  the other fields and the JSON or CSV syntax, else 1 MiB. A .gz file is bounded by
+  the lines it expands to. --output is written to a temporary file in its folder and
+  renamed at the end: a run that stops (a bad input line, a failing server) leaves
+  the previous file as it was and says how many rows it had answered; without
+  --output, the rows answered before the error are on stdout. --output naming the
+  input file is refused.
+"""
+
+
+def _positive_number(text, maximum, unit):
+    """An argparse type: a finite number in (0, maximum]."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= maximum:  # False for nan; inf is over the maximum
+        raise argparse.ArgumentTypeError(
+            f"must be a number of {unit} above 0 and at most {maximum:g}. "
+            f"Received: {text!r}"
+        )
+    return value
+
+
+def _seconds(text):
+    return _positive_number(text, MAX_TIMEOUT, "seconds")
+
+
+def _megabytes(text):
+    return _positive_number(text, MAX_MEGABYTES, "MiB")
+
+
+MAX_TIMEOUT = 86400.0
+MAX_MEGABYTES = 65536.0
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+_LINE_SYNTAX_BYTES = 1 << 16  # room for the other fields and the JSON/CSV syntax
+_SHORT_OPTIONS = ("-i", "-o", "-s", "-h")
+
+
+def _refuse_attached_values(argv):
+    """Refuses "-i/etc/hostname" (before any --): argparse reads it as `-i` with the
+    value attached, where a text was likely meant."""
+    for arg in argv:
+        if arg == "--":
+            return
+        if len(arg) > 2 and arg[:2] in _SHORT_OPTIONS:
+            raise ConfigError(
+                f"{arg!r} reads as the option {arg[:2]} with the value {arg[2:]!r}: "
+                f"give the option apart from its value ({arg[:2]} VALUE), or put -- "
+                "before texts that start with '-' (zoo predict EXPORT -- TEXT ...)"
+            )
+
+
 def _predict_parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="zoo predict",
-        usage="zoo predict EXPORT [TEXT ...] [options]\n"
-        "       zoo predict --server HOST:PORT --model NAME [--rest] [TEXT ...] "
-        "[options]",
+        allow_abbrev=False,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=_PREDICT_EPILOG,
+        usage="zoo predict EXPORT [options] [--] [TEXT ...]\n"
+        "       zoo predict --server HOST:PORT --model NAME [--rest] [options] [--] "
+        "[TEXT ...]",
         description="One JSON line per input row with every output of the signature "
         "(attention included). Inputs: TEXT arguments (a signature with one input), "
         "--input FILE (txt: one text per line; jsonl: one object per line keyed by "
@@ -257,13 +339,31 @@ def _predict_parser():
         help="use the REST API (HOST:PORT is then the REST port, 8501 by default)",
     )
     remote.add_argument(
-        "--timeout", type=float, default=60.0, help="seconds per request"
+        "--timeout",
+        type=_seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="the most a request may take, all told (default: %(default)g)",
+    )
+    remote.add_argument(
+        "--max-answer-mb",
+        type=_megabytes,
+        metavar="MB",
+        help="the largest answer read from the server (default: the client's limit "
+        "for the signature and the batch)",
+    )
+    parser.add_argument(
+        "--max-line-mb",
+        type=_megabytes,
+        metavar="MB",
+        help="the longest --input line (default: from the export's manifest, else 1)",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     return parser
 
 
-def _rows(args, texts, input_names):
+def _rows(args, texts, input_names, max_line_bytes):
+    """The request rows: a list, or for --input an iterator over the file's rows."""
     from zoo.serving import inputs
 
     fields = {}
@@ -278,7 +378,7 @@ def _rows(args, texts, input_names):
             "--question"
         )
     if args.input is not None:
-        return inputs.read_rows(args.input, input_names, args.format)
+        return inputs.iter_rows(args.input, input_names, args.format, max_line_bytes)
     if fields:
         if set(fields) != set(input_names):
             raise ConfigError(
@@ -296,17 +396,104 @@ def _rows(args, texts, input_names):
 
 def _predict(argv):
     parser = _predict_parser()
-    args = parser.parse_intermixed_args(argv)
+    try:
+        _refuse_attached_values(argv)
+        args = parser.parse_intermixed_args(argv)
+    except ConfigError as e:
+        print(one_line(e), file=sys.stderr)
+        return e.exit_code
     tf_logging.quiet(args.debug)
-    return _run(args.debug, _predict_with, args)
+    return _run(args.debug, _predict_with, args, extra="serve")
+
+
+def _check_arguments(args):
+    """Refuses, before anything is loaded or read, what cannot work."""
+    from zoo.serving.inputs import unicode_problem
+
+    for flag, values in (
+        ("--story", args.story or ()),
+        ("--question", [args.question]),
+    ):
+        for value in values:
+            problem = value is not None and unicode_problem(value)
+            if problem:
+                raise ConfigError(f"{flag} {problem}")
+    if args.question is not None and not args.question.strip():
+        raise ConfigError("--question is empty; give the question to answer")
+    if args.output is not None:
+        _check_output(args.output, args.input)
+
+
+def _check_output(output, source):
+    """Refuses an --output that is a folder, in a missing folder, or the input."""
+    folder = os.path.dirname(os.path.abspath(output))
+    if os.path.isdir(output):
+        raise ConfigError(f"--output {output} is a folder; name a file")
+    if not os.path.isdir(folder):
+        raise ConfigError(f"--output {output}: no such folder {folder}")
+    if source is None or not os.path.exists(output):
+        return
+    if source == "-":
+        try:
+            same = os.path.samestat(os.fstat(sys.stdin.fileno()), os.stat(output))
+        except (OSError, ValueError):  # no standard input
+            same = False
+    else:
+        same = os.path.realpath(source) == os.path.realpath(output)
+        with contextlib.suppress(OSError):
+            same = same or os.path.samefile(source, output)
+    if same:
+        raise ConfigError(
+            f"--output {output} is the input file; write the answers to another file"
+        )
+
+
+@contextlib.contextmanager
+def _output(path):
+    """Yields the file the answers go to: stdout, or a temporary file next to `path`
+    renamed onto it at the end (an existing device or pipe, e.g. /dev/null, is
+    written as it is). A `ZooError` raised inside says how many rows were answered
+    and what became of `path`, once `progress["rows"]` counts (from 0)."""
+    progress = {"rows": None}
+    with contextlib.ExitStack() as stack:
+        if path is None:
+            out, where = sys.stdout, "on stdout above"
+        elif os.path.exists(path) and not os.path.isfile(path):
+            out, where = stack.enter_context(open(path, "w", encoding="utf-8")), ""
+        else:
+            from zoo.io import atomic_write
+
+            kept = "is left as it was" if os.path.exists(path) else "was not written"
+            try:
+                out = stack.enter_context(atomic_write(path))
+            except OSError as e:
+                reason = e.strerror or type(e).__name__
+                raise ConfigError(
+                    f"--output {path}: cannot write there ({reason})"
+                ) from None
+            where = f"{path} {kept}"
+        try:
+            yield out, progress
+        except ZooError as e:
+            rows = progress["rows"]
+            if rows is None or (rows == 0 and path is None):
+                raise  # nothing was answered, nothing written
+            note = f"stopped after {rows} row{'s' if rows != 1 else ''} answered"
+            if where:
+                note += f" ({where})"
+            stopped = ZooError(f"{e}; {note}")
+            stopped.exit_code = e.exit_code
+            raise stopped from e
 
 
 def _predict_with(args):
+    _check_arguments(args)
     positional = list(args.args)
     remote_only = {
         "--model": args.model,
         "--version": args.model_version,
         "--rest": args.rest or None,
+        "--max-answer-mb": args.max_answer_mb,
     }
     if args.server is None:
         given = [flag for flag, value in remote_only.items() if value is not None]
@@ -317,13 +504,14 @@ def _predict_with(args):
         from zoo.export.paths import resolve_version_dir
 
         version_dir = resolve_version_dir(positional.pop(0))  # before TensorFlow
-        client = _local_client(version_dir)
         limit = _local_batch_limit(version_dir, args.signature)
+        line_limit = _local_line_limit(version_dir)
     else:
         if not args.model:
             raise ConfigError("--server needs --model NAME (the served model name)")
-        client = _remote_client(args)
-        limit = None
+        limit, line_limit = None, DEFAULT_MAX_LINE_BYTES
+    if args.max_line_mb is not None:
+        line_limit = int(args.max_line_mb * 2**20)
     batch_size = args.batch_size or (
         min(DEFAULT_BATCH_SIZE, limit) if limit else DEFAULT_BATCH_SIZE
     )
@@ -332,28 +520,23 @@ def _predict_with(args):
             f"--batch-size must be between 1 and {limit or 'the server limit'}. "
             f"Received: {batch_size}"
         )
+    remote = args.server is not None
+    client = _remote_client(args) if remote else _local_client(version_dir)
     from zoo.serving import inputs, outputs
 
-    with client:
+    with client, _output(args.output) as (out, progress):
         spec = client.signature_spec(args.signature)
         input_names = sorted(spec["inputs"])
-        rows = _rows(args, positional, input_names)
-        out = (
-            sys.stdout
-            if args.output is None
-            else open(args.output, "w", encoding="utf-8")
-        )
-        try:
-            for batch in inputs.batches(rows, batch_size):
-                answer = client.predict(
-                    inputs.columns(batch, input_names), args.signature
-                )
-                for row in outputs.output_rows(answer, len(batch)):
-                    out.write(outputs.json_line(row) + "\n")
-                out.flush()
-        finally:
-            if out is not sys.stdout:
-                out.close()
+        rows = _rows(args, positional, input_names, line_limit)
+        progress["rows"] = 0
+        for batch in inputs.batches(rows, batch_size):
+            answer = client.predict(inputs.columns(batch, input_names), args.signature)
+            lines = [
+                outputs.json_line(r) for r in outputs.output_rows(answer, len(batch))
+            ]
+            out.write("".join(line + "\n" for line in lines))
+            out.flush()
+            progress["rows"] += len(batch)
     return 0
 
 
@@ -363,35 +546,74 @@ def _local_client(version_dir):
     return SavedModelSession(version_dir)
 
 
-def _local_batch_limit(version_dir, signature):
-    """The signature's `max_batch_size` from the export's manifest, or None."""
+def _manifest(version_dir):
+    """The export's manifest (a dict), or None when it has none; a manifest that is
+    not a JSON object is a `DataError`."""
     import json
 
     path = os.path.join(version_dir, "assets.extra", "manifest.json")
     try:
         with open(path, encoding="utf-8") as f:
             manifest = json.load(f)
-    except (OSError, ValueError):
+    except FileNotFoundError:
         return None
+    except (OSError, ValueError) as e:
+        raise DataError(f"cannot read the manifest ({e})", path=path) from None
+    if not isinstance(manifest, dict):
+        raise DataError("the manifest is not a JSON object", path=path)
+    return manifest
+
+
+def _limit_value(value, key, version_dir):
+    """A manifest limit as a positive int (None when absent)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        path = os.path.join(version_dir, "assets.extra", "manifest.json")
+        raise DataError(
+            f"{key} must be a positive integer. Received: {value!r}", path=path
+        )
+    return value
+
+
+def _local_batch_limit(version_dir, signature):
+    """The signature's `max_batch_size` from the export's manifest, or None."""
+    manifest = _manifest(version_dir) or {}
     info = (manifest.get("signatures") or {}).get(signature) or {}
-    limit = info.get("max_batch_size") or (manifest.get("limits") or {}).get(
-        "max_batch_size"
-    )
-    return int(limit) if limit else None
+    limit = info.get("max_batch_size")
+    if limit is None:
+        limit = (manifest.get("limits") or {}).get("max_batch_size")
+    return _limit_value(limit, "max_batch_size", version_dir)
+
+
+def _local_line_limit(version_dir):
+    """The longest --input line: the largest `max_*_bytes` limit of the export's
+    manifest plus room for the syntax, else `DEFAULT_MAX_LINE_BYTES`."""
+    limits = (_manifest(version_dir) or {}).get("limits") or {}
+    found = [
+        _limit_value(value, key, version_dir)
+        for key, value in limits.items()
+        if key.startswith("max_") and key.endswith("_bytes")
+    ]
+    return max(found) + _LINE_SYNTAX_BYTES if found else DEFAULT_MAX_LINE_BYTES
 
 
 def _remote_client(args):
+    import inspect
+
     if args.rest:
-        from zoo.serving.rest_client import RestClient
-
-        return RestClient(
-            args.server, args.model, version=args.model_version, timeout=args.timeout
-        )
-    from zoo.serving.grpc_client import GrpcClient
-
-    return GrpcClient(
-        args.server, args.model, version=args.model_version, timeout=args.timeout
-    )
+        from zoo.serving.rest_client import RestClient as client_class
+    else:
+        from zoo.serving.grpc_client import GrpcClient as client_class
+    options = {"version": args.model_version, "timeout": args.timeout}
+    if args.max_answer_mb is not None:
+        accepted = inspect.signature(client_class).parameters
+        if "max_answer_bytes" not in accepted:
+            raise ConfigError(
+                f"--max-answer-mb is not supported by {client_class.__name__}"
+            )
+        options["max_answer_bytes"] = int(args.max_answer_mb * 2**20)
+    return client_class(args.server, args.model, **options)
 
 
 # --- verify, deploy ------------------------------------------------------------------
@@ -406,7 +628,7 @@ def _verify(argv):
 
         return main(argv, prog="zoo verify")
 
-    return _run(debug, run, argv)
+    return _run(debug, run, argv, extra="serve")
 
 
 def _deploy(argv):
@@ -418,7 +640,7 @@ def _deploy(argv):
 
         return main(argv, prog="zoo deploy")
 
-    return _run(debug, run, argv)
+    return _run(debug, run, argv, extra="serve")
 
 
 # --- entry point ---------------------------------------------------------------------
@@ -428,10 +650,44 @@ def _pop_debug(argv):
     return "--debug" in argv, [a for a in argv if a != "--debug"]
 
 
-def _run(debug, fn, *args):
-    """Runs a command; a `ZooError` becomes one line and its exit status."""
+# import name -> what `pip install` brings it
+_DISTRIBUTIONS = {
+    "tensorflow": "tensorflow",
+    "tensorflow_text": "tensorflow-text",
+    "tensorflow_serving": "tensorflow-serving-api",
+    "grpc": "grpcio",
+    "google": "protobuf",
+}
+
+
+def _missing_extra(error, extra):
+    """The one-line message for a `ModuleNotFoundError` of a module that `extra`
+    installs, or None for any other module."""
+    root = (error.name or "").split(".")[0]
+    if extra is None or root not in _DISTRIBUTIONS:
+        return None
+    return (
+        f"error: {_DISTRIBUTIONS[root]} is not installed (no module {error.name!r}); "
+        f'this command needs the {extra!r} extra: pip install "attention-zoo[{extra}]"'
+        f' (from a checkout: pip install ".[{extra}]")'
+    )
+
+
+def _run(debug, fn, *args, extra=None):
+    """Runs a command; a `ZooError` becomes one line and its exit status, and so does
+    a module missing from `extra` (the `pip install` that brings it)."""
     try:
         return fn(*args)
+    except ModuleNotFoundError as e:
+        message = _missing_extra(e, extra)
+        if message is None:
+            raise
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        print(message, file=sys.stderr)
+        return 2
     except ZooError as e:
         if debug:
             import traceback
@@ -456,7 +712,11 @@ def main(argv=None):
         debug, i = True, i + 1
     if i < len(argv) and argv[i] in COMMANDS:
         command, rest = argv[i], argv[i + 1 :]
-        if debug and (command != "train" or (rest and not rest[0].startswith("-"))):
+        if command != "train" and "keras" not in sys.modules:
+            os.environ["KERAS_BACKEND"] = "tensorflow"  # exports run on TensorFlow
+        if debug and command != "train":
+            rest = ["--debug", *rest]  # before any "--"
+        elif debug and rest and not rest[0].startswith("-"):
             rest = [*rest, "--debug"]  # a recipe takes --debug too
         if command == "train":
             return _run(debug, _train, rest)

@@ -14,6 +14,9 @@ with atomic_path("runs/x/final.keras") as tmp:  # any writer that takes a path
     model.save(tmp)
 ```
 
+`check_writable_dir(path, flag)` refuses, before any work, an output folder that
+cannot be written in (a `zoo.errors.ConfigError` naming the flag and the folder).
+
 A kill during a write leaves its temporary file behind, named `.tmp-<random>-<name>`;
 `remove_temporaries(folder)` deletes those of a folder. The temporary file is created
 with the permissions a plain `open(path, "w")` would give (umask applied), not the
@@ -29,7 +32,7 @@ import os
 import secrets
 import shutil
 
-from zoo.errors import DiskFullError, is_disk_full
+from zoo.errors import ConfigError, DiskFullError, is_disk_full
 
 TEMPORARY_PREFIX = ".tmp-"
 
@@ -146,6 +149,52 @@ def content_keyed(write, path, store):
     finally:
         _remove(staging)
     return os.path.join(target, name)
+
+
+def check_writable_dir(path, flag):
+    """Refuses, before any work, a folder the program could not write in.
+
+    `path` is a folder that exists or is to be created (with its missing parents).
+    A file is created and removed in it (or in its nearest existing parent), which
+    is what the writes to come need; so a read-only file system, missing
+    permissions or an ACL are found, for root too, with nothing left behind.
+
+    Args:
+        path: the folder.
+        flag: the option that named it (e.g. `"--export-dir"`), for the message.
+
+    Returns:
+        `path`, as given.
+
+    Raises:
+        zoo.errors.ConfigError: naming `flag` and `path` (and the parent, when it
+            is that parent the folder would be created in that is not writable),
+            when a part of `path` is a file, or the folder cannot be written.
+    """
+    target = os.path.abspath(os.fspath(path))
+    existing = target
+    while not os.path.isdir(existing):
+        if os.path.lexists(existing):
+            raise ConfigError(
+                f"{flag} {os.fspath(path)}: {existing} is not a folder; pass another "
+                f"{flag}"
+            )
+        existing = os.path.dirname(existing)
+    probe = os.path.join(existing, f"{TEMPORARY_PREFIX}{secrets.token_hex(4)}-probe")
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError as e:
+        reason = e.strerror or type(e).__name__
+        problem = (
+            "the folder is not writable"
+            if existing == target
+            else f"it cannot be created in {existing}"
+        )
+        raise ConfigError(
+            f"{flag} {os.fspath(path)}: {problem} ({reason}); pass another {flag}"
+        ) from None
+    _remove(probe)
+    return path
 
 
 def remove_temporaries(folder):

@@ -7,6 +7,9 @@ tokens with spaces). A path that does not exist is a `MissingPathError` for ever
 reader.
 """
 
+import os
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -195,3 +198,65 @@ def test_specific_error_classes_are_data_errors():
     assert issubclass(babi.TaskUnavailableError, DataError)
     assert issubclass(babi.TaskUnavailableError, FileNotFoundError)
     assert issubclass(DataError, ValueError)
+
+
+@pytest.fixture
+def _no_hang():
+    """Fails the test, rather than hanging it, if a reader blocks on its input."""
+    import signal
+
+    def hung(signum, frame):
+        raise TimeoutError("the reader blocked on a pipe or a device")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def _fifo(folder, name):
+    path = folder / name
+    os.mkfifo(path)
+    return path
+
+
+def _refused(read, path, kind):
+    with pytest.raises(DataError) as info:
+        read(path)
+    message = str(info.value)
+    assert message.startswith(
+        f"{path}: not a regular file or folder ({kind}): pipes and devices are not "
+        "read, give a "
+    )
+    assert "\n" not in message and not isinstance(info.value, MissingPathError)
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_a_named_pipe_or_a_device_is_refused_unread(tmp_path, reader, _no_hang):
+    _, extension, _, read = READERS[reader]
+    _refused(read, _fifo(tmp_path, f"data{extension}"), "a named pipe")
+    _refused(read, pathlib.Path("/dev/zero"), "a character device")
+
+
+def test_data_given_as_a_pipe_or_a_device_or_holding_one(tmp_path, _no_hang):
+    """What `--data` reaches: the loaders of every recipe, and `fingerprint`."""
+    from zoo.training import fingerprint
+
+    loaders = (
+        labelled.load_labelled,
+        lambda p: babi.load_babi(p, tasks=[1]),
+        lambda p: parallel.load_parallel(p, "en", "de"),
+        lambda p: fingerprint(pathlib.Path(p)),
+    )
+    fifo = _fifo(tmp_path, "data")
+    for load in loaders:
+        _refused(load, fifo, "a named pipe")
+        _refused(load, pathlib.Path("/dev/zero"), "a character device")
+    folder = tmp_path / "splits"
+    folder.mkdir()
+    (folder / "train.tsv").write_text("text\tlabel\ngood film\tpos\n")
+    inside = _fifo(folder, "test.tsv")
+    _refused(labelled.load_labelled, inside, "a named pipe")
+    _refused(lambda p: labelled.load_labelled(p.parent), inside, "a named pipe")
+    _refused(lambda p: fingerprint(p.parent), inside, "a named pipe")

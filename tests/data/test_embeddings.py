@@ -95,3 +95,51 @@ def test_missing_and_truncated_files(tmp_path):
     path.write_bytes(packed[: len(packed) // 2])
     with pytest.raises(DataError, match=rf"^{path}: truncated or corrupt gzip"):
         load_embeddings(path, VOCAB)
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-Infinity", "1e39", "-3.5e38"])
+def test_non_finite_or_float32_overflowing_values_name_file_and_line(tmp_path, value):
+    path = _write(tmp_path, "v.txt", f"good 1 2 3\nfilm 4 {value} 6\n")
+    with pytest.raises(EmbeddingFormatError) as caught:
+        load_embeddings(path, VOCAB)
+    assert str(caught.value) == (
+        f"{path}:2: the vector of 'film' holds {value!r}: values must be finite "
+        "float32 numbers (at most 3.403e+38 in magnitude)"
+    )
+
+
+def test_unusable_values_of_words_out_of_the_vocabulary_are_not_read(tmp_path):
+    path = _write(tmp_path, "v.txt", "good 1 2 3\nbad nan 1e39 inf\n")
+    matrix, stats = load_embeddings(path, VOCAB)
+    assert np.isfinite(matrix).all() and stats.file_words == 2
+    np.testing.assert_array_equal(matrix[2], [1, 2, 3])
+    big = _write(tmp_path, "big.txt", "good 3e38 -3e38 1\n")  # the largest float32s
+    matrix, _ = load_embeddings(big, VOCAB)
+    np.testing.assert_array_equal(matrix[2], np.float32([3e38, -3e38, 1]))
+
+
+def test_a_recipe_refuses_them_before_any_run_state_twice_alike(tmp_path, capsys):
+    """`--embeddings` with a NaN: one line naming file and line, exit status 2, and
+    nothing of the run written, so the same command again says the same."""
+    from zoo.recipes import han_classification
+
+    vectors = _write(tmp_path, "v.txt", "film 0.1 0.2 0.3\nthe 1e39 0.1 0.2\n")
+    argv = ["--demo-size", "200", "--embeddings", vectors]
+    for name in ("run-dir", "report-dir", "export-dir"):
+        argv += [f"--{name}", str(tmp_path / name)]
+    errors = []
+    for _ in range(2):
+        with pytest.raises(SystemExit) as exit_info:
+            han_classification.main(argv)
+        assert exit_info.value.code == 2
+        errors.append(capsys.readouterr().err)
+    assert (
+        errors[0]
+        == errors[1]
+        == (
+            f"error: {vectors}:2: the vector of 'the' holds '1e39': values must be "
+            "finite float32 numbers (at most 3.403e+38 in magnitude)\n"
+        )
+    )
+    run_dir = tmp_path / "run-dir"
+    assert not (run_dir / "run.json").exists() and not (run_dir / "backup").exists()

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from zoo.export.testing import (
+from tests.export.export_testing import (
     BAD_TEXT_INPUTS,
     check_bad_text_inputs,
     run_in_fresh_process,

@@ -119,14 +119,14 @@ def test_compose_files_for_both_images(deployed):
 
 
 def test_request_examples_match_the_signatures_and_work(deployed, capsys):
+    from tests.serving.fake_serving import serve_export
     from zoo import cli
-    from zoo.serving.testing import serve_export
 
     examples = deploy.request_examples(str(deployed))
     assert examples["reader"]["inputs"] == {"question": "string", "story": "string"}
     assert examples["tiny"]["inputs"] == {"text": "string"}
     assert (
-        "--story 'Mary moved to the bathroom.' --story 'John went"
+        "--story='Mary moved to the bathroom.' --story='John went"
         in (examples["reader"]["grpc"])
     )
     text = (deployed / "REQUESTS.md").read_text()

@@ -9,9 +9,9 @@ import tensorflow as tf
 import tiny_model
 from tensorflow_serving.apis import prediction_log_pb2
 
+from tests.export.export_testing import load_signature
 from zoo.export import export as export_lib
 from zoo.export import manifest as manifest_lib
-from zoo.export.testing import load_signature
 from zoo.export.warmup import read_warmup
 
 

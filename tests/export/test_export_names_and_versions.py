@@ -1,6 +1,7 @@
 """Model names and version folders as TF Serving reads them: one name check shared by
 export and deploy, hostile folder names kept out of every generated file, version
-folders `007` (version 7) served and `²` skipped with a note, never a traceback."""
+folders read by TF Serving's own rule (`absl::SimpleAtoi` into an int64: `007` and
+` 9` are versions 7 and 9) and `²` skipped with a note, never a traceback."""
 
 import os
 import shutil
@@ -72,14 +73,28 @@ def test_export_refuses_a_name_with_a_trailing_newline(tiny_export, tmp_path):
         ("7", 7),
         ("007", 7),
         ("9223372036854775807", (1 << 63) - 1),
-        ("0", None),
+        ("-9223372036854775808", -(1 << 63)),
+        ("0", 0),
+        ("-3", -3),
+        ("+3", 3),
+        ("-0", 0),
+        (" 9", 9),  # SimpleAtoi strips ASCII whitespace on both sides
+        ("9 ", 9),
+        ("\t\v\f\r\n 9\n", 9),
         ("\u00b2", None),
         ("\u0663", None),  # ARABIC-INDIC DIGIT THREE: str.isdigit() is True
-        ("-3", None),
-        ("+3", None),
+        ("\u00a09", None),  # NO-BREAK SPACE is not ASCII whitespace
         ("1.5", None),
-        (" 1", None),
+        ("0x10", None),
+        ("1_0", None),  # int() would read it
+        ("1 2", None),
+        ("+-1", None),
+        ("+", None),
+        ("-", None),
+        (" ", None),
+        (".5", None),
         ("9223372036854775808", None),
+        ("-9223372036854775809", None),
         ("", None),
     ],
 )
@@ -174,10 +189,10 @@ def test_version_folders_and_resolution(tiny_export, tmp_path):
     assert found == {1: "1", 7: "7"}
     assert notes == [
         f"{model_dir / '007'}: skipped, the same version as 7 (7)",
-        f"{model_dir / chr(0xB2)}: skipped, not a version folder (TF Serving "
-        "serves folders named by a positive integer)",
+        f"{model_dir / chr(0xB2)}: skipped, {paths.NOT_A_VERSION}",
     ]
-    assert paths.version_folders(model_dir, complete=True)[0] == {1: "1", 7: "007"}
+    # TF Serving keeps `7` (the last name in byte order), which holds no SavedModel.
+    assert paths.version_folders(model_dir, complete=True)[0] == {1: "1"}
     shutil.rmtree(model_dir / "7")
     assert paths.list_versions(model_dir) == [1, 7]
     assert paths.latest_version(model_dir) == 7
@@ -193,10 +208,7 @@ def test_version_folders_and_resolution(tiny_export, tmp_path):
 
 def test_predict_verify_deploy_with_odd_version_folders(tiny_export, tmp_path, capsys):
     root, model_dir = _odd_versions(tiny_export, tmp_path)
-    note = (
-        f"note: {model_dir / chr(0xB2)}: skipped, not a version folder (TF Serving "
-        "serves folders named by a positive integer)"
-    )
+    note = f"note: {model_dir / chr(0xB2)}: skipped, {paths.NOT_A_VERSION}"
     code, out, err = _zoo(capsys, "predict", model_dir, "The film was good.")
     assert code == 0, err
     assert '"label": "positive"' in out
@@ -213,10 +225,7 @@ def test_predict_verify_deploy_with_odd_version_folders(tiny_export, tmp_path, c
 
     code, out, err = _zoo(capsys, "verify", model_dir / "\u00b2")
     assert code == 2
-    assert err == (
-        f"error: {model_dir / chr(0xB2)}: not a version folder: TF Serving serves "
-        "folders named by a positive integer\n"
-    )
+    assert err == f"error: {model_dir / chr(0xB2)}: {paths.NOT_A_VERSION}\n"
 
     code, out, err = _zoo(capsys, "deploy", root)
     assert code == 0, err
@@ -249,3 +258,18 @@ def test_an_incomplete_latest_version_is_named_in_one_line(
         f"note: {model_dir / '3'}: no saved_model.pb, yet the highest version: TF "
         "Serving would try to load it (and fail); complete or remove it\n"
     )
+
+
+def test_the_next_export_is_version_1_beside_a_negative_version(tmp_path):
+    from zoo.export import export as export_lib
+
+    model_dir = tmp_path / "m"
+    (model_dir / "-3").mkdir(parents=True)  # TF Serving reads version -3
+    (model_dir / " 0").mkdir()  # and version 0
+    assert paths.list_versions(model_dir) == [-3, 0]
+    staged = tmp_path / "staged"
+    staged.mkdir()
+    assert export_lib._rename_to_next_version(str(staged), str(model_dir)) == str(
+        model_dir / "1"
+    )
+    assert paths.version_folders(model_dir)[0] == {-3: "-3", 0: " 0", 1: "1"}

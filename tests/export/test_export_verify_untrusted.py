@@ -1,6 +1,7 @@
-"""The verifier checks what TF Serving would accept without trusting the manifest:
-the batch limit comes from the graph, the Keras comparison runs whenever a `.keras`
-model is present, and symbolic links out of the export are reported."""
+"""The verifier checks what TF Serving would accept: the batch limit the manifest
+records is enforced by the graph (one row more is refused, naming that limit), a
+malformed limit is one line and exit status 2, the Keras comparison runs whenever a
+`.keras` model is present, and symbolic links out of the export are reported."""
 
 import json
 import os
@@ -8,8 +9,10 @@ import shutil
 
 import pytest
 
-from zoo.export.verify import graph_batch_limits, verify_export
+from zoo import cli
+from zoo.export import manifest as manifest_lib
 from zoo.export.verify import main as verify_main
+from zoo.export.verify import verify_export
 
 MANIFEST = os.path.join("assets.extra", "manifest.json")
 
@@ -29,27 +32,28 @@ def _edit_manifest(version_dir, edit):
     path.write_text(json.dumps(manifest))
 
 
-def test_graph_batch_limits_read_the_enforced_comparison(tiny_export):
-    from zoo.serving import SavedModelSession
+def test_batch_limits_are_read_from_the_manifest(tiny_export):
+    version_dir = tiny_export["version_dir"]
+    manifest = manifest_lib.load_manifest(version_dir)
+    assert manifest_lib.batch_limits(manifest, version_dir) == {
+        "preprocess": 256,
+        "serving_default": 256,
+    }
+    manifest["signatures"]["preprocess"]["max_batch_size"] = None
+    del manifest["signatures"]["serving_default"]["max_batch_size"]
+    manifest["limits"]["max_batch_size"] = 9
+    assert manifest_lib.batch_limits(manifest, version_dir) == {
+        "preprocess": None,
+        "serving_default": 9,
+    }
 
-    with SavedModelSession(tiny_export["version_dir"]) as session:
-        limits = graph_batch_limits(
-            session.meta_graph.graph_def, session.signature_defs
-        )
-    assert limits == {"preprocess": 256, "serving_default": 256}
 
-
-def test_graph_limit_of_a_reader_export(tmp_path):
+def test_the_limit_of_a_reader_export_is_checked(tmp_path):
     from tests.serving.tiny_exports import export_reader
-    from zoo.serving import SavedModelSession
 
     version_dir = export_reader(tmp_path, max_batch_size=5)
-    with SavedModelSession(version_dir) as session:
-        limits = graph_batch_limits(
-            session.meta_graph.graph_def, session.signature_defs
-        )
-    assert limits == {"serving_default": 5}
     report = verify_export(version_dir)
+    assert report["ok"], report["errors"]
     assert report["batch_limit"] == {"serving_default": "refuses 6 rows"}
 
 
@@ -63,7 +67,7 @@ def test_an_untouched_copy_verifies(copied):
     assert report["symlinks"] == {}
 
 
-def test_a_manifest_without_the_batch_limit_fails(copied):
+def test_a_manifest_without_the_batch_limit_checks_none(copied):
     def drop(manifest):
         for info in manifest["signatures"].values():
             info.pop("max_batch_size")
@@ -71,27 +75,72 @@ def test_a_manifest_without_the_batch_limit_fails(copied):
 
     _edit_manifest(copied, drop)
     report = verify_export(copied)
-    assert report["ok"] is False
-    assert report["errors"] == [
-        "batch limit: the manifest records max_batch_size=None for 'preprocess', "
-        "its graph enforces 256",
-        "batch limit: the manifest records max_batch_size=None for "
-        "'serving_default', its graph enforces 256",
-    ]
-    # The graph's limit is still checked.
-    assert report["batch_limit"]["serving_default"] == "refuses 257 rows"
+    assert report["ok"], report["errors"]
+    assert report["batch_limit"] == {
+        "preprocess": "not enforced",
+        "serving_default": "not enforced",
+    }
 
 
 def test_a_manifest_with_another_batch_limit_fails(copied):
     def raise_limit(manifest):
-        manifest["signatures"]["serving_default"]["max_batch_size"] = 100000
+        manifest["signatures"]["serving_default"]["max_batch_size"] = 1000
+        manifest["signatures"]["preprocess"]["max_batch_size"] = 100
 
     _edit_manifest(copied, raise_limit)
     report = verify_export(copied)
-    assert report["errors"] == [
-        "batch limit: the manifest records max_batch_size=100000 for "
-        "'serving_default', its graph enforces 256"
-    ]
+    assert report["ok"] is False
+    assert report["batch_limit"] == {
+        "preprocess": "failed",
+        "serving_default": "failed",
+    }
+    over, under = report["errors"]
+    assert over == (
+        "batch limit: 'preprocess' accepted 101 rows, over the manifest's "
+        "max_batch_size=100"
+    )
+    # The graph refuses 1001 rows, naming its own limit, not the manifest's.
+    assert under.startswith(
+        "batch limit: 'serving_default' failed on 1001 rows without naming the "
+        "manifest's max_batch_size=1000: INVALID_ARGUMENT: "
+    )
+    assert "rows exceeds max_batch_size=256" in under
+
+
+@pytest.mark.parametrize(
+    ("edit", "field", "value"),
+    [
+        (
+            lambda m: m["signatures"]["serving_default"].update(max_batch_size="abc"),
+            "signatures.serving_default.max_batch_size",
+            "'abc'",
+        ),
+        (
+            lambda m: m["limits"].update(max_batch_size=0),
+            "limits.max_batch_size",
+            "0",
+        ),
+        (
+            lambda m: m["signatures"]["preprocess"].update(max_batch_size=True),
+            "signatures.preprocess.max_batch_size",
+            "True",
+        ),
+    ],
+)
+def test_a_malformed_limit_is_one_line_and_status_2(copied, capsys, edit, field, value):
+    _edit_manifest(copied, edit)
+    message = (
+        f"{copied / MANIFEST}: {field} must be a positive integer or null. "
+        f"Received: {value}"
+    )
+    assert verify_export(copied)["errors"] == [message]
+    assert cli.main(["verify", str(copied)]) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", f"error: {message}\n")
+    # zoo deploy reads the same limit for batching.config.
+    assert cli.main(["deploy", str(copied.parent.parent)]) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", f"error: {message}\n")
 
 
 def test_a_skipped_keras_check_still_compares_the_keras_model(

@@ -7,9 +7,9 @@ import pytest
 import tensorflow as tf
 import tiny_model
 
+from tests.export.export_testing import load_signature
 from zoo.export import ServingModule, export_model, load_manifest
 from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
-from zoo.export.testing import load_signature
 from zoo.export.verify import verify_export
 from zoo.text.vocabulary import Vocabulary
 

@@ -1,6 +1,7 @@
 """End to end: the demo recipe trains, evaluates, reports and exports; the export
 reloads in a fresh process with the Keras model's outputs and handles bad inputs."""
 
+import csv
 import json
 import os
 import re
@@ -9,12 +10,13 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-
-from zoo.demo.documents import demo_corpus
-from zoo.export.testing import run_in_fresh_process
-from zoo.models.han import HANPreprocessor
 from zoo.recipes import han_classification as han
 from zoo.recipes.han_classification import main
+
+from tests.export.export_testing import run_in_fresh_process
+from zoo.demo.documents import demo_corpus
+from zoo.models.han import HANPreprocessor
+from zoo.training.steps import RecipeRun
 
 SENTIMENT = (
     "wonderful brilliant moving excellent delightful superb "
@@ -43,7 +45,7 @@ TEXTS = demo_corpus(6, seed=99).texts + ["Honestly the plot is superb!", ""]
 
 def _serve_and_check(version_dir, texts):
     """Runs in a fresh process: the reloaded export's outputs and bad-input checks."""
-    from zoo.export.testing import check_bad_text_inputs, load_signature
+    from tests.export.export_testing import check_bad_text_inputs, load_signature
 
     result = {}
     for name in ("serving_default", "explain"):
@@ -92,24 +94,95 @@ def test_demo_and_data_defaults(csv_file):
     assert real.word2vec_epochs == 5 and demo.word2vec_epochs == 0
 
 
-def test_help_answers_without_tensorflow():
+def test_help_shows_the_constructors_defaults():
     import subprocess
     import sys
 
-    # `python -m zoo.recipes.NAME` as the command line runs it; -X importtime lists
-    # every module imported (on stderr).
+    # `python -m zoo.recipes.NAME` as the command line runs it.
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "zoo.recipes.han_classification"]
-        + ["--help"],
+        [sys.executable, "-m", "zoo.recipes.han_classification", "--help"],
         capture_output=True,
         text=True,
         check=True,
     )
     assert "--max-train-samples" in proc.stdout and "--word2vec-epochs" in proc.stdout
-    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines()}
-    assert {"zoo.recipes", "zoo.training.steps"} <= imported
-    heavy = {"tensorflow", "keras", "numpy"} & {m.split(".")[0] for m in imported}
-    assert heavy == set()
+    help_text = " ".join(proc.stdout.split())
+    assert (
+        "--rnn-units RNN_UNITS GRU units per direction, both levels (default: 50)"
+        in (help_text)
+    )
+    assert "[with --data: 2; demo: 1] (default: 1)" in help_text  # --min-count
+
+
+def _model_configs(model):
+    """`get_config()` of a network, less its name and the data-dependent sizes."""
+    data_sizes = {"name", "vocabulary_size", "num_classes"}
+    return {k: v for k, v in model.get_config().items() if k not in data_sizes}
+
+
+def test_task_built_with_defaults_is_the_one_trained_with_data(tmp_path):
+    """The task built as README's Python section shows, with its defaults, has the
+    configuration the recipe trains with `--data`: network, preprocessor, vocabulary
+    and compile, apart from the vocabulary size and the number of classes."""
+    from zoo.models.han import (
+        HANClassifier,
+        HANTextClassifier,
+        HANTextClassifierPreprocessor,
+    )
+    from zoo.text.vocabulary import Vocabulary
+
+    corpus = demo_corpus(60, seed=3)
+    table = tmp_path / "docs.csv"
+    with open(table, "w", encoding="utf-8", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["text", "label"])
+        for i, (text, label) in enumerate(
+            zip(corpus.texts, corpus.labels, strict=True)
+        ):
+            # a word seen once: left out of the vocabulary (min_count 2)
+            writer.writerow([f"{text} Rare{i}word.", ["neg", "pos"][label]])
+    config = han.parse(["--data", str(table), "--run-dir", str(tmp_path / "run")])
+    assert config.word2vec_epochs == 5  # the benchmarked initialisation
+    data = han.load_data(config, log=lambda line: None)
+    recipe_model = han.build_model(config, data, RecipeRun(han.NAME, config, None, ""))
+    recipe_trainer = recipe_model.training_model()
+
+    texts = data.texts.train.texts
+    preprocessor = HANTextClassifierPreprocessor()
+    vocabulary = preprocessor.adapt(texts)
+    classifier = HANTextClassifier(
+        backbone=HANClassifier(preprocessor.vocabulary_size, num_classes=2),
+        preprocessor=preprocessor,
+        label_names=["neg", "pos"],
+    )
+
+    assert _model_configs(classifier.backbone) == _model_configs(recipe_model)
+    assert _model_configs(classifier.backbone) == {
+        "trainable": True,
+        "embedding_dim": 200,
+        "rnn_type": "gru",
+        "rnn_units": 50,
+        "context_units": 100,
+        "dropout": 0.0,
+        "pooling": "attention",
+    }
+    recipe_layer = HANTextClassifierPreprocessor.from_module(data.preprocessor)
+    assert _model_configs(preprocessor) == _model_configs(recipe_layer)
+    assert (preprocessor.max_sentences, preprocessor.max_words) == (30, 50)
+    # adapt's vocabulary is the recipe's: words seen at least twice, at most 30000.
+    assert vocabulary.tokens == Vocabulary.load(data.vocab_file).tokens
+    assert not [t for t in vocabulary.tokens if t.startswith("rare")]
+    # The compile: Adam at 2e-3, gradient norm clipped at 5, no XLA, same loss.
+    task_optimizer = classifier.optimizer.get_config()
+    recipe_optimizer = recipe_trainer.optimizer.get_config()
+    assert type(classifier.optimizer) is type(recipe_trainer.optimizer)
+    assert {**task_optimizer, "name": None} == {**recipe_optimizer, "name": None}
+    assert (task_optimizer["learning_rate"], task_optimizer["clipnorm"]) == (
+        pytest.approx(2e-3),
+        5.0,
+    )
+    assert classifier.loss == recipe_trainer.loss == "sparse_categorical_crossentropy"
+    assert classifier.jit_compile is recipe_trainer.jit_compile is False
 
 
 @pytest.mark.slow
@@ -244,7 +317,7 @@ def test_word2vec_initialisation(tmp_path):
     )
     assert stats.coverage == 1.0
     np.testing.assert_allclose(again[2:], matrix[2:], rtol=1e-4, atol=1e-6)
-    model = han.build_model(config, data, keras.optimizers.Adam())
+    model = han.build_model(config, data, RecipeRun(han.NAME, config, None, ""))
     np.testing.assert_array_equal(
         keras.ops.convert_to_numpy(model.embedding.embeddings), matrix
     )

@@ -44,7 +44,7 @@ WARMUP_STORY = (
 
 def _reload_and_run(version_dir, stories, questions):
     """Runs in a fresh process: the reloaded export's serving_default and preprocess."""
-    from zoo.export.testing import load_signature
+    from tests.export.export_testing import load_signature
 
     serve = load_signature(version_dir, "serving_default")
     pre = load_signature(version_dir, "preprocess")
@@ -235,7 +235,7 @@ def test_a_warmup_file_without_a_question_is_refused(tmp_path, capsys, missing):
 def test_export_verifies_and_matches_keras_in_a_fresh_process(demo_run):
     import keras
 
-    from zoo.export.testing import run_in_fresh_process
+    from tests.export.export_testing import run_in_fresh_process
     from zoo.text.vocabulary import Vocabulary
 
     _, result = demo_run
@@ -285,7 +285,7 @@ def test_export_verifies_and_matches_keras_in_a_fresh_process(demo_run):
 
 @pytest.mark.slow
 def test_bad_inputs_against_the_reloaded_export(demo_run):
-    from zoo.export.testing import check_bad_text_inputs, load_signature
+    from tests.export.export_testing import check_bad_text_inputs, load_signature
 
     _, result = demo_run
     version_dir = result["export"]

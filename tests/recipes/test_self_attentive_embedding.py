@@ -275,7 +275,7 @@ def test_example_texts_file_errors(tmp_path):
 def test_export_bad_inputs(demo_run):
     if not _has_export():
         pytest.skip("zoo.export not available")
-    from zoo.export.testing import check_bad_text_inputs
+    from tests.export.export_testing import check_bad_text_inputs
 
     _, result = demo_run
     version_dir = result["export"]
@@ -350,6 +350,94 @@ def test_demo_and_data_defaults(tmp_path):
     assert demo.training.validations_per_epoch == 1 and demo.training.ema == 0
     assert real.phrases and real.task == "sst2" and real.max_length == 128
     assert sae.parse(["--no-phrases"]).phrases is False
+
+
+def _model_configs(model):
+    """`get_config()` of a network, less names and the data-dependent sizes."""
+    data_sizes = {"name", "vocabulary_size", "num_classes"}
+    config = {k: v for k, v in model.get_config().items() if k not in data_sizes}
+    if "encoder" in config:
+        config["encoder"] = _model_configs(model.encoder)
+    return config
+
+
+def test_task_built_with_defaults_is_the_one_trained_with_data(tmp_path):
+    """The task built with its defaults, as its docstring (and README's HAN example)
+    shows, has the configuration the recipe trains with `--data`: network,
+    preprocessor, vocabulary and compile, apart from the vocabulary size, the number
+    of classes and the recipe's moving average of the weights (`--ema`, a setting of
+    its runs)."""
+    import csv
+
+    from zoo.recipes import self_attentive_embedding as sae
+
+    from zoo.models.sentence_embedder import (
+        SelfAttentiveClassifier,
+        SelfAttentiveEncoder,
+        SelfAttentiveTextClassifier,
+        SelfAttentiveTextClassifierPreprocessor,
+    )
+    from zoo.text.vocabulary import Vocabulary
+    from zoo.training.steps import RecipeRun
+
+    table = tmp_path / "sentences.csv"
+    with open(table, "w", encoding="utf-8", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["text", "label"])
+        for i in range(40):
+            writer.writerow([f"{TEXTS[i % 3]} word{i}", ["neg", "pos"][i % 2]])
+    argv = ["--data", str(table), "--task", "csv", "--run-dir", str(tmp_path / "r")]
+    config = sae.parse(argv)
+    data = sae.load_data(config, log=lambda line: None)
+    recipe_model = sae.build_model(config, data, RecipeRun(sae.NAME, config, None, ""))
+    recipe_trainer = recipe_model.training_model()
+
+    preprocessor = SelfAttentiveTextClassifierPreprocessor()
+    vocabulary = preprocessor.adapt(data.texts.train.texts)
+    encoder = SelfAttentiveEncoder(preprocessor.vocabulary_size)
+    classifier = SelfAttentiveTextClassifier(
+        backbone=SelfAttentiveClassifier(encoder, num_classes=2),
+        preprocessor=preprocessor,
+        label_names=["neg", "pos"],
+    )
+
+    assert _model_configs(classifier.backbone) == _model_configs(recipe_model)
+    assert _model_configs(classifier.backbone) == {
+        "trainable": True,
+        "encoder": {
+            "trainable": True,
+            "embedding_dim": 128,
+            "lstm_units": 128,
+            "attention_units": 128,
+            "num_hops": 16,
+            "penalty": 0.0,
+            "embedding_dropout": 0.0,
+        },
+        "hidden_units": 1000,
+        "dropout": 0.5,
+    }
+    recipe_layer = SelfAttentiveTextClassifierPreprocessor.from_module(
+        data.preprocessor
+    )
+    assert _model_configs(preprocessor) == _model_configs(recipe_layer)
+    assert preprocessor.max_length == 128
+    # adapt's vocabulary is the recipe's (every word, at most 30000).
+    assert vocabulary.tokens == Vocabulary.load(data.vocab_file).tokens
+    assert any(t.startswith("word") for t in vocabulary.tokens)
+    # The compile: Adam at 1e-3, gradient norm clipped at 0.5, same loss and XLA
+    # setting; the recipe's run also averages the weights (--ema 0.999).
+    task_optimizer = classifier.optimizer.get_config()
+    recipe_optimizer = recipe_trainer.optimizer.get_config()
+    assert type(classifier.optimizer) is type(recipe_trainer.optimizer)
+    differ = {k for k in task_optimizer if task_optimizer[k] != recipe_optimizer.get(k)}
+    assert differ == {"name", "use_ema", "ema_momentum"}
+    assert recipe_optimizer["ema_momentum"] == config.training.ema == 0.999
+    assert (task_optimizer["learning_rate"], task_optimizer["clipnorm"]) == (
+        pytest.approx(1e-3),
+        0.5,
+    )
+    assert classifier.loss == recipe_trainer.loss == "sparse_categorical_crossentropy"
+    assert classifier.jit_compile == recipe_trainer.jit_compile
 
 
 @pytest.mark.parametrize(

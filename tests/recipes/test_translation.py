@@ -7,7 +7,7 @@ import types
 import numpy as np
 import pytest
 
-from zoo.export.testing import check_bad_text_inputs, run_in_fresh_process
+from tests.export.export_testing import check_bad_text_inputs, run_in_fresh_process
 
 SENTENCES = ["the big dog sees a small cat .", "a red bird likes the old man ."]
 EXPECTED = [
@@ -126,8 +126,9 @@ def parse(argv):
 
 def build(config, source_vocab_size=50, target_vocab_size=60):
     """The recipe's model for `config` on vocabularies of the given sizes."""
-    from zoo.training.steps import RecipeRun
     from zoo.recipes.translation import NAME, build_model, make_optimizer
+
+    from zoo.training.steps import RecipeRun
 
     pre = types.SimpleNamespace(
         source_vocab_size=source_vocab_size,
@@ -243,27 +244,6 @@ def test_bad_values_are_argparse_errors(flags, message, capsys):
         parse(flags)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
-
-
-def test_flags_answer_without_tensorflow():
-    import subprocess
-    import sys
-
-    code = (
-        "import sys; from zoo.recipes.translation import parse; "
-        "parse(['--attention', 'luong']); "
-        "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))"
-    )
-    # as under `python -m zoo.recipes.translation`: `import zoo` registers no models
-    env = {**os.environ, "ZOO_LAZY_IMPORT": "1"}
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=env,
-    )
-    assert out.stdout.strip() == "[]"
 
 
 def test_model_flags_reach_the_model():

@@ -21,8 +21,8 @@ def small_exports(tmp_path_factory):
 def serve():
     """`serve(export_dir, **kwargs) -> ServedExport`: TF Serving's gRPC and REST
     predict contracts over the export on 127.0.0.1 (see
-    `zoo.serving.testing.serve_export`), stopped when the test ends."""
-    from zoo.serving.testing import serve_export
+    `tests.serving.fake_serving.serve_export`), stopped when the test ends."""
+    from tests.serving.fake_serving import serve_export
 
     with contextlib.ExitStack() as stack:
         yield lambda export_dir, **kwargs: stack.enter_context(

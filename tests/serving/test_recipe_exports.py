@@ -1,6 +1,6 @@
 """The four recipes' exports answer the same through `zoo predict`, locally and from a
-running TF Serving over gRPC and REST (`zoo.serving.testing.serve_export` stands in for
-tensorflow_model_server on 127.0.0.1)."""
+running TF Serving over gRPC and REST (`tests.serving.fake_serving.serve_export`
+stands in for tensorflow_model_server on 127.0.0.1)."""
 
 import contextlib
 import importlib
@@ -106,7 +106,7 @@ def _assert_close(a, b, path="output"):
 
 @pytest.mark.parametrize("recipe", sorted(RECIPES))
 def test_local_grpc_and_rest_answers_agree(exports, recipe):
-    from zoo.serving.testing import serve_export
+    from tests.serving.fake_serving import serve_export
 
     export_name, _, requests = RECIPES[recipe]
     version_dir = exports[recipe]

@@ -6,14 +6,17 @@ import numpy as np
 import pytest
 
 from tests.training.training_test_utils import (
+    Interrupt,
     dense_model,
     epochs_seen,
     log_rows,
     logged_epochs,
+    quick_run,
     run_script,
 )
+from zoo.errors import ZooError
 from zoo.training import save_model_atomic
-from zoo.training.checkpoints import Backup
+from zoo.training.checkpoints import Backup, UnreadableBackupError
 
 
 def _listing(folder):
@@ -60,9 +63,7 @@ def test_backup_keeps_one_complete_file_named_by_its_epoch(tmp_path, monkeypatch
     assert backup.latest() == (2, path2)
     assert _listing(tmp_path / "backup") == ["epoch-00002.weights.h5"]
     # a failing save of epoch 3 keeps epoch 2
-    monkeypatch.setattr(
-        model, "save_weights", lambda p, **kw: (open(p, "wb").close(), 1 / 0)
-    )
+    monkeypatch.setattr(model, "save_weights", lambda p, **kw: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         backup.save(model, 3)
     assert backup.latest() == (2, path2)
@@ -168,3 +169,118 @@ def test_killed_mirrored_run_resumes_from_current_epoch(tmp_path):
     assert losses[4] < losses[2]
     assert not (tmp_path / "run" / "backup").exists()
     assert (tmp_path / "run" / "best.keras").exists()
+
+
+def _truncate(path):
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) // 2)
+
+
+def test_a_truncated_backup_is_one_line_and_the_same_command_says_it_again(tmp_path):
+    """The backup a tiny fit wrote, cut to half its size: one line naming the file
+    and `--resume never`, nothing in the folder changed, so the same again says the
+    same; `--resume never` then trains afresh."""
+    run_dir = tmp_path / "run"
+    with pytest.raises(Interrupt):
+        quick_run(run_dir, interrupt_at=2)
+    path = run_dir / "backup" / "epoch-00002.weights.h5"
+    _truncate(path)
+    before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
+    messages = []
+    for _ in range(2):
+        with pytest.raises(UnreadableBackupError) as caught:
+            quick_run(run_dir)
+        messages.append(str(caught.value))
+        assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+    assert messages[0] == messages[1]
+    assert messages[0].startswith(
+        f"{path}: the backup after epoch 2 cannot be read (Unable to "
+    )
+    assert "truncated file" in messages[0] and "\n" not in messages[0]
+    assert messages[0].endswith(
+        f"it is kept as it is: pass --resume never to start afresh in {run_dir}, or "
+        "another --run-dir"
+    )
+    assert isinstance(caught.value, ZooError)
+    _, history = quick_run(run_dir, resume="never")
+    assert history.epoch == [0, 1, 2, 3]
+
+
+def test_damaged_bytes_inside_a_backup_are_the_same_one_line(tmp_path):
+    """A file HDF5 opens but whose data cannot be read is found by `restore`."""
+    model = dense_model()
+    backup = Backup(str(tmp_path / "backup"))
+    path = backup.save(model, 1)
+    data = bytearray(open(path, "rb").read())
+    data[len(data) // 3 : len(data) // 3 + 2048] = b"\xff" * 2048
+    open(path, "wb").write(bytes(data))
+    with pytest.raises(UnreadableBackupError, match=r"cannot be read \(") as caught:
+        backup.restore(dense_model(), path)
+    assert str(caught.value).startswith(f"{path}: the backup cannot be read (")
+
+
+def test_a_recipe_with_a_truncated_backup_exits_2_with_one_line_twice(tmp_path, capsys):
+    from tests.recipe import toy_recipe as toy
+    from tests.recipe.test_recipe import _args
+    from tests.training.training_test_utils import InterruptAt
+
+    with pytest.raises(Interrupt):
+        toy.main(_args(tmp_path), callbacks=[InterruptAt(1)])
+    (path,) = (tmp_path / "run" / "backup").iterdir()
+    _truncate(path)
+    capsys.readouterr()
+    errors = []
+    for _ in range(2):
+        with pytest.raises(SystemExit) as exit_info:
+            toy.main(_args(tmp_path))
+        assert exit_info.value.code == 2
+        errors.append(capsys.readouterr().err)
+    assert errors[0] == errors[1] and len(errors[0].splitlines()) == 1
+    assert errors[0].startswith(f"error: {path}: the backup after epoch 1 cannot be ")
+    assert "--resume never" in errors[0]
+
+
+def _mount_tmpfs(folder, size):
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("a small tmpfs needs root")
+    folder.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+        capture_output=True,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode()[:200]}")
+
+
+@pytest.mark.slow
+def test_a_run_folder_on_a_really_full_disk_is_one_line_and_exit_2(tmp_path):
+    """A 96 KiB tmpfs: the first backup does not fit. HDF5 used to write it there and
+    crash the process in `h5py.File.close` (exit 139); the backup is now made in
+    memory and its write fails as any other (exit 2, one line)."""
+    import subprocess
+    import sys
+
+    full = tmp_path / "full"
+    _mount_tmpfs(full, "96k")
+    script = (
+        "import sys; from tests.recipe import toy_recipe as toy; toy.main(sys.argv[1:])"
+    )
+    argv = ["--run-dir", str(full / "run"), "--units", "512", "--no-tensorboard"]
+    argv += ["--report-dir", str(tmp_path / "r"), "--export-dir", str(tmp_path / "e")]
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", script, *argv],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+        )
+    finally:
+        subprocess.run(["umount", str(full)], check=False)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in proc.stderr
+    assert errors[0].startswith("error: the disk is full (No space left on device): ")
+    assert errors[0].endswith("/run/backup; no backup is kept")

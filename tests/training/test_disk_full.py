@@ -4,7 +4,6 @@ what was kept, never a library traceback."""
 import errno
 import os
 
-import keras
 import pytest
 
 from tests.recipe import toy_recipe as toy
@@ -12,6 +11,7 @@ from tests.recipe.test_recipe import _args
 from tests.training.training_test_utils import quick_run
 from zoo.errors import DiskFullError, ZooError, is_disk_full
 from zoo.io import atomic_path, atomic_write
+from zoo.training import checkpoints
 
 ENOSPC = OSError(errno.ENOSPC, "No space left on device")
 
@@ -47,19 +47,19 @@ def test_an_atomic_write_on_a_full_disk_keeps_the_previous_file(tmp_path):
 
 
 def _full_after(monkeypatch, saves):
-    """`Model.save_weights` fails with ENOSPC after `saves` successful calls."""
-    real = keras.Model.save_weights
+    """The backup's file write fails with ENOSPC, half written, after `saves`
+    successful ones."""
+    real = checkpoints._write_bytes
     calls = []
 
-    def save_weights(self, path, *args, **kwargs):
+    def write_bytes(path, data):
         calls.append(path)
         if len(calls) > saves:
-            with open(path, "wb") as f:
-                f.write(b"partial")
+            real(path, bytes(data[: len(data) // 2]))
             raise ENOSPC
-        return real(self, path, *args, **kwargs)
+        real(path, data)
 
-    monkeypatch.setattr(keras.Model, "save_weights", save_weights)
+    monkeypatch.setattr(checkpoints, "_write_bytes", write_bytes)
 
 
 def test_a_full_disk_during_a_backup_keeps_the_last_one(tmp_path, monkeypatch):

@@ -99,14 +99,16 @@ def main():
         return True
 
     if args.kill_in_save == "backup":
-        save_weights = model.save_weights
+        from zoo.training import checkpoints
 
-        def killing_save_weights(self, filepath, *a, **kw):
-            save_weights(filepath, *a, **kw)
+        write_bytes = checkpoints._write_bytes
+
+        def killing_write_bytes(path, data):
+            write_bytes(path, data)
             if state["epoch"] == args.kill_epoch and first_time():
-                _killed_halfway(filepath)
+                _killed_halfway(path)
 
-        model.save_weights = types.MethodType(killing_save_weights, model)
+        checkpoints._write_bytes = killing_write_bytes
     if args.kill_in_save == "best":
         save = model.save
 

@@ -2,14 +2,14 @@
 
 - `zoo.data.labelled`: one reader for labelled text, `load_labelled` /
   `read_labelled` -> `LabelledSplits` / `LabelledTexts` (texts, class ids, class
-  names): CSV/TSV/JSON-lines tables, `label<TAB>sentence` lines, SST trees, one folder
-  per class, split files, IMDB (folder or tar.gz). Its generated demo corpora are in
-  `zoo.demo`.
+  names): CSV/TSV tables (`pandas.read_csv`), JSON lines, `label<TAB>sentence` lines,
+  SST trees, one folder per class, split files, IMDB (folder or tar.gz). Its
+  generated demo corpora are in `zoo.demo`.
 - `zoo.data.parallel`: `load_parallel` / `read_pairs` for line-aligned file pairs, TSV
   pairs in either column order, explicit files per split.
 - `zoo.data.babi`: bAbI question answering (any language of the same format).
 - `zoo.data.files`: what every reader shares: UTF-8 with an optional byte-order mark,
-  `.gz`, CSV/TSV/JSON-lines tables, split-file folders, the one seeded split.
+  `.gz`, split-file folders, the one seeded split.
 
 Every reader reports malformed input as a `zoo.errors.DataError` naming the file and
 line (or the column) at fault, and a missing path as a `zoo.errors.MissingPathError`.

@@ -7,7 +7,8 @@ kept (the in-graph tokenizers treat them as spaces). Tables are CSV (RFC 4180
 quoting), TSV (no quoting) or JSON lines. Invalid UTF-8, a truncated `.gz`, a record
 with the wrong number of fields, an unclosed quote, an overlong field or a bad JSON
 line is a `zoo.errors.DataError` naming the file and line; a missing path is a
-`MissingPathError`.
+`MissingPathError`, and a named pipe or a device (`/dev/zero`) given as a file or a
+folder a `DataError`, refused before it is opened.
 """
 
 import csv
@@ -15,6 +16,7 @@ import gzip
 import json
 import os
 import random
+import stat
 import zlib
 
 from zoo.errors import ConfigError, DataError, MissingPathError
@@ -55,13 +57,41 @@ _GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 
 
 def check_exists(path, what="file or folder"):
-    """`os.fspath(path)`, or `MissingPathError` when nothing is there."""
+    """`os.fspath(path)`, or `MissingPathError` when nothing is there.
+
+    Only regular files and folders (or links to them) are accepted: a named pipe
+    would block the reader until another process writes to it, and a device such as
+    `/dev/zero` or `/dev/stdin` never ends; either is a `DataError` naming the path.
+    Nothing is opened to tell.
+    """
     if path is None:
         raise ConfigError(f"No {what} given. Received: path=None")
     path = os.fspath(path)
-    if not os.path.exists(path):
-        raise MissingPathError(path, what=what)
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        raise MissingPathError(path, what=what) from None
+    except OSError as e:
+        raise DataError(f"cannot be read ({e.strerror})", path=path) from None
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise DataError(
+            f"not a regular file or folder ({_file_kind(mode)}): pipes and devices "
+            f"are not read, give a {what}",
+            path=path,
+        )
     return path
+
+
+def _file_kind(mode):
+    for test, kind in (
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return "a special file"
 
 
 def _strip_gz(name):

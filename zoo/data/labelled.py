@@ -17,16 +17,29 @@ the order they are recognised:
 Splits the data lacks are seeded, label-stratified parts of its training data
 (`zoo.data.files.seeded_split`). Errors are `zoo.errors.DataError`s naming the file
 and line; a missing path is a `zoo.errors.MissingPathError`.
+
+CSV and TSV are parsed by `pandas.read_csv` (its python engine: Python's strict
+`csv`, so a stray quote is an error rather than a silently merged field). JSON lines
+are decoded one line at a time with `json.loads`, not `pandas.read_json`: its parser
+ends a string at a NUL character, drops an unpaired surrogate without a word, and
+reads a `null` label and a missing one as the same NaN. Either way the file is first
+read through `zoo.data.files.iter_lines` (UTF-8, byte-order mark, `.gz`), so every
+problem names its file and line.
 """
 
 import contextlib
+import csv
 import dataclasses
 import fnmatch
 import gzip
+import io
+import itertools
+import json
 import os
 import re
 import sys
 import tarfile
+import warnings
 import zlib
 
 import numpy as np
@@ -211,8 +224,13 @@ def _records(path, records, text_name, label_name):
             (label, "label", label_name),
         ):
             if not value.strip():
+                raise DataError(f"empty {name!r} (the {what} column)", path, line)
+            if len(value) > files.MAX_FIELD_CHARS:
                 raise DataError(
-                    f"empty {name!r} (the {what} column)", path=path, line=line
+                    f"a field longer than {files.MAX_FIELD_CHARS} characters "
+                    f"({len(value)})",
+                    path,
+                    line,
                 )
         texts.append(text)
         labels.append(label)
@@ -220,6 +238,188 @@ def _records(path, records, text_name, label_name):
     if not texts:
         raise DataError("no examples in the file", path=path)
     return LabelledTexts.encode(texts, labels, sources)
+
+
+# --- tables: CSV and TSV through pandas, JSON lines -----------------------------------
+
+_CSV_PROBLEMS = {
+    "end of data": "unclosed quote: the quoted field that starts on this line never "
+    'ends; close it, and double every quote inside a field ("")',
+    "field larger": "a field longer than {limit} characters starts on this line (an "
+    "unclosed quote?)",
+    "": "malformed CSV ({message}); a field that contains a quote, a comma or a line "
+    'break must be quoted, with inner quotes doubled ("")',
+}
+
+
+_READ_CSV = dict(header=None, dtype=str, engine="python", on_bad_lines="warn")
+_READ_CSV.update(keep_default_na=False, skip_blank_lines=False)  # "NA" is text
+
+
+def _csv_problem(message, header, kind):
+    """One line for a problem reported by pandas's python engine."""
+    if wrong := re.match(r"Expected (\d+) fields in line \d+, saw (\d+)", message):
+        width, found = map(int, wrong.groups())
+        where = f"the header's columns {header!r}" if header else "the first record"
+        hint = '; quote a field that contains a comma ("hello, world")'
+        hint *= kind[0] == "c" and found > width
+        return f"expected {width} {kind} fields (as {where}), found {found}{hint}"
+    problem = _CSV_PROBLEMS[next(k for k in _CSV_PROBLEMS if k in message)]
+    return problem.format(limit=files.MAX_FIELD_CHARS, message=message)
+
+
+def _read_delimited(path, columns, sep):
+    """`[(line, text, label)]` of a CSV (RFC 4180 quoting) or TSV (no quoting) file
+    read by `pandas.read_csv`; `line` is the record's first line."""
+    import pandas as pd
+
+    kind = "comma-separated" if sep == "," else "tab-separated"
+    quoting = csv.QUOTE_MINIMAL if sep == "," else csv.QUOTE_NONE
+    named = isinstance(columns[0], str)
+    lines = [line for _, line in files.iter_lines(path)]  # UTF-8, BOM, .gz checked
+    skip = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    text = "\n".join(lines[skip:])
+    if not text:
+        raise DataError("the file is empty" + " (expected a header row)" * named, path)
+    # The python engine parses with Python's `csv` in strict mode (a stray quote is
+    # an error, not a silently merged field) and, keeping blank lines, gives a row
+    # per record, so each record's first line is counted from the rows before it.
+    csv.field_size_limit(max(csv.field_size_limit(), files.MAX_FIELD_CHARS))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.ParserWarning)  # a bad record stops
+        try:
+            frame = pd.read_csv(
+                io.StringIO(text), sep=sep, quoting=quoting, **_READ_CSV
+            )
+        except pd.errors.ParserWarning as e:
+            found = re.fullmatch(r"Skipping line (\d+): (.*)", str(e).strip(), re.S)
+            reader = csv.reader(io.StringIO(text), delimiter=sep, quoting=quoting)
+            before = list(itertools.islice(reader, int(found.group(1)) - 1))
+            header = [h.strip() for h in before[0]] if named and before else None
+            problem = _csv_problem(found.group(2), header, kind)
+            raise DataError(problem, path, skip + reader.line_num + 1) from None
+    rows = [[v for v in row if isinstance(v, str)] for row in frame.values]
+    width, header, index = frame.shape[1], None, columns
+    if named:
+        header = [h.strip() for h in rows[0]]
+        missing = [c for c in columns if c not in header]
+        if missing:
+            hint = " (a tab-separated header in a .csv file? pass the TSV format)"
+            hint *= sep == "," and len(header) == 1 and "\t" in header[0]
+            raise DataError(
+                f"missing column(s) {missing!r}; the header has columns {header!r}"
+                + hint,
+                path,
+                skip + 1,
+            )
+        index = [header.index(c) for c in columns]
+    elif max(columns) >= width:
+        raise DataError(
+            f"column {max(columns)} requested, but the first record has {width} "
+            f"{kind} field(s)",
+            path,
+            skip + 1,
+        )
+    out, line = [], skip + 1
+    for number, values in enumerate(rows):  # a short record ends in NaN, dropped
+        start, line = line, line + 1 + sum(v.count("\n") for v in values)
+        if (number == 0 and named) or (len(values) < 2 and not "".join(values).strip()):
+            continue  # the header, a blank line
+        if len(values) < width:  # worded as pandas words a long record
+            message = f"Expected {width} fields in line 0, saw {len(values)}"
+            raise DataError(_csv_problem(message, header, kind), path, start)
+        out.append((start, *(values[i] for i in index)))
+    if not out:
+        raise DataError(
+            f"the file has {'a header but no rows' * named or 'no records'}", path
+        )
+    return out
+
+
+def _json_fields(text, columns, line):
+    """`(text, label)` of one JSON line; a `ValueError` says what is wrong."""
+    if line == 1 and text.lstrip().startswith("["):
+        raise ValueError("a JSON array; expected JSON lines (one JSON object per line)")
+    try:
+        record = json.loads(text, strict=False)  # control characters are text
+    except json.JSONDecodeError as e:
+        raise ValueError(
+            f"invalid JSON ({e.msg} at column {e.colno}); expected one JSON object "
+            "per line"
+        ) from None
+    if not isinstance(record, dict):
+        raise ValueError(
+            f'a JSON {type(record).__name__}, expected an object ({{"{columns[0]}": ...}})'
+        )
+    missing = [c for c in columns if c not in record]
+    if missing:
+        raise ValueError(
+            f"missing field(s) {missing!r}; the object has fields {list(record)[:20]!r}"
+        )
+    text, label = (record[c] for c in columns)
+    if isinstance(label, float) and label.is_integer():
+        label = int(label)  # 5.0 -> 5
+    if isinstance(label, int) and not isinstance(label, bool):
+        label = str(label)
+    for key, value, rule in (
+        (columns[0], text, "expected a string"),
+        (columns[1], label, "a label is a string or an integer"),
+    ):
+        given = record[key]
+        if not isinstance(value, str):
+            scalar = given is None or isinstance(given, (bool, int, float))
+            shown = json.dumps(given) if scalar else f"a {type(given).__name__}"
+            raise ValueError(f"field {key!r} holds {shown}; {rule}")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValueError(
+                f"field {key!r} holds an unpaired surrogate "
+                f"(\\u{ord(value[e.start]):04x}), which is not text"
+            ) from None
+    return text, label
+
+
+def _read_table(path, text_column, label_column, format):
+    """`[(line, text, label)]` of a CSV, TSV or JSON-lines file (`format`, default
+    from the name)."""
+    columns = (text_column, label_column)
+    if text_column == label_column:
+        raise ConfigError(
+            "The text and label columns must differ (training on the labels "
+            f"teaches nothing). Received: text_column={text_column!r}, "
+            f"label_column={label_column!r}"
+        )
+    named = all(isinstance(c, str) for c in columns)
+    if not named and not all(type(c) is int and c >= 0 for c in columns):
+        raise ConfigError(
+            "Columns are all names (the file has a header row) or all 0-based "
+            f"positions (no header). Received: columns={columns!r}"
+        )
+    fmt = files.table_format(path, format)
+    if fmt in ("csv", "tsv"):
+        return _read_delimited(path, columns, "," if fmt == "csv" else "\t")
+    if fmt is None:
+        raise DataError(
+            "cannot tell the table format from the file name; expected .csv, "
+            ".tsv/.tab/.txt or .jsonl/.ndjson/.json (optionally .gz), or pass the "
+            "format",
+            path,
+        )
+    if not named:
+        raise ConfigError(
+            f"JSON lines fields are chosen by name. Received: columns={columns!r}"
+        )
+    out = []
+    for line, text in files.iter_lines(path):
+        if text.strip():
+            try:
+                out.append((line, *_json_fields(text, columns, line)))
+            except ValueError as e:
+                raise DataError(str(e), path, line) from None
+    if not out:
+        raise DataError("no records in the file (it is empty)", path)
+    return out
 
 
 # --- one file -----------------------------------------------------------------------
@@ -348,7 +548,14 @@ def read_labelled(
     one: `task` `"sst5"` or `"sst2"` (neutral dropped, 0/1 negative, 3/4 positive),
     `phrases=True` for every node as an example (duplicates dropped). `label_names`:
     the class names in id order (default: SST's, else the labels found, sorted);
-    another label is an error. A label `4.0` is `"4"`; `sources` are `"file:line"`.
+    another label is an error. `sources` are `"file:line"`; blank lines are skipped.
+
+    A label is a string or an integer, and names its class as written, stripped:
+    `"pos"`, `"5"`, `5`; an integer written as a float (`5.0`, `"4.0"`) is that
+    integer. A JSON label that is `null`, a boolean, a fraction (`1.5`, `NaN`), a
+    list or an object is an error at its line, and so is a JSON text that is not a
+    string. In CSV and TSV every field is a string: `true` or `NA` there is a
+    class name. The text and the label column must differ (`ConfigError`).
     """
     path = files.check_exists(path, "file")
     defaults = text_column is None and label_column is None
@@ -364,8 +571,7 @@ def read_labelled(
     else:
         text_column = "text" if text_column is None else text_column
         label_column = "label" if label_column is None else label_column
-        table = files.read_table(path, (text_column, label_column), format=format)
-        records = [(line, text, label) for line, (text, label) in table]
+        records = _read_table(path, text_column, label_column, format)
         data = _records(path, records, text_column, label_column)
     return data if label_names is None else data.relabel(label_names)
 

@@ -28,8 +28,14 @@ writes, into the export root:
 Only folders whose name passes `zoo.export.paths.MODEL_NAME_RE` (the check
 `export_model` applies) are deployed; any other folder holding an export is skipped
 with a note, so no generated file holds a name a shell, a URL or a text proto would
-read otherwise. Version folders are read as TF Serving reads them
-(`zoo.export.paths.version_folders`). A root with no export is an error.
+read otherwise. Version folders are read by TF Serving's own rule
+(`zoo.export.paths.version_folders`: ` 9` is version 9), and the versions TF Serving
+will load under `--version-policy` are checked (`saved_model.pb` parses, the variables
+read back whole, the warm-up file parses) and named: one line per model on standard
+output, in `models.config` (comments) and in `REQUESTS.md`. A damaged version that
+would be loaded, a malformed manifest or a root with no export is one line `error:`
+and exit status 2; a served version without `saved_model.pb` (a copy in progress?)
+is a note.
 
 The image tag follows the installed TensorFlow version (read from the package
 metadata), since TF Serving links the tensorflow-text ops of its own TensorFlow
@@ -199,6 +205,59 @@ def _latest_complete(model_dir):
     return latest_version_dir(model_dir, complete=True)
 
 
+def served_versions(model_dir, version_policy="latest"):
+    """`({version: folder}, notes)`: the versions TF Serving loads from `model_dir`
+    under `version_policy` (`latest`: the highest; `all`: every one), read by its
+    own rule (`zoo.export.paths.version_folders`), and a note for each of them
+    without a `saved_model.pb` below the highest (`scan_models` notes the highest).
+
+    Raises:
+        zoo.errors.DataError: a version TF Serving would load whose files are
+            damaged (`saved_model.pb`, the variables, the warm-up file), one line
+            naming the file, the version and the problem.
+    """
+    from zoo.export.manifest import WARMUP_PATH, check_saved_model
+    from zoo.export.warmup import read_warmup
+
+    found, _ = version_folders(model_dir)
+    if version_policy == "latest":
+        found = {max(found): found[max(found)]} if found else {}
+    notes = []
+    for version, folder in sorted(found.items()):
+        version_dir = os.path.join(model_dir, folder)
+        if not os.path.isfile(os.path.join(version_dir, "saved_model.pb")):
+            if version != max(found):
+                notes.append(
+                    f"{version_dir}: no saved_model.pb: TF Serving would try to load "
+                    f"version {version} (--version-policy {version_policy}) and "
+                    "fail; complete or remove it"
+                )
+            continue
+        try:
+            check_saved_model(version_dir)
+            warmup = os.path.join(version_dir, WARMUP_PATH)
+            if os.path.exists(warmup):
+                for _ in read_warmup(warmup):
+                    pass
+        except DataError as e:
+            raise DataError(
+                f"version {version} of {os.path.basename(model_dir)}, which TF "
+                f"Serving would load (--version-policy {version_policy}): "
+                f"{e.message}",
+                path=e.path,
+            ) from None
+    return found, notes
+
+
+def served_line(name, found):
+    """`tiny: TF Serving serves version 7 (folder '007')`."""
+    if not found:
+        return f"{name}: TF Serving finds no version to serve"
+    listed = ", ".join(f"{v} (folder {f!r})" for v, f in sorted(found.items()))
+    plural = "s" if len(found) > 1 else ""
+    return f"{name}: TF Serving serves version{plural} {listed}"
+
+
 def model_server_config(names, version_policy="latest"):
     """A `ModelServerConfig` serving each name from `/models/NAME`."""
     if version_policy not in ("latest", "all"):
@@ -228,24 +287,25 @@ def batching_parameters(**overrides):
 
 
 def max_request_batch(version_dirs):
-    """The largest `limits.max_batch_size` among the exports' manifests (the
-    default per-request limit of `ServingModule` when none records one)."""
-    import json
+    """The largest `max_batch_size` among the exports' manifests (the default
+    per-request limit of `ServingModule` when none records one).
 
-    from zoo.export.manifest import MANIFEST_PATH
+    Raises:
+        zoo.errors.DataError: a manifest whose limit is not a positive integer.
+    """
+    from zoo.export.manifest import MissingManifestError, batch_limits, load_manifest
     from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
 
     limits = []
     for version_dir in version_dirs:
         try:
-            with open(os.path.join(version_dir, MANIFEST_PATH), encoding="utf-8") as f:
-                manifest = json.load(f)
-        except (OSError, ValueError):
+            manifest = load_manifest(version_dir)
+        except MissingManifestError:
             continue
-        limits.append((manifest.get("limits") or {}).get("max_batch_size"))
-        for info in (manifest.get("signatures") or {}).values():
-            limits.append(info.get("max_batch_size"))
-    limits = [int(limit) for limit in limits if limit]
+        limits.extend(batch_limits(manifest, version_dir).values())
+        top = (manifest.get("limits") or {}).get("max_batch_size")
+        limits.append(top)
+    limits = [limit for limit in limits if limit]
     return max(limits) if limits else DEFAULT_MAX_BATCH_SIZE
 
 
@@ -401,11 +461,11 @@ def request_examples(root, names=None, host="localhost", signature="serving_defa
             ]
         )
         if len(inputs) == 1:
-            args = shlex.quote(values[inputs[0]])
-        elif set(inputs) == {"story", "question"}:
+            args = "-- " + shlex.quote(values[inputs[0]])  # a text may start with "-"
+        elif set(inputs) == {"story", "question"}:  # attached: "-..." stays a value
             lines = values["story"].split("\n")
-            args = " ".join(f"--story {shlex.quote(line)}" for line in lines)
-            args += f" --question {shlex.quote(values['question'])}"
+            args = " ".join(f"--story={shlex.quote(line)}" for line in lines)
+            args += f" --question={shlex.quote(values['question'])}"
         else:
             row = shlex.quote(json.dumps({k: values[k] for k in inputs}))
             args = f"--input - --format jsonl <<< {row}"
@@ -423,7 +483,7 @@ def request_examples(root, names=None, host="localhost", signature="serving_defa
     return examples
 
 
-def _requests_md(examples):
+def _requests_md(examples, served):
     lines = [
         "# Requests",
         "",
@@ -432,12 +492,19 @@ def _requests_md(examples):
         f"With `./serve.sh` running (gRPC on port {GRPC_PORT}, REST on port "
         f"{REST_PORT}), one request per model to its `serving_default` signature. "
         "Answers hold every output of the signature, attention included.",
+        "",
+        "Texts go after `--`, which ends the options, so a text that starts with "
+        '"-" stays a text: `zoo predict --server HOST:PORT --model NAME -- "-5 '
+        'stars"`. A story line or a question is given attached to its option: '
+        '`--story="-..."`, `--question="-..."`.',
     ]
     for name, example in examples.items():
         inputs = ", ".join(f"`{k}` ({v})" for k, v in example["inputs"].items())
         lines += [
             "",
             f"## {name}",
+            "",
+            served_line(name, served.get(name, {})).split(": ", 1)[1] + ".",
             "",
             f"Inputs: {inputs}.",
             "",
@@ -470,11 +537,15 @@ def write_deployment(root="saved_models", version_policy="latest", device="cpu")
     Returns:
         `{"models": [names], "files": [paths], "image": str (the `device` one),
         "images": {"cpu": str, "gpu": str}, "max_batch_size": int,
-        "examples": request_examples(root), "notes": [folders skipped, why]}`.
+        "examples": request_examples(root), "served": {name: {version: folder}}
+        (what TF Serving loads under `version_policy`, see `served_versions`),
+        "notes": [folders skipped, versions TF Serving would fail to load]}`.
 
     Raises:
         zoo.errors.MissingPathError: `root` does not exist.
-        zoo.errors.DataError: `root` holds no complete export with a model name.
+        zoo.errors.DataError: `root` holds no complete export with a model name,
+            or a version TF Serving would load is damaged or has a malformed
+            manifest.
     """
     root = os.fspath(root)
     if not os.path.isdir(root):
@@ -489,13 +560,22 @@ def write_deployment(root="saved_models", version_policy="latest", device="cpu")
             "first",
             path=root,
         )
-    version_dirs = [_latest_complete(os.path.join(root, n)) for n in names]
-    max_batch = max_request_batch(version_dirs)
+    served, version_dirs = {}, []
+    for name in names:
+        model_dir = os.path.join(root, name)
+        served[name], more = served_versions(model_dir, version_policy)
+        notes.extend(more)
+        version_dirs += [os.path.join(model_dir, f) for f in served[name].values()]
+        version_dirs.append(_latest_complete(model_dir))
+    max_batch = max_request_batch(
+        [d for d in dict.fromkeys(version_dirs) if os.path.isdir(d)]
+    )
     examples = request_examples(root, names)
+    served_lines = "".join(f"# {served_line(n, served[n])}\n" for n in names)
     files = [
         _write(
             os.path.join(root, "models.config"),
-            f"# {_GENERATED} ModelServerConfig text proto.\n"
+            f"# {_GENERATED} ModelServerConfig text proto.\n{served_lines}"
             + text_format.MessageToString(model_server_config(names, version_policy)),
         ),
         _write(
@@ -511,7 +591,7 @@ def write_deployment(root="saved_models", version_policy="latest", device="cpu")
         _write(
             os.path.join(root, "docker-compose.gpu.yml"), _compose(images["gpu"], "gpu")
         ),
-        _write(os.path.join(root, "REQUESTS.md"), _requests_md(examples)),
+        _write(os.path.join(root, "REQUESTS.md"), _requests_md(examples, served)),
         _write(os.path.join(root, "serve.sh"), _serve_sh(images, device)),
     ]
     os.chmod(files[-1], 0o755)
@@ -522,6 +602,7 @@ def write_deployment(root="saved_models", version_policy="latest", device="cpu")
         "images": images,
         "max_batch_size": max_batch,
         "examples": examples,
+        "served": served,
         "notes": notes,
     }
 
@@ -554,6 +635,8 @@ def main(argv=None, prog="python -m zoo.export.deploy"):
         f"{result['images']['cpu']} (CPU), {result['images']['gpu']} (GPU); "
         f"max {result['max_batch_size']} rows per request"
     )
+    for name in result["models"]:
+        print(served_line(name, result["served"][name]))
     for path in result["files"]:
         print(f"wrote {path}")
     root = os.path.abspath(args.root)

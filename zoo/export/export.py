@@ -325,7 +325,7 @@ def _track_variables(module, concrete_functions):
 
 
 def _rename_to_next_version(tmp_dir, model_dir, suffixes=(".keras",)):
-    version = (latest_version(model_dir) or 0) + 1
+    version = max(latest_version(model_dir) or 0, 0) + 1  # TF Serving reads "-3"
     for _ in range(1000):
         target = os.path.join(model_dir, str(version))
         # Also skip a number whose side files exist (a half-removed version).

@@ -1,4 +1,5 @@
-"""The export manifest: `VERSION/assets.extra/manifest.json`."""
+"""The export manifest (`VERSION/assets.extra/manifest.json`) and the checks of the
+SavedModel files it describes (`read_saved_model`, `check_saved_model`)."""
 
 import datetime
 import json
@@ -6,6 +7,8 @@ import os
 import platform
 
 from tensorflow.core.protobuf import saved_model_pb2
+
+from zoo.errors import DataError
 
 MANIFEST_PATH = os.path.join("assets.extra", "manifest.json")
 WARMUP_PATH = os.path.join("assets.extra", "tf_serving_warmup_requests")
@@ -25,6 +28,70 @@ def _shape(tensor_shape_proto):
     return [int(d.size) for d in tensor_shape_proto.dim]
 
 
+def read_saved_model(version_dir):
+    """The `SavedModel` proto of `version_dir/saved_model.pb`.
+
+    Raises:
+        zoo.errors.DataError: a file that cannot be read or does not parse.
+    """
+    from google.protobuf.message import DecodeError
+
+    path = os.path.join(os.fspath(version_dir), "saved_model.pb")
+    saved_model = saved_model_pb2.SavedModel()
+    try:
+        with open(path, "rb") as f:
+            saved_model.ParseFromString(f.read())
+    except FileNotFoundError:
+        raise DataError("no saved_model.pb (an interrupted copy?)", path=path) from None
+    except (OSError, DecodeError, RuntimeWarning) as e:
+        reason = " ".join(str(e).split()) or type(e).__name__
+        raise DataError(
+            f"does not parse as a SavedModel ({reason}); export it again", path=path
+        ) from None
+    if not saved_model.meta_graphs:
+        raise DataError("holds no MetaGraph (not a SavedModel?)", path=path)
+    return saved_model
+
+
+def check_saved_model(version_dir):
+    """Checks that TF Serving can load the version's files: `saved_model.pb` parses,
+    and every variable the index lists reads back whole from its data file (a
+    SavedModel whose graph has variables but no `variables/variables.index` loads
+    in TF Serving with no variable restored, then fails every request).
+
+    Raises:
+        zoo.errors.DataError: one line naming the file and the problem.
+    """
+    import tensorflow as tf
+    from tensorflow.python.training import py_checkpoint_reader
+
+    saved_model = read_saved_model(version_dir)
+    folder = os.path.join(os.fspath(version_dir), "variables")
+    index = os.path.join(folder, "variables.index")
+    if not os.path.exists(index):
+        data = os.path.isdir(folder) and any(
+            n.startswith("variables.data") for n in os.listdir(folder)
+        )
+        graphs = [m.object_graph_def.nodes for m in saved_model.meta_graphs]
+        if data or any(n.HasField("variable") for nodes in graphs for n in nodes):
+            raise DataError(
+                "missing, yet the graph has variables: TF Serving would restore "
+                "none; export it again",
+                path=index,
+            )
+        return
+    try:
+        reader = py_checkpoint_reader.NewCheckpointReader(index[: -len(".index")])
+        for key in sorted(reader.get_variable_to_shape_map()):
+            reader.get_tensor(key)
+    except (tf.errors.OpError, ValueError, IndexError, RuntimeError, OSError) as e:
+        text = " ".join(str(getattr(e, "message", e)).split()) or type(e).__name__
+        text = text if len(text) <= 300 else text[:297] + "..."
+        raise DataError(
+            f"the variables do not read back ({text}); export it again", path=folder
+        ) from None
+
+
 def read_signatures(version_dir):
     """Reads the SignatureDefs of a SavedModel's `serve` MetaGraph from saved_model.pb.
 
@@ -32,15 +99,21 @@ def read_signatures(version_dir):
         `{signature: {"method_name": str, "inputs": {name: {"dtype", "shape",
         "tensor"}}, "outputs": {...}}}`; shapes use -1 for unknown dimensions and
         None for unknown rank.
+
+    Raises:
+        zoo.errors.DataError: `saved_model.pb` does not parse or has no `serve`
+            MetaGraph.
     """
-    saved_model = saved_model_pb2.SavedModel()
-    with open(os.path.join(version_dir, "saved_model.pb"), "rb") as f:
-        saved_model.ParseFromString(f.read())
     meta_graphs = [
-        m for m in saved_model.meta_graphs if "serve" in m.meta_info_def.tags
+        m
+        for m in read_saved_model(version_dir).meta_graphs
+        if "serve" in m.meta_info_def.tags
     ]
     if not meta_graphs:
-        raise ValueError(f"{version_dir}: no MetaGraph tagged 'serve'.")
+        raise DataError(
+            "no MetaGraph tagged 'serve'",
+            path=os.path.join(version_dir, "saved_model.pb"),
+        )
     result = {}
     for name, sig in sorted(meta_graphs[0].signature_def.items()):
         if name.startswith("__"):
@@ -134,18 +207,77 @@ def write_manifest(version_dir, manifest):
     return path
 
 
+class MissingManifestError(DataError, FileNotFoundError):
+    """A version folder without `assets.extra/manifest.json`."""
+
+    def __init__(self, path):
+        super().__init__("no export manifest (not a zoo export?)", path=path)
+
+    def __reduce__(self):
+        return (type(self), (self.path,))
+
+
 def load_manifest(version_dir):
-    """Reads `VERSION/assets.extra/manifest.json`."""
+    """Reads `VERSION/assets.extra/manifest.json`.
+
+    Raises:
+        MissingManifestError: no manifest (a `FileNotFoundError`).
+        zoo.errors.DataError: a file that is not a JSON object (file and line).
+    """
     path = os.path.join(os.fspath(version_dir), MANIFEST_PATH)
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            manifest = json.load(f)
     except FileNotFoundError:
-        raise FileNotFoundError(
-            f"{path}: no export manifest (not a zoo export?)."
-        ) from None
+        raise MissingManifestError(path) from None
     except json.JSONDecodeError as e:
-        raise ValueError(f"{path}:{e.lineno}: invalid JSON ({e.msg}).") from None
+        raise DataError(f"invalid JSON ({e.msg})", path=path, line=e.lineno) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise DataError(f"cannot read the manifest ({e})", path=path) from None
+    if not isinstance(manifest, dict):
+        raise DataError("the manifest is not a JSON object", path=path)
+    return manifest
+
+
+def batch_limits(manifest, version_dir):
+    """`{signature: max_batch_size or None}` as the manifest records them: each
+    signature's own `max_batch_size` (null: no limit), else `limits.max_batch_size`.
+
+    Raises:
+        zoo.errors.DataError: a limit that is neither null nor a positive integer,
+            one line naming the manifest and the field.
+    """
+    path = os.path.join(os.fspath(version_dir), MANIFEST_PATH)
+    limits = _mapping(manifest, "limits", path)
+    default = _limit(limits.get("max_batch_size"), "limits.max_batch_size", path)
+    result = {}
+    for signature, info in _mapping(manifest, "signatures", path).items():
+        if not isinstance(info, dict):
+            raise DataError(f"signatures.{signature} must be an object", path=path)
+        field = f"signatures.{signature}.max_batch_size"
+        value = info.get("max_batch_size", default)
+        result[signature] = _limit(value, field, path)
+    return result
+
+
+def _mapping(manifest, key, path):
+    value = manifest.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise DataError(f"{key} must be an object. Received: {value!r}", path=path)
+    return value
+
+
+def _limit(value, field, path):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise DataError(
+            f"{field} must be a positive integer or null. Received: {value!r}",
+            path=path,
+        )
+    return value
 
 
 def _json_default(value):

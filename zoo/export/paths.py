@@ -6,11 +6,15 @@ is the one check shared by `export_model`, which refuses other names, and `zoo d
 which skips other folders with a note: a name that passes is safe unquoted in a shell
 line, a URL path and a text proto.
 
-Versions are read as TF Serving reads them: a version folder's name is a decimal
-integer in ASCII digits (`007` is version 7), positive and within int64. Anything
-else (`²`, `1.5`, `-3`, a hidden staging folder) is not a version: it is skipped, and
-`version_folders` says why in a note. When two names read as the same number (`7` and
-`007`), the canonical spelling is kept and the other skipped with a note.
+Versions are read exactly as TF Serving's file-system source reads them
+(`ParseVersionNumber` in `file_system_storage_path_source.cc`: `absl::SimpleAtoi`
+into an int64): surrounding ASCII whitespace is ignored, an optional `+` or `-`, then
+ASCII digits within int64. So `007` is version 7, ` 9` and `+9` are version 9, and
+`0` and `-3` are versions too; `²`, `1.5`, `0x10` and hidden names are not. A folder
+whose name is no version is skipped with a note. When two names read as the same
+number (`7` and `007`), TF Serving keeps the last in byte order (`7`) and so does
+`version_folders`, noting the other. A plain file whose name reads as a version is
+listed too (TF Serving would try to load it); it holds no `saved_model.pb`.
 """
 
 import os
@@ -20,8 +24,13 @@ import sys
 from zoo.errors import ConfigError, DataError, MissingPathError
 
 MODEL_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-_ASCII_DIGITS = re.compile(r"[0-9]+")
-_MAX_VERSION = (1 << 63) - 1  # TF Serving's versions are int64
+_VERSION_RE = re.compile(r"[+-]?[0-9]+")
+_SPACE = " \t\n\v\f\r"  # absl::ascii_isspace
+_INT64 = (-(1 << 63), (1 << 63) - 1)  # TF Serving's versions are int64
+NOT_A_VERSION = (
+    "not a version folder (TF Serving reads a version from a folder name made of "
+    "ASCII digits, with an optional sign and surrounding whitespace, within int64)"
+)
 
 
 def is_model_name(name):
@@ -39,53 +48,54 @@ def check_model_name(name):
 
 
 def parse_version(folder_name):
-    """The version TF Serving reads from a folder name, or None when it is none."""
-    if not isinstance(folder_name, str) or not _ASCII_DIGITS.fullmatch(folder_name):
+    """The version TF Serving reads from a folder name (`absl::SimpleAtoi` into an
+    int64), or None when it reads none."""
+    if not isinstance(folder_name, str):
         return None
-    version = int(folder_name)
-    return version if 0 < version <= _MAX_VERSION else None
+    text = folder_name.strip(_SPACE)
+    if not _VERSION_RE.fullmatch(text):
+        return None
+    version = int(text)
+    return version if _INT64[0] <= version <= _INT64[1] else None
 
 
 def version_folders(model_dir, complete=False):
-    """The version folders of `model_dir` and notes on the folders skipped.
+    """The versions of `model_dir` as TF Serving reads them, and notes on the
+    folders skipped.
 
     Args:
         model_dir: `saved_models/NAME` (a missing folder has no versions).
-        complete: only versions holding a `saved_model.pb`.
+        complete: only versions whose folder holds a `saved_model.pb` (after the
+            choice between two names of one version, as TF Serving makes it).
 
     Returns:
         `({version: folder_name}, [note, ...])`; hidden entries (staging folders)
-        and plain files are left out without a note.
+        and plain files that read as no version are left out without a note.
     """
     try:
-        names = sorted(os.listdir(model_dir))
+        names = sorted(os.listdir(model_dir), key=os.fsencode)  # TF's byte order
     except (FileNotFoundError, NotADirectoryError):
         return {}, []
     found, notes = {}, []
     for name in names:
         path = os.path.join(model_dir, name)
-        if name.startswith(".") or not os.path.isdir(path):
-            continue
         version = parse_version(name)
         if version is None:
+            if not name.startswith(".") and os.path.isdir(path):
+                notes.append(f"{path}: skipped, {NOT_A_VERSION}")
+            continue
+        if version in found:  # TF Serving keeps the last name in byte order
             notes.append(
-                f"{path}: skipped, not a version folder (TF Serving serves folders "
-                "named by a positive integer)"
+                f"{os.path.join(model_dir, found[version])}: skipped, the same "
+                f"version as {name} ({version})"
             )
-            continue
-        if complete and not os.path.exists(os.path.join(path, "saved_model.pb")):
-            continue
-        if version in found:
-            keep, drop = sorted(
-                (found[version], name), key=lambda n: (n != str(version), n)
-            )
-            found[version] = keep
-            notes.append(
-                f"{os.path.join(model_dir, drop)}: skipped, the same version as "
-                f"{keep} ({version})"
-            )
-            continue
         found[version] = name
+    if complete:
+        found = {
+            v: n
+            for v, n in found.items()
+            if os.path.isfile(os.path.join(model_dir, n, "saved_model.pb"))
+        }
     return found, notes
 
 
@@ -118,11 +128,7 @@ def version_of(version_dir):
     name = os.path.basename(os.path.normpath(os.fspath(version_dir)))
     version = parse_version(name)
     if version is None:
-        raise DataError(
-            "not a version folder: TF Serving serves folders named by a positive "
-            "integer",
-            path=version_dir,
-        )
+        raise DataError(NOT_A_VERSION, path=version_dir)
     return version
 
 

@@ -4,8 +4,11 @@
 python -m zoo.export.verify saved_models/NAME[/VERSION] [--json-out report.json]
 ```
 
-Checks, in this order (the first two with only TensorFlow and tensorflow-text
-imported, as TF Serving links nothing else):
+First the files TF Serving reads must be sound: the manifest's limits well-formed
+(`zoo.export.manifest.batch_limits`), `saved_model.pb` parsing, the variables reading
+back whole (`check_saved_model`), the warm-up file parsing. Then these checks, in
+this order (the first two with only TensorFlow and tensorflow-text imported, as TF
+Serving links nothing else):
 
 1. load the `serve` MetaGraph with TensorFlow's SavedModel loader in a
    `tf.compat.v1.Session` (variables restored, asset-initialised tables), as TF
@@ -13,11 +16,10 @@ imported, as TF Serving links nothing else):
 2. every op in the graph and in its function library is registered by TensorFlow
    plus tensorflow-text (any other op is listed);
 3. every warm-up request is replayed through the SignatureDef tensor names; outputs
-   must have the declared dtypes and ranks and be finite; the batch limit each
-   signature's graph enforces (read from the graph, `ServingModule.check_batch`'s
-   comparison, not from the manifest) must refuse the warm-up rows repeated to one
-   row more (InvalidArgument naming the limit), and the manifest must record that
-   same limit (`zoo predict` and `zoo deploy` read it there);
+   must have the declared dtypes and ranks and be finite; each signature's
+   `max_batch_size` as the manifest records it (the limit `zoo predict` and
+   `zoo deploy` read) must be enforced: the warm-up rows repeated to one row more
+   are refused with InvalidArgument naming that limit;
 4. the `keras_check` of the manifest: the `preprocess` signature's outputs are fed to
    the `.keras` model beside the version folder (loaded with
    `keras.saving.load_model` after importing the zoo's layers and models) and the
@@ -29,8 +31,11 @@ imported, as TF Serving links nothing else):
    write); every link is listed in the report;
 6. the signatures are printed.
 
-Exit status 0 when everything passed, 1 with a clear message otherwise, 2 when the
-export folder does not exist. `verify_export(path)` returns the same report as a dict;
+Exit status 0 when everything passed, 1 when a check failed (each failure listed),
+2 with one line when the export cannot be read at all: a missing folder, a damaged
+`saved_model.pb`, variables or warm-up file, a malformed manifest (e.g.
+`max_batch_size: "abc"`), or a `--json-out` into a missing folder (refused before
+the work). `verify_export(path)` returns the same report as a dict;
 `verify_in_fresh_process(path)` runs the command in a new Python process.
 
 What the verifier trusts: it imports TensorFlow, tensorflow-text and, for the Keras
@@ -46,16 +51,13 @@ the warm-up requests, as TF Serving does: verify exports from sources you trust.
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import time
 
+from zoo.errors import ConfigError, MissingPathError, ZooError, one_line
 
-def _resolve(path, note=None):
-    from zoo.export.paths import resolve_version_dir
-
-    return resolve_version_dir(path, note=note)
+MAX_CHECKED_ROWS = 1 << 20  # the largest over-limit request verify builds
 
 
 def _registered(op_name):
@@ -72,41 +74,27 @@ def _graph_ops(graph_def):
     return ops - functions
 
 
-def _declared_dtype(info):
+def _check_outputs(fetched, sig_def, errors, where):
+    """Each output has its declared dtype and shape (-1: any size), floats finite."""
+    import numpy as np
     import tensorflow as tf
 
-    return tf.dtypes.as_dtype(info.dtype)
-
-
-def _shape_ok(value_shape, declared):
-    if declared.unknown_rank:
-        return True
-    dims = [d.size for d in declared.dim]
-    if len(value_shape) != len(dims):
-        return False
-    return all(d < 0 or d == v for d, v in zip(dims, value_shape, strict=False))
-
-
-def _check_outputs(signature, fetched, sig_def, errors, where):
-    import numpy as np
-
     for key, value in fetched.items():
-        info = sig_def.outputs[key]
-        dtype = _declared_dtype(info)
-        value = np.asarray(value)
-        if dtype.is_floating or dtype.is_complex:
-            if value.dtype != dtype.as_numpy_dtype:
-                errors.append(
-                    f"{where}: output {key!r} has dtype {value.dtype}, declared {dtype.name}"
-                )
-            if not np.all(np.isfinite(value)):
-                errors.append(f"{where}: output {key!r} of {signature!r} is not finite")
-        elif dtype == "string" and value.dtype != object:
+        info, value = sig_def.outputs[key], np.asarray(value)
+        dtype = tf.dtypes.as_dtype(info.dtype)
+        dims = [d.size for d in info.tensor_shape.dim]
+        if dtype.is_floating and value.dtype != dtype.as_numpy_dtype:
+            errors.append(f"{where}: {key!r} is {value.dtype}, declared {dtype.name}")
+        if dtype.is_floating and not np.all(np.isfinite(value)):
+            errors.append(f"{where}: output {key!r} is not finite")
+        if dtype == tf.string and value.dtype != object:
             errors.append(f"{where}: output {key!r} is not a string tensor")
-        if not _shape_ok(value.shape, info.tensor_shape):
+        if not info.tensor_shape.unknown_rank and (
+            len(dims) != value.ndim
+            or any(0 <= d != v for d, v in zip(dims, value.shape, strict=False))
+        ):
             errors.append(
-                f"{where}: output {key!r} has shape {list(value.shape)}, declared "
-                f"{[d.size for d in info.tensor_shape.dim]}"
+                f"{where}: output {key!r} has shape {list(value.shape)}, declared {dims}"
             )
 
 
@@ -130,41 +118,49 @@ def verify_export(path, print_fn=None):
     Returns:
         A dict: `{"path", "ok", "errors", "signatures", "ops": {"count",
         "unregistered"}, "warmup": {"requests", "replayed", "seconds"},
-        "keras_check": {...}, "load_seconds"}`.
+        "batch_limit", "keras_check": {...}, "load_seconds"}`; an export that
+        cannot be read at all has its one-line reason as the only error.
     """
-    say = print_fn or (lambda line: None)
-    report = {"path": os.fspath(path), "ok": False, "errors": [], "notes": []}
-    errors = report["errors"]
+    report = _new_report(path)
     try:
-        version_dir = _resolve(path, note=report["notes"].append)
-    except (FileNotFoundError, ValueError) as e:
-        errors.append(str(e))
-        return report
+        _verify(path, report, print_fn or (lambda line: None))
+    except ZooError as e:
+        report["errors"].append(str(e))
+    report["ok"] = not report["errors"]
+    return report
+
+
+def _new_report(path):
+    return {"path": os.fspath(path), "ok": False, "errors": [], "notes": []}
+
+
+def _verify(path, report, say):
+    """Runs the checks into `report`; raises `ZooError` for an export that cannot be
+    read at all."""
+    from zoo.export.paths import resolve_version_dir
+
+    errors = report["errors"]
+    version_dir = resolve_version_dir(path, note=report["notes"].append)
     report["path"] = version_dir
     for line in report["notes"]:
         say(f"note: {line}")
-    import numpy as np
-
     from zoo.export import manifest as manifest_lib
     from zoo.export import warmup as warmup_lib
     from zoo.serving.saved_model_session import SavedModelSession
 
-    try:
-        manifest = manifest_lib.load_manifest(version_dir)
-    except (FileNotFoundError, ValueError) as e:
-        errors.append(str(e))
-        manifest = {}
+    manifest = manifest_lib.load_manifest(version_dir)
+    limits = manifest_lib.batch_limits(manifest, version_dir)
     report["name"] = manifest.get("name")
+    manifest_lib.check_saved_model(version_dir)
+    warmup_path = os.path.join(version_dir, manifest_lib.WARMUP_PATH)
+    requests = None
+    if os.path.exists(warmup_path):
+        requests = list(warmup_lib.read_warmup(warmup_path))  # at most 1000
 
     # 1. Load as TF Serving does (zoo.serving.SavedModelSession).
     start = time.perf_counter()
-    try:
-        sess = SavedModelSession(version_dir)
-    except Exception as e:  # noqa: BLE001 - any loader failure is a verification failure
-        errors.append(f"{version_dir}: the SavedModel loader failed: {e}")
-        return report
+    sess = SavedModelSession(version_dir)
     report["load_seconds"] = round(time.perf_counter() - start, 3)
-    meta_graph = sess.meta_graph
     signature_defs = sess.signature_defs
     report["signatures"] = manifest_lib.read_signatures(version_dir)
     if "serving_default" not in signature_defs:
@@ -172,7 +168,7 @@ def verify_export(path, print_fn=None):
     say(f"loaded {version_dir} in {report['load_seconds']} s")
 
     # 2. Ops registered by TensorFlow + tensorflow-text only.
-    ops = _graph_ops(meta_graph.graph_def)
+    ops = _graph_ops(sess.meta_graph.graph_def)
     unregistered = sorted(op for op in ops if not _registered(op))
     report["ops"] = {"count": len(ops), "unregistered": unregistered}
     if unregistered:
@@ -183,15 +179,14 @@ def verify_export(path, print_fn=None):
     say(f"{len(ops)} op types, {len(unregistered)} not registered")
 
     # 3. Warm-up replay.
-    warmup_path = os.path.join(version_dir, manifest_lib.WARMUP_PATH)
     warm = {"requests": 0, "replayed": 0, "seconds": 0.0}
     report["warmup"] = warm
     first_inputs = {}
-    if not os.path.exists(warmup_path):
+    if requests is None:
         errors.append(f"{warmup_path}: no warm-up file.")
     else:
         start = time.perf_counter()
-        for i, (signature, inputs) in enumerate(warmup_lib.read_warmup(warmup_path)):
+        for i, (signature, inputs) in enumerate(requests):
             warm["requests"] += 1
             first_inputs.setdefault(signature, inputs)
             where = f"warm-up request {i} ({signature})"
@@ -203,17 +198,15 @@ def verify_export(path, print_fn=None):
             except Exception as e:  # noqa: BLE001
                 errors.append(f"{where}: failed: {e}")
                 continue
-            _check_outputs(signature, fetched, signature_defs[signature], errors, where)
+            _check_outputs(fetched, signature_defs[signature], errors, where)
             warm["replayed"] += 1
         warm["seconds"] = round(time.perf_counter() - start, 3)
         if warm["requests"] == 0:
             errors.append(f"{warmup_path}: holds no requests.")
     say(f"replayed {warm['replayed']}/{warm['requests']} warm-up requests")
 
-    # 3b. The batch limit the graph enforces: one row over it is refused.
-    report["batch_limit"] = _check_batch_limits(
-        sess, signature_defs, manifest, first_inputs, errors
-    )
+    # 3b. The manifest's batch limit: one row over it is refused.
+    report["batch_limit"] = _check_batch_limits(sess, limits, first_inputs, errors)
     say(f"batch limit: {report['batch_limit']}")
 
     # 4. Keras check: always when a .keras model is present.
@@ -226,7 +219,7 @@ def verify_export(path, print_fn=None):
             f"{version_dir}.keras is present: comparing {sorted(check['outputs'])}"
         )
         report["keras_check"] = _keras_check(
-            sess, signature_defs, check, first_inputs, version_dir, errors, np
+            sess, signature_defs, check, first_inputs, version_dir, errors
         )
         report["keras_check"]["manifest_skipped"] = str(skipped)
         if not check["outputs"]:
@@ -239,7 +232,7 @@ def verify_export(path, print_fn=None):
         report["keras_check"] = {"skipped": check["skipped"]}
     else:
         report["keras_check"] = _keras_check(
-            sess, signature_defs, check, first_inputs, version_dir, errors, np
+            sess, signature_defs, check, first_inputs, version_dir, errors
         )
     say(f"keras check: {report['keras_check']}")
     sess.close()
@@ -248,8 +241,6 @@ def verify_export(path, print_fn=None):
     report["symlinks"] = _check_symlinks(version_dir, errors)
     if report["symlinks"]:
         say(f"symlinks: {report['symlinks']}")
-    report["ok"] = not errors
-    return report
 
 
 def _default_keras_check(signature_defs):
@@ -295,122 +286,53 @@ def _check_symlinks(version_dir, errors):
     return links
 
 
-_LESS_EQUAL = re.compile(r"(^|/)" + r"check_batch(_\d+)?/LessEqual(_\d+)?$")
-
-
-def graph_batch_limits(graph_def, signature_defs):
-    """`{signature: max_batch_size or None}`: the limit each signature's graph
-    enforces, read from `ServingModule.check_batch`'s comparison (the constant of
-    its `LessEqual`) in the functions the signature's outputs reach; the smallest
-    when there are several, None when there is no such check."""
-    import tensorflow as tf
-
-    functions = {f.signature.name: f for f in graph_def.library.function}
-    nodes = {n.name: n for n in graph_def.node}
-    limits = {}
-    for signature, sig in signature_defs.items():
-        reached = _reached_functions(
-            [t.name for t in sig.outputs.values()], nodes, functions
-        )
-        found = []
-        for name in reached:
-            body = {n.name: n for n in functions[name].node_def}
-            for node in body.values():
-                if node.op != "LessEqual" or not _LESS_EQUAL.search(node.name):
-                    continue
-                bound = (
-                    body.get(node.input[1].split(":")[0])
-                    if len(node.input) > 1
-                    else None
-                )
-                if bound is not None and bound.op == "Const":
-                    value = tf.make_ndarray(bound.attr["value"].tensor)
-                    if value.size == 1:
-                        found.append(int(value.reshape(-1)[0]))
-        limits[signature] = min(found) if found else None
-    return limits
-
-
-def _called(node):
-    for attr in node.attr.values():
-        if attr.HasField("func"):
-            yield attr.func.name
-        for func in attr.list.func:
-            yield func.name
-
-
-def _reached_functions(tensor_names, nodes, functions):
-    """Names of the library functions that the nodes computing `tensor_names` call,
-    directly or through other functions (If branches, loops, partitioned calls)."""
-    todo = [t.split(":")[0].lstrip("^") for t in tensor_names]
-    seen_nodes, reached, stack = set(), set(), []
-    while todo:
-        name = todo.pop()
-        if name in seen_nodes or name not in nodes:
-            continue
-        seen_nodes.add(name)
-        node = nodes[name]
-        stack.extend(_called(node))
-        todo.extend(i.split(":")[0].lstrip("^") for i in node.input)
-    while stack:
-        name = stack.pop()
-        if name in reached or name not in functions:
-            continue
-        reached.add(name)
-        for node in functions[name].node_def:
-            stack.extend(_called(node))
-    return reached
-
-
-def _check_batch_limits(sess, signature_defs, manifest, first_inputs, errors):
-    """Runs each signature whose graph enforces a batch limit on one row more (its
-    warm-up rows repeated) and expects InvalidArgument naming the limit; the
-    manifest must record the limit the graph enforces."""
+def _check_batch_limits(sess, limits, first_inputs, errors):
+    """Runs each signature whose manifest records a `max_batch_size` on one row more
+    (its warm-up rows repeated) and expects InvalidArgument naming that limit."""
     import numpy as np
 
     from zoo.serving.errors import ServingError
 
-    enforced = graph_batch_limits(sess.meta_graph.graph_def, signature_defs)
-    recorded = manifest.get("signatures") or {}
     result = {}
-    for signature in sorted(signature_defs):
-        limit = enforced.get(signature)
-        documented = (recorded.get(signature) or {}).get("max_batch_size")
-        if recorded and documented != limit:
-            errors.append(
-                f"batch limit: the manifest records max_batch_size={documented} for "
-                f"{signature!r}, its graph enforces "
-                f"{'none' if limit is None else limit}"
-            )
-        if not limit:
+    for signature in sorted(sess.signature_defs):
+        limit = limits.get(signature)
+        inputs = first_inputs.get(signature)
+        if limit is None:
             result[signature] = "not enforced"
             continue
-        inputs = first_inputs.get(signature)
-        if inputs is None or signature not in signature_defs:
+        if inputs is None:
             result[signature] = "not checked (no warm-up request)"
+            continue
+        result[signature] = "failed"
+        if limit >= MAX_CHECKED_ROWS:
+            errors.append(
+                f"batch limit: the manifest's max_batch_size={limit} for "
+                f"{signature!r} is over the {MAX_CHECKED_ROWS} rows verify sends"
+            )
             continue
         rows = np.arange(limit + 1)
         over = {k: np.take(v, rows % len(v), axis=0) for k, v in inputs.items()}
         try:
             sess.predict(over, signature)
         except ServingError as e:
-            if e.code == "INVALID_ARGUMENT" and "max_batch_size" in e.message:
+            if e.code == "INVALID_ARGUMENT" and f"max_batch_size={limit}" in e.message:
                 result[signature] = f"refuses {limit + 1} rows"
                 continue
             errors.append(
                 f"batch limit: {signature!r} failed on {limit + 1} rows without "
-                f"naming max_batch_size: {e.code}: {e.message}"
+                f"naming the manifest's max_batch_size={limit}: {e.code}: {e.message}"
             )
         else:
             errors.append(
-                f"batch limit: {signature!r} accepted {limit + 1} rows, over its "
-                f"max_batch_size={limit}"
+                f"batch limit: {signature!r} accepted {limit + 1} rows, over the "
+                f"manifest's max_batch_size={limit}"
             )
-        result[signature] = "failed"
     return result
 
 
-def _keras_check(sess, signature_defs, check, first_inputs, version_dir, errors, np):
+def _keras_check(sess, signature_defs, check, first_inputs, version_dir, errors):
+    import numpy as np
+
     signature = check["signature"]
     inputs = first_inputs.get(signature)
     if inputs is None:
@@ -650,19 +572,24 @@ def main(argv=None, prog="python -m zoo.export.verify"):
     parser.add_argument("path", help="saved_models/NAME[/VERSION] (latest if omitted)")
     parser.add_argument("--json-out", help="also write the report as JSON here")
     args = parser.parse_args(argv)
-    from zoo.errors import ZooError, one_line
-
+    report = _new_report(args.path)
     try:
-        _resolve(args.path)
+        _check_json_out(args.json_out)
     except ZooError as e:
         print(one_line(e), file=sys.stderr)
         return e.exit_code
-    report = verify_export(args.path, print_fn=print)
+    try:
+        _verify(args.path, report, print)
+    except ZooError as e:
+        print(one_line(e), file=sys.stderr)
+        report["errors"].append(str(e))
+        _write_report(args.json_out, report)
+        return e.exit_code
+    report["ok"] = not report["errors"]
     if report.get("signatures"):
         print(_format_signatures(report["signatures"]))
-    if args.json_out:
-        with open(args.json_out, "w") as f:
-            json.dump(report, f, indent=2, default=str)
+    if not _write_report(args.json_out, report):
+        return 2
     if report["ok"]:
         print(f"OK: {report['path']} verified")
         return 0
@@ -670,6 +597,31 @@ def main(argv=None, prog="python -m zoo.export.verify"):
     for error in report["errors"]:
         print(f"  - {error}", file=sys.stderr)
     return 1
+
+
+def _check_json_out(path):
+    """Refuses a `--json-out` that cannot be written, before the work."""
+    if path is None:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise MissingPathError(folder, what="folder for --json-out")
+    if os.path.isdir(path):
+        raise ConfigError(f"--json-out names a folder. Received: {path!r}")
+
+
+def _write_report(path, report):
+    """Writes the report to `--json-out` (if given); False, with one line, when it
+    cannot."""
+    if path is None:
+        return True
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=2, default=str)
+    except OSError as e:
+        print(one_line(f"{path}: {e.strerror or e}"), file=sys.stderr)
+        return False
+    return True
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ graph initialisation. The requests are built from real example inputs.
 """
 
 import os
+import re
 
 import numpy as np
 import tensorflow as tf
@@ -79,11 +80,39 @@ def write_warmup(path, logs):
 
 
 def read_warmup(path):
-    """Yields `(signature_name, {input_name: np.ndarray})` for each warm-up record."""
-    for record in tf.data.TFRecordDataset(path).as_numpy_iterator():
-        log = prediction_log_pb2.PredictionLog.FromString(record)
-        request = log.predict_log.request
-        yield (
-            request.model_spec.signature_name or "serving_default",
-            {k: tf.make_ndarray(v) for k, v in request.inputs.items()},
-        )
+    """Yields `(signature_name, {input_name: np.ndarray})` for each warm-up record.
+
+    Raises:
+        zoo.errors.DataError: a file that is not a TFRecord of `PredictionLog`
+            requests (TF Serving would fail to load the version), naming the file
+            and the record.
+    """
+    from google.protobuf.message import DecodeError
+
+    from zoo.errors import DataError
+
+    records = iter(tf.data.TFRecordDataset(path).as_numpy_iterator())
+    number = 0
+    while True:
+        try:
+            record = next(records)
+            request = prediction_log_pb2.PredictionLog.FromString(record)
+            request = request.predict_log.request
+            inputs = {k: tf.make_ndarray(v) for k, v in request.inputs.items()}
+        except StopIteration:
+            return
+        except (tf.errors.OpError, DecodeError, TypeError, ValueError) as e:
+            raise DataError(
+                f"record {number}: not a TFRecord of PredictionLog warm-up requests "
+                f"({_reason(e)}); TF Serving would fail to load this version",
+                path=path,
+            ) from None
+        number += 1
+        yield request.model_spec.signature_name or "serving_default", inputs
+
+
+def _reason(error):
+    """TensorFlow's words for `error` in one short line, without the op's name."""
+    text = " ".join(str(getattr(error, "message", error)).split())
+    text = re.sub(r"^\{\{function_node [^}]*\}\}\s*|\s*\[Op:[^\]]*\].*$", "", text)
+    return text[:200] or type(error).__name__

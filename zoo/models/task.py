@@ -9,15 +9,23 @@ vocabularies (the preprocessor's assets), so that after `import zoo`,
 `keras.saving.load_model("x.keras").predict(["some text"])` works in a fresh
 process. `save_to_preset(dir)` / `from_preset(dir)` write and read keras-hub's preset
 layout in a local folder; `export(...)` writes the family's TF Serving SavedModel.
+
+`fit`, `evaluate` and `predict` run on any Keras backend (the `tf.data` pipeline
+hands NumPy batches to JAX). The methods that run the network inside a
+`tf.function` (`explain`, `translate`, `embed`, `export`, ...) need the TensorFlow
+backend and say so in one line on another (`check_tensorflow_backend`).
 """
 
 import datetime
+import inspect
 import json
 import os
 
 import keras
 import numpy as np
 import tensorflow as tf
+
+from zoo.errors import ConfigError
 
 CONFIG_FILE = "config.json"
 TASK_CONFIG_FILE = "task.json"
@@ -41,8 +49,18 @@ class Task(keras.Model):
     inputs (as keras-hub allows).
     """
 
+    head_arguments = ()
+    """The task's saved arguments that describe the backbone's head (e.g. a
+    classifier's `label_names`): `from_preset` leaves them out when it builds a new
+    head (`num_classes` changed)."""
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+
+    def check_tensorflow_backend(self, method):
+        """Raises a one-line `ConfigError` when Keras runs on another backend than
+        TensorFlow: `method` runs the network inside a `tf.function`."""
+        check_tensorflow_backend(f"{type(self).__name__}.{method}")
 
     # --- Preprocessing --------------------------------------------------------------
 
@@ -258,11 +276,28 @@ class Task(keras.Model):
     def from_preset(cls, preset, load_weights=True, **kwargs):
         """Loads a task from a local preset folder written by `save_to_preset`.
 
+        Keyword arguments replace saved entries, as in keras-hub: the task's own
+        constructor arguments (e.g. `label_names`, `compile`, `name`),
+        `preprocessor` (a layer of your own, or None for preprocessed inputs) and
+        `num_classes` where the backbone has a classification head. A
+        `num_classes` other than the preset's builds a new head, freshly
+        initialised, and loads every other weight of the backbone from the preset
+        (the task's `head_arguments`, such as `label_names`, then take their
+        defaults unless given). Any other keyword is a `ConfigError` listing the
+        accepted ones.
+
         Args:
             preset: the folder. Hub handles (`kaggle://`, `hf://`, preset names) need
                 a network this package never uses: they are a `ValueError`.
             load_weights: load the trained weights (False: fresh initialisation).
-            **kwargs: task arguments that replace the saved ones.
+            **kwargs: arguments that replace the saved ones (see above).
+
+        Example:
+
+        ```python
+        # The IMDB classifier's encoder under a new 5-class head.
+        task = HANTextClassifier.from_preset("imdb_preset", num_classes=5)
+        ```
         """
         preset = os.fspath(preset)
         if "://" in preset or not os.path.isdir(preset):
@@ -274,15 +309,6 @@ class Task(keras.Model):
         for name in (CONFIG_FILE, TASK_CONFIG_FILE, PREPROCESSOR_CONFIG_FILE):
             if not os.path.isfile(os.path.join(preset, name)):
                 raise ValueError(f"from_preset: {preset!r} has no {name}")
-        backbone = keras.saving.deserialize_keras_object(
-            _read_json(preset, CONFIG_FILE)
-        )
-        if load_weights:
-            backbone.load_weights(os.path.join(preset, MODEL_WEIGHTS_FILE))
-        preprocessor = keras.saving.deserialize_keras_object(
-            _read_json(preset, PREPROCESSOR_CONFIG_FILE)
-        )
-        preprocessor.load_assets(os.path.join(preset, PREPROCESSOR_ASSETS))
         task = _read_json(preset, TASK_CONFIG_FILE)
         task_cls = keras.saving.get_registered_object(task.get("registered_name"))
         if task_cls is None:
@@ -292,8 +318,60 @@ class Task(keras.Model):
                 f"from_preset: {preset!r} holds a {task_cls.__name__}, not a "
                 f"{cls.__name__}"
             )
-        config = {**task["config"], **kwargs}
+        saved_backbone = _read_json(preset, CONFIG_FILE)
+        config = dict(task["config"])
+        backbone_config = dict(saved_backbone.get("config", {}))
+        task_arguments = _constructor_arguments(task_cls)
+        head = "num_classes" in backbone_config and "num_classes" not in task_arguments
+        accepted = task_arguments | set(config) | {"load_weights", "preprocessor"}
+        if head:
+            accepted.add("num_classes")
+        unknown = sorted(set(kwargs) - accepted)
+        if unknown:
+            raise ConfigError(
+                f"from_preset: {task_cls.__name__} takes no argument {unknown[0]!r}. "
+                f"Accepted: {', '.join(sorted(accepted))}"
+            )
+        new_head = False
+        if head and "num_classes" in kwargs:
+            num_classes = kwargs.pop("num_classes")
+            new_head = num_classes != backbone_config["num_classes"]
+            backbone_config["num_classes"] = num_classes
+        if new_head:
+            for key in task_cls.head_arguments:
+                config.pop(key, None)
+        backbone = keras.saving.deserialize_keras_object(
+            {**saved_backbone, "config": backbone_config}
+        )
+        if load_weights:
+            weights = os.path.join(preset, MODEL_WEIGHTS_FILE)
+            if new_head:
+                _load_weights_but_head(backbone, saved_backbone, weights)
+            else:
+                backbone.load_weights(weights)
+        if "preprocessor" in kwargs:
+            preprocessor = kwargs.pop("preprocessor")
+        else:
+            preprocessor = keras.saving.deserialize_keras_object(
+                _read_json(preset, PREPROCESSOR_CONFIG_FILE)
+            )
+            preprocessor.load_assets(os.path.join(preset, PREPROCESSOR_ASSETS))
+        config.update(kwargs)
         return task_cls(backbone=backbone, preprocessor=preprocessor, **config)
+
+
+def check_tensorflow_backend(what):
+    """Raises a one-line `ConfigError` when Keras does not run on TensorFlow.
+
+    Args:
+        what: the method or command that needs TensorFlow (named in the message).
+    """
+    backend = keras.backend.backend()
+    if backend != "tensorflow":
+        raise ConfigError(
+            f"{what} needs the TensorFlow backend (KERAS_BACKEND=tensorflow); "
+            f"running on {backend}"
+        )
 
 
 # --- Helpers ----------------------------------------------------------------------------
@@ -312,6 +390,34 @@ def _read_json(directory, name):
             return json.load(f)
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
+
+
+def _constructor_arguments(task_cls):
+    """The named arguments of `task_cls.__init__` a preset may replace."""
+    parameters = inspect.signature(task_cls.__init__).parameters.values()
+    return {
+        p.name
+        for p in parameters
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        and p.name not in ("self", "backbone", "preprocessor")
+    }
+
+
+def _load_weights_but_head(backbone, saved_config, path):
+    """Loads the preset's weights `path` (of the backbone `saved_config`) into
+    `backbone`, a copy of it with another number of classes: every weight of the
+    same shape, in the same order; the head (shapes that differ) keeps its fresh
+    initialisation."""
+    saved = keras.saving.deserialize_keras_object(saved_config)
+    saved.load_weights(path)
+    if len(saved.weights) != len(backbone.weights):
+        raise ValueError(
+            f"from_preset: the backbone with a new head has {len(backbone.weights)} "
+            f"weights, the preset's {len(saved.weights)}"
+        )
+    for new, old in zip(backbone.weights, saved.weights, strict=True):
+        if tuple(new.shape) == tuple(old.shape):
+            new.assign(keras.ops.convert_to_numpy(old))
 
 
 def _short(value, limit=60):

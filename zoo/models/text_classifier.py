@@ -25,7 +25,13 @@ class TextClassifier(Task):
 
     Labels given to `fit`/`evaluate` may be ids (ints) or names from
     `label_names`; an unknown name is a `ValueError` naming it.
+
+    `from_preset(dir, num_classes=C)` puts a new, freshly initialised head of `C`
+    classes on the preset's trained network (`label_names` then default to
+    `"0"`, `"1"`, ... unless given).
     """
+
+    head_arguments = ("label_names",)
 
     def __init__(
         self, backbone, preprocessor=None, label_names=None, compile=True, **kwargs
@@ -138,7 +144,10 @@ class TextClassifier(Task):
             string features of the preprocessor they refer to (`"words"`,
             `"sentences"`, `"tokens"`: "" where padded, weight 0 there), each as
             this text's row of its padded batch.
+
+        Needs the TensorFlow backend (the network runs in a `tf.function`).
         """
+        self.check_tensorflow_backend("explain")
         if isinstance(texts, (str, bytes)):
             raise ValueError(
                 "explain takes a batch of strings (a list), not one string. "

@@ -6,11 +6,14 @@ Public API (imported lazily: `import zoo.serving` imports neither TensorFlow nor
   a `tf.compat.v1.Session`, tensorflow-text ops registered first); `.predict(inputs,
   signature)`, `.signature_spec(signature)`.
 - `GrpcClient(address, model)`, `RestClient(address, model)`: the same `.predict` and
-  `.signature_spec` against TF Serving's gRPC and REST APIs.
+  `.signature_spec` against TF Serving's gRPC and REST APIs, each answer checked
+  against its request and signature, under one deadline (`timeout`) and a size limit
+  (`max_answer_bytes`, by default derived from the signature and the batch).
 - `read_rows`, `rows_from_texts`, `columns`, `batches`: requests from txt/jsonl/csv.
 - `output_rows`, `json_line`: answers as JSON lines.
-- `ServingError`: a refused or failed request (one line, exit status 2 in `zoo`).
-- `zoo.serving.testing.serve_export(path)`: gRPC + REST stand-ins for TF Serving.
+- `ServingError`: a refused or failed request (one line, exit status 2 in `zoo`);
+  `AnswerError`, its subclass: an answer that does not fit the request or the
+  signature (rows, outputs, dtypes, shapes, size, deadline, not HTTP or JSON).
 """
 
 _EXPORTS = {
@@ -18,6 +21,7 @@ _EXPORTS = {
     "GrpcClient": "zoo.serving.grpc_client",
     "RestClient": "zoo.serving.rest_client",
     "ServingError": "zoo.serving.errors",
+    "AnswerError": "zoo.serving.errors",
     "read_rows": "zoo.serving.inputs",
     "rows_from_texts": "zoo.serving.inputs",
     "columns": "zoo.serving.inputs",

@@ -25,6 +25,16 @@ class ServingError(ZooError):
         return (type(self), (self.message, self.code))
 
 
+class AnswerError(ServingError):
+    """A server's answer that does not fit its request or the model's signature: not
+    HTTP, not JSON, too large, too slow, a wrong row count, a missing output, a
+    dtype or shape the signature does not declare. The message names the server.
+    """
+
+    def __init__(self, message, code="INTERNAL"):
+        super().__init__(message, code=code)
+
+
 def one_line_op_error(message):
     """The line of a TensorFlow error message that says what went wrong.
 

@@ -1,14 +1,32 @@
-"""`GrpcClient`: TF Serving's gRPC `PredictionService` (Predict, GetModelMetadata)."""
+"""`GrpcClient`: TF Serving's gRPC `PredictionService` (Predict, GetModelMetadata).
+
+Each call has one gRPC deadline, `timeout` seconds for the whole call. An answer is
+received up to the channel's message limit (`max_answer_bytes`, else 256 MB); each
+output's size is checked against `ServerClient.answer_limit` before it is decoded,
+and the decoded answer is checked against the request and the signature
+(`ServerClient.check_answer`).
+"""
+
+import math
 
 from zoo.serving.errors import ServingError
 from zoo.serving.saved_model_session import (
     DEFAULT_SIGNATURE,
     as_input_array,
+    dtype_name,
     signature_spec,
 )
-from zoo.serving.server_client import ServerClient
+from zoo.serving.server_client import ServerClient, request_rows
 
 MAX_MESSAGE_BYTES = 256 << 20
+_MESSAGE_SLACK_BYTES = 1 << 16  # framing around the outputs of a PredictResponse
+
+
+def _tensor_shape(shape_proto):
+    """A `TensorShapeProto` as a tuple (-1: any size), or None for an unknown rank."""
+    if shape_proto.unknown_rank:
+        return None
+    return tuple(d.size for d in shape_proto.dim)
 
 
 class GrpcClient(ServerClient):
@@ -21,7 +39,10 @@ class GrpcClient(ServerClient):
         address: `HOST:PORT` of the server's gRPC port.
         model: the served model name.
         version: optional model version (the latest by default).
-        timeout: seconds per call.
+        timeout: seconds per call, all told (None: no limit).
+        max_answer_bytes: the largest answer received; by default the channel
+            takes up to 256 MB and each output is held to
+            `ServerClient.answer_limit`.
 
     Example:
 
@@ -31,7 +52,9 @@ class GrpcClient(ServerClient):
     ```
     """
 
-    def __init__(self, address, model, version=None, timeout=60.0):
+    def __init__(
+        self, address, model, version=None, timeout=60.0, max_answer_bytes=None
+    ):
         import grpc
         from tensorflow_serving.apis import prediction_service_pb2_grpc
 
@@ -39,16 +62,23 @@ class GrpcClient(ServerClient):
         self.model = model
         self.version = None if version is None else int(version)
         self.timeout = timeout
+        self.max_answer_bytes = max_answer_bytes
+        receive = (
+            MAX_MESSAGE_BYTES
+            if max_answer_bytes is None
+            else min(max_answer_bytes + _MESSAGE_SLACK_BYTES, 2**31 - 1)
+        )
         self._grpc = grpc
         self._channel = grpc.insecure_channel(
             address,
             options=[
                 ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.max_receive_message_length", receive),
             ],
         )
         self._stub = prediction_service_pb2_grpc.PredictionServiceStub(self._channel)
         self._specs = None
+        self._shapes = None
 
     def _model_spec(self, signature=""):
         from tensorflow_serving.apis import model_pb2
@@ -67,15 +97,25 @@ class GrpcClient(ServerClient):
             details = (
                 e.details() if callable(getattr(e, "details", None)) else ""
             ) or ""
+            details = " ".join(details.split())
             if name == "UNAVAILABLE":
                 raise ServingError(
                     f"cannot reach TF Serving's gRPC port at {self.address} "
-                    f"({' '.join(details.split())})",
+                    f"({details})",
+                    code=name,
+                ) from None
+            if name == "DEADLINE_EXCEEDED":
+                raise self.answer_error(
+                    f"no complete answer within {self.timeout:g} s", code=name
+                ) from None
+            if name == "RESOURCE_EXHAUSTED" and "larger than max" in details:
+                raise self.answer_error(
+                    f"the answer is larger than the channel's limit ({details}; "
+                    "--max-answer-mb raises it)",
                     code=name,
                 ) from None
             raise ServingError(
-                f"{self.address} ({self.model}): {name}: {' '.join(details.split())}",
-                code=name,
+                f"{self.address} ({self.model}): {name}: {details}", code=name
             ) from None
 
     def signature_specs(self):
@@ -88,28 +128,76 @@ class GrpcClient(ServerClient):
             )
             response = self._call(self._stub.GetModelMetadata, request)
             signature_map = get_model_metadata_pb2.SignatureDefMap()
-            response.metadata["signature_def"].Unpack(signature_map)
-            self._specs = {
-                k: signature_spec(v)
+            if "signature_def" not in response.metadata or not response.metadata[
+                "signature_def"
+            ].Unpack(signature_map):
+                raise self.answer_error("the metadata answer has no signature_def")
+            signatures = {
+                k: v
                 for k, v in signature_map.signature_def.items()
                 if not k.startswith("__")
             }
+            self._shapes = {
+                k: {
+                    name: _tensor_shape(info.tensor_shape)
+                    if info.HasField("tensor_shape")
+                    else None
+                    for name, info in v.outputs.items()
+                }
+                for k, v in signatures.items()
+            }
+            self._specs = {k: signature_spec(v) for k, v in signatures.items()}
         return self._specs
 
+    def _decoded(self, name, proto, declared, limit, rows):
+        """An output's `TensorProto` as an array, once its dtype and its size are
+        known to fit (a small proto can declare a huge shape)."""
+        import tensorflow as tf
+
+        try:
+            found = dtype_name(proto.dtype)
+        except (TypeError, ValueError):
+            found = f"DataType {proto.dtype}"
+        if found != declared:
+            raise self.answer_error(
+                f"output {name!r} is {found}; the signature declares {declared}"
+            )
+        dims = [d.size for d in proto.tensor_shape.dim]
+        if any(d < 0 for d in dims):
+            raise self.answer_error(f"output {name!r} has a negative dimension {dims}")
+        itemsize = 8 if declared == "string" else tf.dtypes.as_dtype(proto.dtype).size
+        if math.prod(dims) * max(itemsize, 1) > limit:
+            raise self.too_large(limit, rows)
+        try:
+            return tf.make_ndarray(proto)
+        except (TypeError, ValueError) as e:
+            raise self.answer_error(
+                f"output {name!r} is not a readable tensor ({' '.join(str(e).split())})"
+            ) from None
+
     def predict(self, inputs, signature=DEFAULT_SIGNATURE):
-        """One `Predict` call; returns `{output_name: np.ndarray}` (strings as bytes)."""
+        """One `Predict` call; returns `{output_name: np.ndarray}` (strings as
+        bytes), checked against the request and the signature."""
         import tensorflow as tf
         from tensorflow_serving.apis import predict_pb2
 
         spec = self.signature_spec(signature)
         request = predict_pb2.PredictRequest(model_spec=self._model_spec(signature))
-        for name, values in inputs.items():
-            dtype = spec["inputs"].get(name, "string")
-            request.inputs[name].CopyFrom(
-                tf.make_tensor_proto(as_input_array(values, dtype, name))
-            )
+        arrays = {
+            name: as_input_array(values, spec["inputs"].get(name, "string"), name)
+            for name, values in inputs.items()
+        }
+        for name, array in arrays.items():
+            request.inputs[name].CopyFrom(tf.make_tensor_proto(array))
+        rows = request_rows(arrays)
+        limit = self.answer_limit(rows, signature)
         response = self._call(self._stub.Predict, request)
-        return {k: tf.make_ndarray(v) for k, v in response.outputs.items()}
+        self.check_names(response.outputs, signature)
+        outputs = {
+            name: self._decoded(name, proto, spec["outputs"][name], limit, rows)
+            for name, proto in response.outputs.items()
+        }
+        return self.check_answer(outputs, rows, signature)
 
     def close(self):
         self._channel.close()

@@ -12,14 +12,23 @@ Formats:
 - `csv` / `tsv`: a header row naming the inputs (other columns are ignored), then one
   row per request row; quoted fields may hold newlines.
 
-Files are read as UTF-8 (a byte-order mark is dropped). A malformed line, a missing
-input field or column is a `zoo.errors.DataError` naming the file and line.
+Files are read as UTF-8 (a byte-order mark is dropped) and streamed: `iter_rows`
+reads one line at a time, so memory follows the batch, not the file. A line longer than
+`max_line_bytes` (line ending not counted; 1 MiB by default) is refused with its line
+number without being read whole, in a `.gz` file too (the limit bounds what it expands
+to); in csv/tsv a field longer than that many characters is refused too. A malformed
+line, a missing input field or column, a value that is not valid Unicode text (a lone
+surrogate such as `"\\ud800"` in JSON) is a `zoo.errors.DataError` naming the file and
+line; the run stops there.
 """
 
 import csv
+import itertools
 import json
 import os
+import re
 import sys
+import zlib
 
 from zoo.errors import ConfigError, DataError, MissingPathError
 
@@ -32,7 +41,8 @@ _EXTENSIONS = {
     ".tsv": "tsv",
     ".tab": "tsv",
 }
-_MAX_FIELD = 1 << 26  # csv's default limit (128 KiB) is below one long document
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def guess_format(path):
@@ -56,14 +66,30 @@ def _open_binary(path):
     return open(path, "rb")
 
 
-def _decoded(path):
+def _decoded(path, max_line_bytes=DEFAULT_MAX_LINE_BYTES):
     """Yields `(line_number, text)` with the line ending kept; a line that is not
-    UTF-8 is a `DataError` naming it."""
+    UTF-8, or longer than `max_line_bytes`, is a `DataError` naming it."""
     f = _open_binary(path)
     try:
-        for number, raw in enumerate(f, start=1):
+        for number in itertools.count(1):
+            try:  # bounded: the BOM and "\r\n" aside, at most the limit is read
+                raw = f.readline(max_line_bytes + 5)
+            except (OSError, EOFError, zlib.error) as e:  # e.g. a damaged .gz
+                reason = " ".join(str(e).split()) or type(e).__name__
+                raise DataError(
+                    f"cannot read: {reason}", path=path, line=number
+                ) from None
+            if not raw:
+                break
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
+            if len(raw.rstrip(b"\r\n")) > max_line_bytes:
+                raise DataError(
+                    f"the line is longer than {max_line_bytes} bytes, the limit per "
+                    "line (--max-line-mb raises it)",
+                    path=path,
+                    line=number,
+                )
             try:
                 yield number, raw.decode("utf-8")
             except UnicodeDecodeError as e:
@@ -77,22 +103,32 @@ def _decoded(path):
             f.close()
 
 
-def _lines(path):
+def _lines(path, max_line_bytes):
     """Yields `(line_number, line)` without the line ending."""
-    for number, line in _decoded(path):
+    for number, line in _decoded(path, max_line_bytes):
         yield number, line.rstrip("\r\n")
 
 
-def read_rows(path, input_names, fmt=None):
-    """Reads request rows from a file.
+def read_rows(path, input_names, fmt=None, max_line_bytes=DEFAULT_MAX_LINE_BYTES):
+    """Reads request rows from a file: `list(iter_rows(...))`.
+
+    Returns:
+        A list of `{input_name: value}` dicts, in file order.
+    """
+    return list(iter_rows(path, input_names, fmt, max_line_bytes))
+
+
+def iter_rows(path, input_names, fmt=None, max_line_bytes=DEFAULT_MAX_LINE_BYTES):
+    """Yields request rows from a file, reading it one line at a time.
 
     Args:
         path: the file (`-` for standard input).
         input_names: the signature's input names.
         fmt: one of `FORMATS`, or None to guess from the extension.
+        max_line_bytes: the longest line (or csv field) accepted.
 
-    Returns:
-        A list of `{input_name: value}` dicts, in file order.
+    Yields:
+        `{input_name: value}` dicts, in file order.
     """
     path = os.fspath(path)
     fmt = fmt or ("txt" if path == "-" else guess_format(path))
@@ -106,17 +142,21 @@ def read_rows(path, input_names, fmt=None):
                 path=path,
             )
         (name,) = input_names
-        return [{name: line} for _, line in _lines(path)]
+        for _, line in _lines(path, max_line_bytes):
+            yield {name: line}
+        return
     if fmt == "jsonl":
-        return _read_jsonl(path, input_names)
+        yield from _read_jsonl(path, input_names, max_line_bytes)
+        return
     if fmt in ("csv", "tsv"):
-        return _read_delimited(path, input_names, "," if fmt == "csv" else "\t")
+        delimiter = "," if fmt == "csv" else "\t"
+        yield from _read_delimited(path, input_names, delimiter, max_line_bytes)
+        return
     raise ConfigError(f"unknown input format {fmt!r}; formats: {', '.join(FORMATS)}")
 
 
-def _read_jsonl(path, input_names):
-    rows = []
-    for number, line in _lines(path):
+def _read_jsonl(path, input_names, max_line_bytes):
+    for number, line in _lines(path, max_line_bytes):
         if not line.strip():
             continue
         try:
@@ -134,15 +174,13 @@ def _read_jsonl(path, input_names):
                 path=path,
                 line=number,
             )
-        rows.append(_pick(value, input_names, path, number, "field"))
-    return rows
+        yield _pick(value, input_names, path, number, "field")
 
 
-def _read_delimited(path, input_names, delimiter):
-    old_limit = csv.field_size_limit()
-    csv.field_size_limit(max(old_limit, _MAX_FIELD))
-    rows = []
-    lines = (text for _, text in _decoded(path))
+def _read_delimited(path, input_names, delimiter, max_line_bytes):
+    old_limit = csv.field_size_limit()  # csv's default (128 KiB) is below a document
+    csv.field_size_limit(max(old_limit, max_line_bytes))
+    lines = (text for _, text in _decoded(path, max_line_bytes))
     reader = csv.reader(lines, delimiter=delimiter, strict=True)
     try:
         header = next(reader, None)
@@ -171,12 +209,20 @@ def _read_delimited(path, input_names, delimiter):
                     line=reader.line_num,
                 )
             fields = dict(zip(header, record, strict=True))
-            rows.append(_pick(fields, input_names, path, reader.line_num, "column"))
+            row = _pick(fields, input_names, path, reader.line_num, "column")
+            for name, value in row.items():
+                if len(value) > max_line_bytes:
+                    raise DataError(
+                        f"column {name!r} is longer than {max_line_bytes} characters, "
+                        "the limit per field (--max-line-mb raises it)",
+                        path=path,
+                        line=reader.line_num,
+                    )
+            yield row
     except csv.Error as e:
         raise DataError(str(e), path=path, line=reader.line_num) from None
     finally:
         csv.field_size_limit(old_limit)
-    return rows
 
 
 def _pick(record, input_names, path, line, kind):
@@ -198,8 +244,31 @@ def _pick(record, input_names, path, line, kind):
                 path=path,
                 line=line,
             )
-        row[name] = value
+        row[name] = _text(value, name, kind, path, line)
     return row
+
+
+def unicode_problem(text):
+    """What makes `text` not valid Unicode text, or None: a lone surrogate (from a
+    JSON `"\\ud800"`), or a byte that was not UTF-8 in a command-line argument
+    (Python keeps it as a surrogate, U+DC80-U+DCFF)."""
+    found = _SURROGATE.search(text)
+    if found is None:
+        return None
+    code = ord(found.group())
+    if code >= 0xDC80:
+        return f"is not valid UTF-8 (byte 0x{code - 0xDC00:02x} at character {found.start()})"
+    return (
+        f"holds a lone surrogate \\u{code:04x} at character {found.start()} (not "
+        "valid Unicode text)"
+    )
+
+
+def _text(value, name, kind, path, line):
+    problem = unicode_problem(value)
+    if problem is not None:
+        raise DataError(f"input {kind} {name!r} {problem}", path=path, line=line)
+    return value
 
 
 def json_kind(value):
@@ -233,7 +302,13 @@ def rows_from_texts(texts, input_names):
             + " ".join(f"--{n} TEXT" for n in input_names)
             + " or in a jsonl/csv --input file"
         )
-    return [{input_names[0]: text} for text in texts]
+    rows = []
+    for position, text in enumerate(texts, start=1):
+        problem = unicode_problem(text)
+        if problem is not None:
+            raise ConfigError(f"TEXT argument {position} {problem}")
+        rows.append({input_names[0]: text})
+    return rows
 
 
 def columns(rows, input_names):
@@ -242,8 +317,10 @@ def columns(rows, input_names):
 
 
 def batches(rows, size):
-    """Consecutive slices of `rows` of at most `size` rows."""
+    """Consecutive lists of at most `size` rows of `rows` (any iterable: a file's
+    rows are read one batch at a time)."""
     if size < 1:
         raise ConfigError(f"the batch size must be at least 1. Received: {size}")
-    for start in range(0, len(rows), size):
-        yield rows[start : start + size]
+    rows = iter(rows)
+    while batch := list(itertools.islice(rows, size)):
+        yield batch

@@ -5,6 +5,8 @@ import json
 
 import numpy as np
 
+from zoo.serving.errors import AnswerError
+
 
 def to_json_value(value):
     """A NumPy array / scalar / bytes -> plain JSON values (`bytes` decoded as UTF-8,
@@ -30,19 +32,28 @@ def output_rows(outputs, batch_size):
         batch_size: the request's number of rows.
 
     Returns:
-        A list of `batch_size` dicts `{output_name: JSON value}` (keys sorted); an
-        output without a leading batch dimension is repeated in every row.
+        A list of `batch_size` dicts `{output_name: JSON value}` (keys sorted); a
+        scalar output (a signature-wide value, rank 0) is repeated in every row.
+
+    Raises:
+        zoo.serving.errors.AnswerError: an output whose leading dimension is not
+            `batch_size` (an answer of one row is not copied into three).
     """
     rows = [{} for _ in range(batch_size)]
     for name in sorted(outputs):
         value = np.asarray(outputs[name])
-        if value.ndim >= 1 and value.shape[0] == batch_size:
-            for i in range(batch_size):
-                rows[i][name] = to_json_value(value[i])
-        else:
+        if value.ndim == 0:
             whole = to_json_value(value)
             for row in rows:
                 row[name] = whole
+            continue
+        if value.shape[0] != batch_size:
+            raise AnswerError(
+                f"output {name!r} has {value.shape[0]} rows for a request of "
+                f"{batch_size} rows"
+            )
+        for i in range(batch_size):
+            rows[i][name] = to_json_value(value[i])
     return rows
 
 

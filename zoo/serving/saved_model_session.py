@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from zoo.errors import ConfigError
+from zoo.errors import ConfigError, DataError
 from zoo.serving.errors import ServingError, one_line_op_error
 
 DEFAULT_SIGNATURE = "serving_default"
@@ -102,6 +102,9 @@ class SavedModelSession:
 
     Raises:
         zoo.errors.MissingPathError: the path does not exist or holds no version.
+        zoo.errors.DataError: the export's files cannot be loaded (a truncated
+            variables file, a missing index, a `saved_model.pb` that does not
+            parse or lacks the tags); one line naming the version folder.
 
     Example:
 
@@ -129,9 +132,16 @@ class SavedModelSession:
             self.meta_graph = tf.compat.v1.saved_model.loader.load(
                 self.session, list(tags), self.version_dir
             )
-        except BaseException:
+        except BaseException as e:
             self.session.close()
-            raise
+            reason = _load_failure(e)
+            if reason is None:
+                raise
+            raise DataError(
+                f"cannot load the export ({reason}); export it again or pick "
+                "another version",
+                path=self.version_dir,
+            ) from e
         self.signature_defs = {
             k: v
             for k, v in self.meta_graph.signature_def.items()
@@ -213,6 +223,20 @@ class SavedModelSession:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _load_failure(error):
+    """What a damaged export's load error says, in one line (None for an error that
+    is not about the files: an interrupt, a bug)."""
+    import tensorflow as tf
+    from google.protobuf.message import DecodeError
+
+    if isinstance(error, tf.errors.OpError):  # truncated variables, a bad index
+        return one_line_op_error(error.message)
+    if isinstance(error, (OSError, ValueError, RuntimeError, DecodeError)):
+        text = " ".join(str(error).split()) or type(error).__name__
+        return text if len(text) <= 300 else text[:297] + "..."
+    return None
 
 
 def _status_name(error_code):

@@ -22,6 +22,7 @@ from zoo.data.files import check_exists, iter_lines
 from zoo.errors import DataError
 
 _PROBE_LINES = 1000
+_FLOAT32_MAX = float(np.finfo("float32").max)
 
 
 class EmbeddingFormatError(DataError):
@@ -136,8 +137,12 @@ def load_embeddings(path, vocabulary, scale=0.1, seed=0, reserved=2):
     Raises:
         MissingPathError: the file does not exist.
         EmbeddingFormatError: (a `zoo.errors.DataError`) a line with fewer than
-            `dim` values, a non-number in a vector, a binary or otherwise non-UTF-8
-            file, a truncated `.gz`, or a file with no vectors; with file and line.
+            `dim` values, a non-number in a vector, a NaN, an infinity or a value
+            beyond float32's range (1e39) in a vector the vocabulary uses, a binary
+            or otherwise non-UTF-8 file, a truncated `.gz`, or a file with no
+            vectors; with file and line. It is raised while the file is read,
+            before any training starts (a NaN vector would make the first loss
+            NaN).
     """
     path = check_exists(path, "file")
     tokens = _tokens_of(vocabulary)
@@ -167,13 +172,23 @@ def load_embeddings(path, vocabulary, scale=0.1, seed=0, reserved=2):
         if not (in_exact or in_lower):
             continue
         try:
-            vector = np.asarray(parts[-dim:], dtype="float32")
+            vector = np.asarray(parts[-dim:], dtype="float64")
         except ValueError:
             raise EmbeddingFormatError(
                 f"the vector of {word!r} holds a non-number. Received: {line[:80]!r}",
                 path=path,
                 line=line_number,
             ) from None
+        unusable = ~(np.abs(vector) <= _FLOAT32_MAX)  # NaN, infinities, overflows
+        if unusable.any():
+            value = parts[-dim:][int(np.argmax(unusable))]
+            raise EmbeddingFormatError(
+                f"the vector of {word!r} holds {value!r}: values must be finite "
+                f"float32 numbers (at most {_FLOAT32_MAX:.4g} in magnitude)",
+                path=path,
+                line=line_number,
+            )
+        vector = vector.astype("float32")
         if in_exact:
             exact[word] = vector
         if in_lower:

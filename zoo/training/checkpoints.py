@@ -20,16 +20,29 @@ file intact, never a truncated one.
   kept instead of deleted while the caller still needs them
   (`zoo.training.run_folder.keep_final_backups`): a rerun loads them rather than
   training again.
+
+The backup files are made in memory and then written with plain file writes: HDF5
+crashes the process (SIGSEGV, in `h5py.File.close`) when it cannot flush a file on a
+full disk (h5py issues 914, 1775, 2160), so it never writes to the disk itself here,
+and a full disk is a `zoo.errors.DiskFullError` like any other write. A backup that
+cannot be read (a truncated or damaged file) is an `UnreadableBackupError` (one line
+naming the file, and `--resume never` to start afresh), found before the run's
+record is touched, so the same command again says the same.
 """
 
+import io
 import os
 import re
 import shutil
 
 import keras
 
-from zoo.errors import DiskFullError, is_disk_full
+from zoo.errors import DataError, DiskFullError, is_disk_full
 from zoo.io import atomic_path, remove_temporaries
+
+
+class UnreadableBackupError(DataError):
+    """A backup file of a run folder cannot be read (truncated or damaged)."""
 
 
 def save_model_atomic(model, path):
@@ -88,15 +101,33 @@ def seed_states(model):
     return [v for v in model.variables if id(v) not in weights]
 
 
+class _InMemoryWeightsFile(io.BytesIO):
+    """A weights file in memory. `Model.save_weights` takes it for a path: Keras
+    checks the `.weights.h5` ending of `str(filepath)` and writes a `BytesIO`
+    through h5py."""
+
+    def __str__(self):
+        return "backup.weights.h5"
+
+
 def _save_weights(model, path):
+    """Writes the weights, the optimizer state and the seed states to `path`: made
+    in memory, then written with a plain write (see the module docstring)."""
     import h5py
     import numpy as np
 
-    model.save_weights(path)
-    with h5py.File(path, "a") as f:
+    buffer = _InMemoryWeightsFile()
+    model.save_weights(buffer)
+    with h5py.File(buffer, "a") as f:
         group = f.create_group(SEED_STATES)
         for i, variable in enumerate(seed_states(model)):
             group.create_dataset(str(i), data=np.asarray(variable))
+    _write_bytes(path, buffer.getbuffer())
+
+
+def _write_bytes(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
 
 
 def _restore_seed_states(model, path):
@@ -194,14 +225,44 @@ class Backup:
         remove_temporaries(self.folder)
         return path
 
+    def check(self, path, completed=None):
+        """Raises `UnreadableBackupError` when `path` cannot be opened as an HDF5
+        file (a truncated file is found here: HDF5 checks the size it recorded);
+        `completed` is the number of epochs it holds, for the message."""
+        import h5py
+
+        try:
+            with h5py.File(path, "r"):
+                pass
+        except Exception as e:  # h5py: OSError, or another error for damaged bytes
+            raise self._unreadable(path, e, completed) from None
+
+    def _unreadable(self, path, error, completed=None):
+        reason = " ".join(str(error).split())[:160] or type(error).__name__
+        held = f" after epoch {completed:g}" if completed else ""
+        return UnreadableBackupError(
+            f"the backup{held} cannot be read ({reason}); it is kept as it is: pass "
+            f"--resume never to start afresh in {os.path.dirname(self.folder)}, or "
+            "another --run-dir",
+            path=path,
+        )
+
     def restore(self, model, path):
-        """Loads the backup at `path` into `model` (and its optimizer)."""
+        """Loads the backup at `path` into `model` (and its optimizer).
+
+        Raises:
+            UnreadableBackupError: the file cannot be read.
+        """
         optimizer = model.optimizer
         if optimizer is not None and not optimizer.built:
             # The optimizer's variables must exist before its state is loaded.
             optimizer.build(model.trainable_variables)
-        model.load_weights(path)
-        _restore_seed_states(model, path)
+        self.check(path)
+        try:
+            model.load_weights(path)
+            _restore_seed_states(model, path)
+        except (OSError, KeyError, RuntimeError, ValueError) as e:
+            raise self._unreadable(path, e) from None
 
     def remove(self):
         if os.path.isdir(self.folder):

@@ -33,7 +33,7 @@ import os
 import shutil
 import sys
 
-from zoo.errors import ConfigError, MissingPathError
+from zoo.errors import ConfigError
 from zoo.io import atomic_write
 
 RUN_FILE = "run.json"
@@ -80,6 +80,7 @@ def fingerprint(*parts, length=12):
 
     Raises:
         zoo.errors.MissingPathError: for a path that does not exist.
+        zoo.errors.DataError: for a named pipe or a device (in a folder too).
         TypeError: for a part of another type.
     """
     digest = hashlib.sha256()
@@ -128,18 +129,19 @@ def _feed(digest, part):
 
 
 def _feed_path(digest, path):
+    from zoo.data.files import check_exists
+
+    check_exists(path)  # a pipe or a device is refused, never read
     if os.path.isdir(path):
         _frame(digest, b"D", b"")
         for root, folders, files in os.walk(path):
             folders.sort()
             for name in sorted(files):
-                full = os.path.join(root, name)
+                full = check_exists(os.path.join(root, name), "file")
                 _frame(digest, b"f", os.path.relpath(full, path).encode("utf-8"))
                 _feed_file(digest, full)
-    elif os.path.isfile(path):
-        _feed_file(digest, path)
     else:
-        raise MissingPathError(path)
+        _feed_file(digest, path)
 
 
 def _feed_file(digest, path):
@@ -275,6 +277,8 @@ def start_or_resume(run_dir, cfg, identity, backup, csv_path):
         RunMismatchError: when the backup is of a different run (or of an unknown
             one) and `cfg.resume` is "auto", or when it holds more completed epochs
             than `cfg.epochs`.
+        zoo.training.checkpoints.UnreadableBackupError: when the backup to resume
+            cannot be read (a truncated file); nothing in `run_dir` is changed.
     """
     finished, final_path = backup.final()
     completed, path = backup.latest()
@@ -307,6 +311,9 @@ def start_or_resume(run_dir, cfg, identity, backup, csv_path):
             "resume it, or --resume never to start afresh in that folder",
             run_dir=run_dir,
         )
+    # Before the record is written: a backup that cannot be read leaves the folder
+    # as it was, so the same command says the same.
+    backup.check(path, passes)
     if record is None or found:
         print(
             f"warning: {problem}; resuming it anyway (--resume force)", file=sys.stderr

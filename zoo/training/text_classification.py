@@ -36,7 +36,12 @@ def column(text):
 
 @dataclasses.dataclass
 class TextClassificationConfig(RecipeConfig):
-    """The options every text-classifier recipe has (see `RecipeConfig` for more)."""
+    """The options every text-classifier recipe has (see `RecipeConfig` for more).
+
+    A recipe adds the options whose defaults its family's constructors hold
+    (`flags.default_of`): `vocab_size` and `min_count` (its preprocessor's `adapt`),
+    which `prepare_inputs` reads, `embedding_dim` and the network's sizes.
+    """
 
     text_column: str = option(
         None,
@@ -48,15 +53,6 @@ class TextClassificationConfig(RecipeConfig):
         None,
         "label column, a name or a 0-based position (default: label)",
         type=column,
-    )
-    vocab_size: int = option(
-        30000, "largest vocabulary, [PAD] and [UNK] included", check="positive"
-    )
-    min_count: int = option(
-        1, "words seen fewer times in training map to [UNK]", check="positive"
-    )
-    embedding_dim: int = option(
-        200, "word embedding size (--embeddings sets it)", check="positive"
     )
     embeddings: str = option(
         None,
@@ -468,8 +464,8 @@ def document_report(config, data, metrics, results, log=print):
     """HAN's report: `metrics.txt` and `attention.html` (the sentence and word
     attention of `--report-samples` seeded test documents, as in Yang et al.'s
     Figure 5)."""
-    from zoo.training.steps import data_name
     from zoo.report import attention_report_html
+    from zoo.training.steps import data_name
 
     text, examples = write_report(config, data, metrics, results)
     path = attention_report_html(
@@ -486,8 +482,8 @@ def hop_report(config, data, metrics, results, log=print):
     """The sentence embedder's report: `metrics.txt`, `attention.html` (every hop's
     attention over the words of `--report-samples` test sentences) and a heat map
     `attention_<i>.png` of each (rows: hops)."""
-    from zoo.training.steps import data_name
     from zoo.report import attention_grid_html
+    from zoo.training.steps import data_name
     from zoo.viz import attention_heatmap
 
     norm = metrics["mean_attention_penalty_norm"]

@@ -19,7 +19,7 @@ LABELS = ["pos", "pos", "neg", "neg"] * 8
 
 def make_task(texts=TEXTS, label_names=("neg", "pos"), **kwargs):
     pre = HANTextClassifierPreprocessor(max_sentences=4, max_words=12)
-    pre.adapt(texts)
+    pre.adapt(texts, min_count=1)
     backbone = HANClassifier(
         pre.vocabulary_size,
         len(label_names),

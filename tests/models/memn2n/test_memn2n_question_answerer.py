@@ -95,9 +95,11 @@ def test_answers_are_the_network_classes():
     probabilities = task.predict(PREDICT_X, verbose=0)
     assert probabilities.shape == (3, len(vocab))
     np.testing.assert_allclose(probabilities.sum(-1), 1.0, rtol=1e-5)
+    # The most probable word (the reserved ids are no answers); the third story is
+    # empty: no answer.
     assert task.predict_answers(PREDICT_X) == [
-        vocab[i] for i in probabilities.argmax(-1)
-    ]
+        vocab[i + 2] for i in probabilities[:2, 2:].argmax(-1)
+    ] + [""]
 
 
 def test_fit_learns_the_tiny_task():
@@ -115,7 +117,14 @@ def test_explain_is_the_answer_and_each_hops_attention_over_the_story():
     rows = task.explain(PREDICT_X, batch_size=2)
     assert len(rows) == 3
     row = rows[0]
-    assert sorted(row) == ["answer", "attention", "memory", "probabilities"]
+    assert sorted(row) == [
+        "answer", "attention", "memory", "probabilities", "sentences_used",
+        "story_truncated",
+    ]  # fmt: skip
+    assert [(r["sentences_used"], r["story_truncated"]) for r in rows] == [
+        (2, False), (1, False), (0, False),
+    ]  # fmt: skip
+    assert rows[2]["answer"] == ""  # an empty story has no answer
     assert row["memory"].tolist() == [
         "john moved to the garden",
         "mary went to the kitchen",
@@ -151,7 +160,10 @@ def test_predict_equals_the_export_signature(tmp_path):
         story=tf.constant(PREDICT_X["story"]),
         question=tf.constant(PREDICT_X["question"]),
     )
-    assert sorted(out) == ["answer", "attention", "memory", "probabilities"]
+    assert sorted(out) == [
+        "answer", "attention", "memory", "probabilities", "sentences_used",
+        "story_truncated",
+    ]  # fmt: skip
     np.testing.assert_allclose(
         out["probabilities"].numpy(), task.predict(PREDICT_X, verbose=0), atol=1e-5
     )
@@ -165,6 +177,8 @@ def test_predict_equals_the_export_signature(tmp_path):
     for j, row in enumerate(rows):
         np.testing.assert_allclose(out["attention"][j], row["attention"], atol=1e-5)
         assert [s.decode() for s in out["memory"][j].numpy()] == row["memory"].tolist()
+        assert int(out["sentences_used"][j]) == row["sentences_used"]
+        assert bool(out["story_truncated"][j]) == row["story_truncated"]
     manifest = load_manifest(version)
     assert manifest["limits"]["memory_slots"] == 6
     report = verify_export(version)
@@ -246,3 +260,35 @@ def test_the_preprocessor_must_fit_the_network():
         MemN2NQuestionAnswerer(keras.Sequential(), pre)
     with pytest.raises(ValueError, match="has no vocabulary yet"):
         MemN2NQuestionAnswererPreprocessor(memory_size=6, sentence_length=5)(X)
+
+
+def test_a_story_longer_than_the_memory_is_read_from_its_end_and_said():
+    """500 sentences for 6 slots: the last 6 are read; `explain` says so and
+    `predict_answers` warns, naming how many stories were cut."""
+    task = make_task()
+    long_story = "\n".join(
+        f"{PEOPLE[i % 3]} went to the {PLACES[i % 4]}." for i in range(500)
+    )
+    x = {"story": [long_story, STORIES[0]], "question": ["Where is Mary?"] * 2}
+    rows = task.explain(x)
+    assert [(r["sentences_used"], r["story_truncated"]) for r in rows] == [
+        (6, True), (2, False),
+    ]  # fmt: skip
+    assert rows[0]["memory"][0] == "john went to the hallway"  # sentence 499
+    with pytest.warns(UserWarning) as caught:
+        answers = task.predict_answers(x)
+    assert [str(w.message) for w in caught] == [
+        "1 of 2 stories were cut to their last 6 sentences (the memory's slots); "
+        "their older sentences were not read (explain() gives each story's "
+        "sentences_used and story_truncated)"
+    ]
+    assert answers == [r["answer"] for r in rows] and "" not in answers
+
+
+def test_an_empty_story_or_question_has_no_answer():
+    task = make_task()
+    x = {
+        "story": ["", " \n...\n", STORIES[0], STORIES[0]],
+        "question": ["Where is Mary?", "Where is Mary?", "", "?"],
+    }
+    assert task.predict_answers(x) == ["", "", "", ""]

@@ -25,10 +25,15 @@ def test_serve_matches_preprocess_then_the_model(demo_vocab_file):
     module, model, vocab = _module(demo_vocab_file)
     stories, questions = [STORY, ""], ["Where is Mary?", "Where is John?"]
     out = _np(module.serve(stories, questions))
-    assert sorted(out) == ["answer", "attention", "memory", "probabilities"]
+    assert sorted(out) == [
+        "answer", "attention", "memory", "probabilities", "sentences_used",
+        "story_truncated",
+    ]  # fmt: skip
     assert out["probabilities"].shape == (2, len(vocab))
     assert out["attention"].shape == (2, 2, 10)
     assert out["memory"][0][0].decode() == "mary went to the office"
+    assert out["sentences_used"].tolist() == [3, 0]
+    assert out["story_truncated"].tolist() == [False, False]
     features = _np(module.preprocess(stories, questions))
     expected = model(features)
     np.testing.assert_allclose(
@@ -39,8 +44,9 @@ def test_serve_matches_preprocess_then_the_model(demo_vocab_file):
         out["attention"], keras.ops.convert_to_numpy(expected["attention"]),
         rtol=1e-5, atol=1e-6,
     )  # fmt: skip
-    answers = [vocab.id_to_token(i) for i in out["probabilities"].argmax(-1)]
-    assert [a.decode() for a in out["answer"]] == answers
+    # The most probable word (reserved ids aside); the empty story has no answer.
+    best = out["probabilities"][0, 2:].argmax() + 2
+    assert [a.decode() for a in out["answer"]] == [vocab.id_to_token(best), ""]
     assert module.limits() == {
         "memory_slots": 10,
         "words_per_sentence": 6,
@@ -64,9 +70,12 @@ def test_a_huge_story_costs_its_last_lines_only(demo_vocab_file):
     expected = _np(module.serve([last] * batch, ["Where is Sandra?"] * batch))
     for key in ("probabilities", "attention"):
         np.testing.assert_array_equal(got[key], expected[key])
-    for key in ("answer", "memory"):
+    for key in ("answer", "memory", "sentences_used"):
         assert got[key].tolist() == expected[key].tolist()
     assert got["memory"][0][0].decode() == "sandra went to the hallway11999"
+    assert got["sentences_used"].tolist() == [10] * batch
+    assert got["story_truncated"].tolist() == [True] * batch  # said, not silent
+    assert expected["story_truncated"].tolist() == [False] * batch
     # Tokenizing and densifying every line took seconds for such a batch; the last
     # lines alone take a small fraction of a second (generous bound: shared CPUs).
     assert seconds < 4.0, seconds
@@ -82,3 +91,42 @@ def test_requests_over_the_batch_limit_or_of_unequal_batches_are_refused(
             signature([STORY] * 3, ["Where is Mary?"] * 3)
         with pytest.raises(tf.errors.InvalidArgumentError, match="same batch size"):
             signature([STORY] * 2, ["Where is Mary?"])
+
+
+def test_a_long_story_says_how_many_sentences_it_kept(demo_vocab_file):
+    """500 sentences for 10 slots: the last 10 are read, and the outputs say so."""
+    module, _, _ = _module(demo_vocab_file)
+    lines = [f"Mary went to the kitchen{i}." for i in range(500)]
+    stories = [
+        "\n".join(lines),  # more sentences than slots
+        "\n".join(lines[-10:]),  # exactly the slots
+        " \n.\n" * 30 + "\n".join(lines[-9:]),  # lines not read hold no words
+        "John moved to the garden.\n" + "\n" * 60 + "\n".join(lines[-9:]),
+        ".\n\n  \n",  # no sentence with words
+    ]
+    out = _np(module.serve(stories, ["Where is Mary?"] * 5))
+    assert out["sentences_used"].tolist() == [10, 10, 9, 9, 0]
+    # The fourth story's first line lies beyond the 40 lines read: left out.
+    assert out["story_truncated"].tolist() == [True, False, False, True, False]
+    assert out["memory"][0][0].decode() == "mary went to the kitchen499"
+    assert out["memory"][0][9].decode() == "mary went to the kitchen490"
+
+
+def test_an_empty_story_or_question_answers_nothing_never_a_reserved_token(
+    demo_vocab_file,
+):
+    module, _, vocab = _module(demo_vocab_file)
+    stories = [STORY, "", STORY, "...", ""]
+    questions = ["Where is Mary?", "Where is Mary?", "", "Where is Mary?", " ?! "]
+    out = _np(module.serve(stories, questions))
+    answers = [a.decode() for a in out["answer"]]
+    assert answers[1:] == ["", "", "", ""]
+    assert answers[0] == vocab.id_to_token(out["probabilities"][0, 2:].argmax() + 2)
+    # Probabilities whose largest are [PAD]'s, then [UNK]'s: the answer is the most
+    # probable word of the vocabulary all the same.
+    pre = module.preprocessor
+    features = pre([STORY, STORY], ["Where is Mary?", ""], return_sentences=True)
+    probabilities = np.full((2, len(vocab)), 0.01, "float32")
+    probabilities[:, :3] = [0.5, 0.3, 0.1]
+    got = pre.answers(tf.constant(probabilities), features).numpy().tolist()
+    assert got == [vocab.id_to_token(2).encode(), b""]

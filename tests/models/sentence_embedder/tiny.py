@@ -15,6 +15,7 @@ def tiny_encoder(**kwargs):
         lstm_units=6,
         attention_units=5,
         num_hops=3,
+        penalty=1.0,
     )
     args.update(kwargs)
     return SelfAttentiveEncoder(**args)

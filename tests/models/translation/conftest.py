@@ -26,9 +26,8 @@ def preprocessor(vocabularies):
 
 @pytest.fixture
 def translator_model():
+    from tests.models.translation.tiny import TINY
     from zoo.models.translation import Seq2SeqTranslator
 
     size = len(RESERVED_TOKENS) + len(SOURCE_WORDS)
-    return Seq2SeqTranslator(
-        size, size, embedding_dim=8, encoder_units=8, decoder_units=16
-    )
+    return Seq2SeqTranslator(size, size, **TINY)

@@ -6,6 +6,7 @@ import pytest
 import tensorflow as tf
 
 from tests.models.task_test_utils import run_task_test
+from tests.models.translation.tiny import TINY
 from zoo.models.translation import (
     MaskedSparseCrossentropy,
     Seq2SeqTextTranslator,
@@ -37,16 +38,12 @@ TEXTS = ["the dog sees a cat .", "a big dog .", ""]
 
 
 def make_task(max_length=8, beam_width=3, **kwargs):
+    """A tiny task; both penalties on, so the searches exercise them."""
     keras.utils.set_random_seed(1)
     pre = Seq2SeqTranslatorPreprocessor(max_length=max_length)
     pre.adapt(SOURCES * 4, TARGETS * 4, vocab_size=60)
-    backbone = Seq2SeqTranslator(
-        pre.source_vocab_size,
-        pre.target_vocab_size,
-        embedding_dim=8,
-        encoder_units=8,
-        decoder_units=16,
-    )
+    backbone = Seq2SeqTranslator(pre.source_vocab_size, pre.target_vocab_size, **TINY)
+    kwargs = {"alpha": 0.6, "beta": 0.2, **kwargs}
     return Seq2SeqTextTranslator(backbone, pre, beam_width=beam_width, **kwargs)
 
 
@@ -175,7 +172,7 @@ def test_export_of_a_serving_module_builds_its_task(translator_model, preprocess
     module = TranslationServing(translator_model, preprocessor, beam_width=4, beta=0.0)
     task = _export_task(module, None)
     assert isinstance(task, Seq2SeqTextTranslator) and task.backbone is translator_model
-    assert (task.beam_width, task.alpha, task.beta) == (4, 0.6, 0.0)
+    assert (task.beam_width, task.alpha, task.beta) == (4, 1.0, 0.0)
     assert task.preprocessor.max_length == preprocessor.max_length == 6
     served = module.serve(tf.constant(["the dog ."]))["translation"].numpy()
     assert task.translate(["the dog ."], beam_width=4) == [served[0].decode()]
@@ -229,7 +226,7 @@ def test_bad_inputs_are_one_line_errors():
         ),
         (
             lambda: Seq2SeqTextTranslator(
-                Seq2SeqTranslator(5, 5, 4, 4, decoder_units=8), task.preprocessor
+                Seq2SeqTranslator(5, 5, **TINY), task.preprocessor
             ),
             "vocabulary sizes must be the network's",
         ),

@@ -4,6 +4,7 @@ import keras
 import numpy as np
 import pytest
 
+from tests.models.translation.tiny import TINY
 from zoo.models.translation import MaskedSparseCrossentropy, Seq2SeqTranslator
 
 DATA = pathlib.Path(__file__).parent / "data"
@@ -19,9 +20,7 @@ def _batch():
 
 
 def _model(**kwargs):
-    return Seq2SeqTranslator(
-        30, 40, embedding_dim=8, encoder_units=8, decoder_units=16, **kwargs
-    )
+    return Seq2SeqTranslator(30, 40, **{**TINY, **kwargs})
 
 
 def _logits(model, inputs, **kwargs):
@@ -104,6 +103,18 @@ def test_loads_a_model_saved_before_the_dict_outputs():
     # its config has no `readout`: the papers' tanh readout, no normalization weights
     assert model.readout == "tanh" and model.decoder.readout_type == "tanh"
     assert not any("readout_norm" in w.path for w in model.weights)
+    # nor `input_feeding`: the earlier default, not the constructor's today
+    assert model.input_feeding is True and model.attention == "bahdanau"
+
+
+def test_arguments_a_saved_config_does_not_name_take_the_earlier_defaults():
+    config = _model(attention="luong", encoder_units=4).get_config()
+    for key in ("readout", "input_feeding", "context_dropout", "tie_embeddings"):
+        del config[key]
+    model = Seq2SeqTranslator.from_config(config)
+    assert (model.readout, model.input_feeding) == ("tanh", True)
+    assert (model.context_dropout, model.tie_embeddings) == (0.0, False)
+    assert (model.attention, model.encoder_units) == ("luong", 4)  # as saved
 
 
 def test_layer_norm_readout_is_passed_to_the_decoder_and_saved(tmp_path):
@@ -123,8 +134,6 @@ def test_layer_norm_readout_is_passed_to_the_decoder_and_saved(tmp_path):
     np.testing.assert_allclose(
         _logits(loaded, inputs), _logits(model, inputs), atol=1e-6
     )
-    # and the default is the papers' tanh readout
-    assert _model().get_config()["readout"] == "tanh"
 
 
 def test_encode_matches_functional_graph():
@@ -194,15 +203,8 @@ def test_tied_output_layer_is_the_target_embedding(tmp_path, attention, embeddin
 
     def build(tie):
         keras.utils.set_random_seed(3)
-        return Seq2SeqTranslator(
-            30,
-            40,
-            embedding_dim=embedding_dim,
-            encoder_units=8,
-            decoder_units=16,
-            attention=attention,
-            tie_embeddings=tie,
-        )
+        kwargs = dict(embedding_dim=embedding_dim, attention=attention)
+        return Seq2SeqTranslator(30, 40, **{**TINY, **kwargs, "tie_embeddings": tie})
 
     tied, untied = build(True), build(False)
     assert tied.decoder.output_projection is None

@@ -28,10 +28,11 @@ def test_translate_corpus_batches_by_length_and_keeps_the_input_order():
 def test_greedy_translator_is_the_search_on_the_preprocessed_source(
     translator_model, preprocessor
 ):
-    translator = Translator(translator_model, preprocessor, beam_width=1)
+    search = dict(alpha=0.6, beta=0.2)  # both penalties on: the scores use them
+    translator = Translator(translator_model, preprocessor, beam_width=1, **search)
     out = translator(tf.constant(TEXTS))
     source_ids = preprocessor.source_ids(tf.constant(TEXTS))
-    search = decode_translator(translator_model, source_ids, 6, alpha=0.6, beta=0.2)
+    search = decode_translator(translator_model, source_ids, 6, **search)
     longest = int(tf.reduce_max(search["lengths"]))
     ids = search["tokens"][:, :longest]
     np.testing.assert_array_equal(out["target_ids"], ids)

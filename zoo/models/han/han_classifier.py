@@ -52,7 +52,8 @@ class HANClassifier(keras.Model):
     The paper initialises the embeddings with word2vec trained on the corpus: load
     such vectors with `set_embedding_matrix` (`zoo.training.text_classification.initial_embeddings`
     trains them with `zoo.text.word2vec` or reads a vector file). `dropout`, `rnn_type` and `pooling` are
-    options whose defaults give the paper's model.
+    options whose defaults give the paper's model. The defaults are also the
+    configuration the recipe trains with `--data` (its flags read them).
     """
 
     def __init__(

@@ -21,12 +21,19 @@ class HANTextClassifier(TextClassifier):
     `save_to_preset(dir)` / `from_preset(dir)` and `export(...)` (the TF Serving
     SavedModel of `zoo.models.han.export_han_classifier`).
 
+    The defaults of `HANClassifier`, of `HANTextClassifierPreprocessor` (and its
+    `adapt`) and of `default_compile` are the configuration the recipe trains with
+    `--data` (BENCHMARKS.md). The recipe also starts the embeddings from word2vec
+    vectors of the training texts: `zoo.training.text_classification.
+    initial_embeddings(..., word2vec_epochs=5)`, loaded with
+    `backbone.set_embedding_matrix` before `fit`.
+
     Args:
         backbone: a `HANClassifier`.
         preprocessor: a `HANTextClassifierPreprocessor` (with its vocabulary).
         label_names: the class names in class-id order.
-        compile: compile with Adam (2e-3, gradient norm clipped at 5), the recipe's
-            training settings.
+        compile: compile with `default_compile`: Adam (2e-3, gradient norm
+            clipped at 5), the recipe's training settings.
         **kwargs: `keras.Model` keyword arguments.
 
     Example:
@@ -34,8 +41,8 @@ class HANTextClassifier(TextClassifier):
     ```python
     texts = ["A wonderful film. I loved it.", "Dull and far too long.", ...]
     labels = ["pos", "neg", ...]
-    preprocessor = HANTextClassifierPreprocessor(max_sentences=30, max_words=50)
-    preprocessor.adapt(texts)
+    preprocessor = HANTextClassifierPreprocessor()  # 30 sentences of 50 words
+    preprocessor.adapt(texts)  # words seen at least twice
     classifier = HANTextClassifier(
         backbone=HANClassifier(preprocessor.vocabulary_size, num_classes=2),
         preprocessor=preprocessor,
@@ -62,10 +69,13 @@ class HANTextClassifier(TextClassifier):
             )
         super().__init__(backbone, preprocessor, label_names, compile, **kwargs)
 
-    def default_compile(self):
+    def default_compile(self, learning_rate=2e-3, clipnorm=CLIPNORM):
+        """Adam (`learning_rate`, gradient norm clipped at `clipnorm`), sparse
+        categorical cross-entropy, accuracy: the recipe's training settings (its
+        `--learning-rate` takes its default from here)."""
         # Batches vary in shape (S, W): XLA would recompile for every new shape.
         self.compile(
-            optimizer=keras.optimizers.Adam(2e-3, clipnorm=CLIPNORM),
+            optimizer=keras.optimizers.Adam(learning_rate, clipnorm=clipnorm),
             loss="sparse_categorical_crossentropy",
             metrics=["accuracy"],
             jit_compile=False,
@@ -76,6 +86,7 @@ class HANTextClassifier(TextClassifier):
     ):
         """Writes `base_dir/name/VERSION/` (TF Serving) and `VERSION.keras` (this
         task); returns the version folder. See `export_han_classifier`."""
+        self.check_tensorflow_backend("export")
         from zoo.models.han.han_serving import export_han_classifier
 
         return export_han_classifier(

@@ -21,8 +21,8 @@ class HANTextClassifierPreprocessor(Preprocessor):
     learned with `adapt(texts)`, or given as `assets={"vocabulary.txt": path}`.
 
     Args:
-        max_sentences: sentences kept per document.
-        max_words: words kept per sentence.
+        max_sentences: sentences kept per document (the recipe's with `--data`).
+        max_words: words kept per sentence (the recipe's with `--data`).
         lowercase: case-fold the text.
         assets: `{"vocabulary.txt": path}` or None.
         **kwargs: `keras.layers.Layer` keyword arguments.
@@ -74,10 +74,10 @@ class HANTextClassifierPreprocessor(Preprocessor):
             lowercase=self.lowercase,
         )
 
-    def adapt(self, texts, vocab_size=30000, min_count=1):
+    def adapt(self, texts, vocab_size=30000, min_count=2):
         """Learns the word vocabulary of `texts` (most frequent first, `[PAD]` and
         `[UNK]` included in `vocab_size`; words seen fewer than `min_count` times
-        map to `[UNK]`)."""
+        map to `[UNK]`); the defaults are the recipe's with `--data`."""
         return self.learn_word_vocabulary(
             texts,
             lambda t: tokenize_documents(

@@ -7,7 +7,7 @@ exported graph, so both see the same word ids.
 import tensorflow as tf
 
 from zoo.text.preprocessing import normalize, word_tokenize
-from zoo.text.vocabulary import VocabularyLookup
+from zoo.text.vocabulary import RESERVED, VocabularyLookup
 
 MAX_STORY_BYTES = 262144
 """Serving limit: a longer story keeps its last 256 KiB (whole lines)."""
@@ -18,6 +18,9 @@ _PUNCT_TOKEN = r"[\p{P}\p{S}]+"
 # symbols: `tokenize` splits on the first and drops tokens made of the others, so
 # these are exactly the lines that give no words.
 _NO_WORD_LINE = r"[\s\p{Z}\p{P}\p{S}]*"
+# The same of a raw line (not normalized: control characters and combining marks
+# are no words either), for the lines before those read.
+_NO_WORD_RAW_LINE = r"[\s\p{Z}\p{P}\p{S}\p{C}\p{M}]*"
 
 # The bounds on what is read of a request: the last `LINES_PER_SLOT * memory_size`
 # lines of a story, and the first `BYTES_PER_WORD * sentence_length` bytes of each
@@ -60,6 +63,14 @@ class MemN2NPreprocessor(tf.Module):
     normalized and tokenized. An empty story gives an all-empty memory and an
     empty question a zero query, both well defined.
 
+    What the memory holds is said, with `return_sentences`: `sentences_used`, the
+    slots filled (the story's last sentences with words, at most `memory_size`), and
+    `story_truncated`, whether older parts of the story were left out (more
+    sentences with words than slots, or words in the lines or bytes beyond those
+    read). `answers` turns the network's probabilities into answer words: never
+    `[PAD]` or `[UNK]`, and "" for a story without sentences or a question without
+    words, which have no answer.
+
     Args:
         vocab_file: the vocabulary file (`zoo.text.vocabulary.Vocabulary.save`),
             tracked as a SavedModel asset.
@@ -78,7 +89,9 @@ class MemN2NPreprocessor(tf.Module):
         int32 `(B, sentence_length)`, the `MemN2N` inputs; with `return_sentences`
         also `memory` string `(B, memory_size)`: the words of each slot joined by
         spaces (all those of the bytes read, not only the first
-        `sentence_length`), "" when empty.
+        `sentence_length`), "" when empty; `sentences_used` int32 `(B,)`: the
+        slots filled; `story_truncated` bool `(B,)`: older parts of the story were
+        left out; `question_words` int32 `(B,)`: the words of the question read.
 
     Raises:
         tf.errors.InvalidArgumentError: when story and question batches differ in
@@ -121,7 +134,8 @@ class MemN2NPreprocessor(tf.Module):
         )
         with tf.control_dependencies([check]):
             story = tf.identity(story)
-        lines = self.recent_lines(story)  # (B, M), most recent first, "" = empty
+        # (B, M), most recent first, "" = empty; (B,); (B,)
+        lines, used, truncated = self._memory(story)
         words = tokenize(tf.reshape(lines, [-1]))  # (B * M, None)
         dense = words.to_tensor(default_value="", shape=[None, self.sentence_length])
         story_ids = tf.reshape(
@@ -139,7 +153,30 @@ class MemN2NPreprocessor(tf.Module):
         if return_sentences:
             joined = tf.strings.reduce_join(words, axis=-1, separator=" ")
             outputs["memory"] = tf.reshape(joined, [batch, self.memory_size])
+            outputs["sentences_used"] = used
+            outputs["story_truncated"] = truncated
+            outputs["question_words"] = tf.cast(question_words.row_lengths(), tf.int32)
         return outputs
+
+    def answers(self, probabilities, features):
+        """The answer word of each row: the most probable word of the vocabulary
+        (`[PAD]` and `[UNK]` are no answers and never given), or "" for a row
+        whose memory is empty or whose question has no words.
+
+        Args:
+            probabilities: float `(B, V)`, the network's output.
+            features: this module's outputs with `return_sentences`.
+
+        Returns:
+            string `(B,)`.
+        """
+        reserved = len(RESERVED)
+        best = tf.argmax(probabilities[:, reserved:], axis=-1, output_type=tf.int32)
+        words = self.inverse(best + reserved)
+        answerable = tf.logical_and(
+            features["sentences_used"] > 0, features["question_words"] > 0
+        )
+        return tf.where(answerable, words, tf.zeros_like(words))
 
     def normalize(self, text):
         """`normalize` of the first `max_sentence_bytes` bytes of each string.
@@ -176,6 +213,11 @@ class MemN2NPreprocessor(tf.Module):
             string tensor `(B, memory_size)` of normalized sentences, "" after the
             oldest one kept.
         """
+        return self._memory(story)[0]
+
+    def _memory(self, story):
+        """`recent_lines`, the number of sentences kept (int32 `(B,)`) and whether
+        older parts of the story were left out (bool `(B,)`)."""
         story = tf.convert_to_tensor(story, tf.string)
         length = tf.strings.length(story)
         limit = self.max_story_bytes
@@ -183,7 +225,8 @@ class MemN2NPreprocessor(tf.Module):
             story, tf.maximum(length - limit, 0), tf.fill(tf.shape(length), limit)
         )
         tail = tf.strings.regex_replace(tail, r"^[^\n]*(\n|$)", "")  # the cut line
-        story = tf.where(length > limit, tail, story)
+        cut = length > limit
+        story = tf.where(cut, tail, story)
         story = tf.strings.regex_replace(story, "\r\n?", "\n")
         lines = tf.strings.split(story, "\n")  # (B, S), raw
         take = tf.minimum(lines.row_lengths(), self.max_lines)
@@ -196,9 +239,20 @@ class MemN2NPreprocessor(tf.Module):
         slots = self.memory_size
         recent = sentences[:, -slots:]  # (B, <= M), oldest first
         dense = recent.to_tensor(default_value="", shape=[None, slots])
-        return tf.reverse_sequence(
+        memory = tf.reverse_sequence(
             dense, recent.row_lengths(), seq_axis=1, batch_axis=0
         )
+        # Left out: sentences beyond the slots, and words in the lines not read.
+        unread = tf.gather(
+            lines.flat_values,
+            tf.ragged.range(lines.row_starts(), lines.row_limits() - take),
+        )
+        unread_words = tf.reduce_any(
+            tf.logical_not(tf.strings.regex_full_match(unread, _NO_WORD_RAW_LINE)),
+            axis=1,
+        )
+        truncated = cut | unread_words | (sentences.row_lengths() > slots)
+        return memory, tf.cast(recent.row_lengths(), tf.int32), truncated
 
     def inverse(self, ids):
         """Word ids (any shape) -> words (`[UNK]` when out of range)."""

@@ -3,8 +3,13 @@
 `fit({"story": [...], "question": [...]}, answers)` with answers as words,
 `predict(x)` -> answer probabilities `(B, V)`, `predict_answers(x)` -> words,
 `explain(x)` -> per example the answer and each hop's attention over the story's
-sentences (what the export's `serving_default` returns).
+sentences (what the export's `serving_default` returns). A story longer than the
+memory is read from its last `memory_size` sentences, and that is said:
+`predict_answers` warns, `explain` and the export give `sentences_used` and
+`story_truncated`. An empty story or question has the answer "".
 """
+
+import warnings
 
 import keras
 import numpy as np
@@ -197,22 +202,43 @@ class MemN2NQuestionAnswerer(Task):
 
     # --- Answers ----------------------------------------------------------------------
 
-    def predict_answers(self, x, batch_size=None):
-        """The most probable answer (a word) of each example."""
-        probabilities = self.predict(x, batch_size=batch_size, verbose=0)
-        words = self.answer_vocabulary
-        return [words[i] for i in np.argmax(probabilities, axis=-1)]
+    def predict_answers(self, x, batch_size=32):
+        """The answer (a word) of each example, as the export's `serving_default`
+        gives it: the most probable word of the vocabulary (never `[PAD]` or
+        `[UNK]`), "" for an empty story or an empty question.
+
+        A story with more sentences than the memory's slots is read from its last
+        `memory_size` sentences; a `UserWarning` says how many stories were cut
+        (`explain` gives each one's `sentences_used` and `story_truncated`).
+        """
+        self.check_tensorflow_backend("predict_answers")
+        rows = self.explain(x, batch_size=batch_size)
+        cut = sum(bool(row["story_truncated"]) for row in rows)
+        if cut:
+            slots = self.preprocessor.memory_size
+            warnings.warn(
+                f"{cut} of {len(rows)} stories were cut to their last {slots} "
+                f"sentences (the memory's slots); their older sentences were not "
+                "read (explain() gives each story's sentences_used and "
+                "story_truncated)",
+                stacklevel=2,
+            )
+        return [row["answer"] for row in rows]
 
     def explain(self, x, batch_size=32):
         """Answer, probabilities and attention of each example.
 
         Returns:
             One dict per example, the outputs of the export's `serving_default`
-            for it: `"answer"` (str), `"probabilities"` `(V,)`, `"attention"`
-            `(hops, memory_size)` (each hop's weights over the memory slots, slot 0
-            = the most recent sentence) and `"memory"` `(memory_size,)` (the
-            sentence of each slot as the network read it, "" when empty).
+            for it: `"answer"` (str: see `predict_answers`), `"probabilities"`
+            `(V,)`, `"attention"` `(hops, memory_size)` (each hop's weights over the
+            memory slots, slot 0 = the most recent sentence), `"memory"`
+            `(memory_size,)` (the sentence of each slot as the network read it, ""
+            when empty), `"sentences_used"` (int: the slots filled) and
+            `"story_truncated"` (bool: older sentences of the story were left out,
+            the memory holding its last `memory_size`).
         """
+        self.check_tensorflow_backend("explain")
         self.check_inputs(x)
         stories, questions = list(x["story"]), list(x["question"])
         module, backbone = self.preprocessor.module, self.backbone
@@ -226,10 +252,12 @@ class MemN2NQuestionAnswerer(Task):
             )
             probabilities = tf.cast(out["probabilities"], tf.float32)
             return {
-                "answer": module.inverse(tf.argmax(probabilities, axis=-1)),
+                "answer": module.answers(probabilities, features),
                 "probabilities": probabilities,
                 "attention": tf.cast(out["attention"], tf.float32),
                 "memory": features["memory"],
+                "sentences_used": features["sentences_used"],
+                "story_truncated": features["story_truncated"],
             }
 
         rows = []
@@ -249,6 +277,8 @@ class MemN2NQuestionAnswerer(Task):
                         "memory": np.asarray(
                             [s.decode("utf-8") for s in batch["memory"][j]], object
                         ),
+                        "sentences_used": int(batch["sentences_used"][j]),
+                        "story_truncated": bool(batch["story_truncated"][j]),
                     }
                 )
         return rows
@@ -260,6 +290,7 @@ class MemN2NQuestionAnswerer(Task):
     ):
         """Writes `base_dir/name/VERSION/` (TF Serving) and `VERSION.keras` (this
         task); returns the version folder. See `export_memn2n`."""
+        self.check_tensorflow_backend("export")
         from zoo.models.memn2n.memn2n_serving import export_memn2n
 
         return export_memn2n(

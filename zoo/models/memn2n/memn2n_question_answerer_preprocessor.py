@@ -30,12 +30,15 @@ class MemN2NQuestionAnswererPreprocessor(Preprocessor):
     Call arguments:
         inputs: dict with `"story"` (strings `[B]`, sentences separated by "\\n")
             and `"question"` (strings `[B]`).
-        return_sentences: also return `"memory"`, the sentence of each slot.
+        return_sentences: also return `"memory"`, the sentence of each slot, and
+            what the memory kept of the story.
 
     Returns:
         `MemN2NPreprocessor`'s dict: `"story"` int32 `(B, memory_size,
         sentence_length)`, `"question"` int32 `(B, sentence_length)` and, with
-        `return_sentences`, `"memory"` string `(B, memory_size)` ("" when empty).
+        `return_sentences`, `"memory"` string `(B, memory_size)` ("" when empty),
+        `"sentences_used"` int32 `(B,)`, `"story_truncated"` bool `(B,)` and
+        `"question_words"` int32 `(B,)`.
 
     Example:
 

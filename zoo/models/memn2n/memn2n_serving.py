@@ -16,8 +16,14 @@ class MemN2NServing(ServingModule):
 
     - `serving_default(story: string [B], question: string [B])` -> `answer`
       string `[B]`, `probabilities` float32 `[B, V]`, `attention` float32
-      `[B, hops, memory_slots]` (slot 0 = most recent sentence) and `memory`
-      string `[B, memory_slots]` (the sentence in each slot, "" when empty);
+      `[B, hops, memory_slots]` (slot 0 = most recent sentence), `memory`
+      string `[B, memory_slots]` (the sentence in each slot, "" when empty),
+      `sentences_used` int32 `[B]` (the slots filled: a story with more
+      sentences than `memory_slots` keeps its last ones) and `story_truncated`
+      bool `[B]` (older sentences of the story were left out). `answer` is the
+      most probable word of the vocabulary, never `[PAD]` or `[UNK]`, and ""
+      for an empty story (no sentence with words) or an empty question, which
+      have no answer;
     - `preprocess(story, question)` -> `story` int32 `[B, memory_slots, J]`,
       `question` int32 `[B, J]`, the Keras model's inputs.
 
@@ -70,10 +76,12 @@ class MemN2NServing(ServingModule):
         )
         probabilities = tf.cast(out["probabilities"], tf.float32)
         return {
-            "answer": self.preprocessor.inverse(tf.argmax(probabilities, axis=-1)),
+            "answer": self.preprocessor.answers(probabilities, features),
             "probabilities": probabilities,
             "attention": tf.cast(out["attention"], tf.float32),
             "memory": features["memory"],
+            "sentences_used": features["sentences_used"],
+            "story_truncated": features["story_truncated"],
         }
 
     def signatures(self):

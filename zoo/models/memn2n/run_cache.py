@@ -3,8 +3,10 @@
 import hashlib
 import json
 import os
+import sys
 
 from zoo import __version__
+from zoo.io import atomic_path, atomic_write
 
 
 def run_key(*parts):
@@ -24,8 +26,11 @@ class RunCache:
     returns the run only when the key matches, so a rerun of the same command
     reuses it and a changed configuration trains again. Both files are written to
     a temporary name and renamed, `result.json` last: a run killed while saving is
-    not reused. `final.keras` holds the network (a `MemN2N`), not a task: the
-    export's `VERSION.keras` is the `MemN2NQuestionAnswerer` task over it.
+    not reused, and a `final.keras` that cannot be read (a damaged file) is
+    trained again, with a warning naming it. A full disk is a one-line
+    `zoo.errors.DiskFullError`. `final.keras` holds the network (a `MemN2N`), not
+    a task: the export's `VERSION.keras` is the `MemN2NQuestionAnswerer` task over
+    it.
 
     Args:
         run_dir: the run's folder.
@@ -52,7 +57,18 @@ class RunCache:
         if not isinstance(saved, dict) or saved.get("fingerprint") != self.key:
             return None
         result = {k: v for k, v in saved.items() if k != "fingerprint"}
-        return keras.saving.load_model(self.model_path), result
+        try:
+            model = keras.saving.load_model(self.model_path)
+        except Exception as e:  # a truncated zip, damaged weights: train again
+            reason = " ".join(str(e).split())[:160] or type(e).__name__
+            print(
+                f"warning: {self.model_path} cannot be read ({reason}); the run is "
+                "trained again",
+                file=sys.stderr,
+                flush=True,
+            )
+            return None
+        return model, result
 
     def save(self, model, result):
         """Writes `model` (a Keras model) and `result` (a JSON-able dict)."""
@@ -61,10 +77,7 @@ class RunCache:
             os.remove(
                 self.result_path
             )  # the old result does not describe the new model
-        tmp_model = os.path.join(self.run_dir, "final.tmp.keras")
-        model.save(tmp_model)
-        os.replace(tmp_model, self.model_path)
-        tmp_result = self.result_path + ".tmp"
-        with open(tmp_result, "w", encoding="utf-8") as f:
+        with atomic_path(self.model_path) as tmp:
+            model.save(tmp)
+        with atomic_write(self.result_path) as f:
             json.dump({"fingerprint": self.key, **result}, f)
-        os.replace(tmp_result, self.result_path)

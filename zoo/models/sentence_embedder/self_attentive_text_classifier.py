@@ -24,9 +24,6 @@ from zoo.models.sentence_embedder.sentence_embedder_training import (
 from zoo.models.task import Task
 from zoo.models.text_classifier import TextClassifier, predict_texts
 
-LEARNING_RATE = 1e-3
-"""The recipe's learning rate on real data (`SelfAttentiveEmbedding.training_defaults`)."""
-
 
 @keras.saving.register_keras_serializable(package="zoo")
 class SelfAttentiveTextClassifier(TextClassifier):
@@ -45,14 +42,19 @@ class SelfAttentiveTextClassifier(TextClassifier):
     `losses` (`add_loss`); Keras adds `task.losses` to the compiled loss, so `fit`
     (and `evaluate`) on the task train with it.
 
+    The defaults of `SelfAttentiveEncoder`, `SelfAttentiveClassifier`,
+    `SelfAttentiveTextClassifierPreprocessor` (and its `adapt`) and of
+    `default_compile` are the configuration the recipe trains with `--data`
+    (BENCHMARKS.md), less its moving average of the weights (see `compile`).
+
     Args:
         backbone: a `SelfAttentiveClassifier`.
         preprocessor: a `SelfAttentiveTextClassifierPreprocessor` with the
             network's `vocabulary_size` words.
         label_names: the class names in class-id order.
-        compile: compile with the recipe's training settings: Adam (1e-3, gradient
-            norm clipped at `CLIPNORM` = 0.5), sparse categorical cross-entropy plus
-            the penalty, accuracy. The recipe's moving average of the weights
+        compile: compile with `default_compile`, the recipe's training settings:
+            Adam (1e-3, gradient norm clipped at `CLIPNORM` = 0.5), sparse
+            categorical cross-entropy plus the penalty, accuracy. The recipe's moving average of the weights
             (`--ema 0.999` on real data) is a setting of its runs, not of this
             compile (on a small data set the average would stay near the
             initial weights): pass `keras.optimizers.Adam(..., use_ema=True)` to
@@ -64,11 +66,11 @@ class SelfAttentiveTextClassifier(TextClassifier):
     ```python
     texts = ["a wonderful film .", "dull and far too long .", ...]
     labels = ["pos", "neg", ...]
-    preprocessor = SelfAttentiveTextClassifierPreprocessor(max_length=64)
+    preprocessor = SelfAttentiveTextClassifierPreprocessor()  # 128 tokens a text
     preprocessor.adapt(texts)
-    encoder = SelfAttentiveEncoder(preprocessor.vocabulary_size, 128, 128, 128, 16)
+    encoder = SelfAttentiveEncoder(preprocessor.vocabulary_size)  # r = 16, u = 128
     classifier = SelfAttentiveTextClassifier(
-        backbone=SelfAttentiveClassifier(encoder, num_classes=2, hidden_units=1000),
+        backbone=SelfAttentiveClassifier(encoder, num_classes=2),
         preprocessor=preprocessor,
         label_names=["neg", "pos"],
     )
@@ -89,12 +91,16 @@ class SelfAttentiveTextClassifier(TextClassifier):
         _check_preprocessor(backbone.encoder, preprocessor)
         super().__init__(backbone, preprocessor, label_names, compile, **kwargs)
 
-    def default_compile(self):
+    def default_compile(self, learning_rate=1e-3, clipnorm=CLIPNORM):
+        """Adam (`learning_rate`, gradient norm clipped at `clipnorm`), sparse
+        categorical cross-entropy (plus the penalty), accuracy: the recipe's
+        training settings (its `--learning-rate` and `--clipnorm` take their
+        defaults from here)."""
         # jit_compile "auto", as the recipe compiles (XLA where there is an
         # accelerator). The compiled loss is the cross-entropy; Keras' train and
         # test steps add `self.losses` (the encoder's penalty) to it.
         self.compile(
-            optimizer=keras.optimizers.Adam(LEARNING_RATE, clipnorm=CLIPNORM),
+            optimizer=keras.optimizers.Adam(learning_rate, clipnorm=clipnorm),
             loss="sparse_categorical_crossentropy",
             metrics=["accuracy"],
         )
@@ -111,6 +117,7 @@ class SelfAttentiveTextClassifier(TextClassifier):
             attending to different words; 0 for a text without tokens). `T` is
             the longest text of its batch of `batch_size` texts of similar length.
         """
+        self.check_tensorflow_backend("explain")
         texts = _checked_texts(self, texts)
         rows = predict_texts(
             self.backbone,
@@ -132,6 +139,7 @@ class SelfAttentiveTextClassifier(TextClassifier):
         `.reshape(len(texts), -1)` gives the `(B, r * 2u)` vectors the classifier's
         MLP reads. An empty or whitespace-only text gets all zeros.
         """
+        self.check_tensorflow_backend("embed")
         return _embed(self.backbone.encoder, self, texts, batch_size)
 
     def export(
@@ -144,6 +152,7 @@ class SelfAttentiveTextClassifier(TextClassifier):
         """Writes `base_dir/name/VERSION/` (TF Serving), `VERSION.keras` (this task)
         and `VERSION.encoder.keras` (a `SentenceEmbedder`); returns the version
         folder. See `export_sentence_embedder`."""
+        self.check_tensorflow_backend("export")
         from zoo.models.sentence_embedder.sentence_embedder_serving import (
             export_sentence_embedder,
         )
@@ -209,6 +218,7 @@ class SentenceEmbedder(Task):
     def embed(self, texts, batch_size=32):
         """The sentence embedding matrices `M` `(B, r, 2u)`, float32 (the export's
         `embed` signature's `"embedding"`); all zeros for a text without tokens."""
+        self.check_tensorflow_backend("embed")
         return _embed(self.backbone, self, texts, batch_size)
 
 

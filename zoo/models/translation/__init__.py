@@ -7,8 +7,8 @@
   (`vocabulary_cache_key` names what a vocabulary was learned from).
 - `Seq2SeqTextTranslator`: the task on raw text (`fit(sources, targets)`,
   `translate(texts)`, `.keras` with its vocabularies, presets, `export`), with its
-  `Seq2SeqTranslatorPreprocessor` layer (sentence pairs -> ids and labels);
-  `CLIPNORM`: the gradient clipping it and the recipe train with.
+  `Seq2SeqTranslatorPreprocessor` layer (sentence pairs -> ids and labels). The
+  constructors' defaults are the configuration the recipe trains with `--data`.
 - `Translator`, `translate_corpus`: text to translations with greedy or beam search;
   `evaluate_translations`: a test corpus translated, timed and scored (BLEU),
   `evaluate_searches` for several searches; `score_snapshots`: the same for each
@@ -26,10 +26,7 @@ Importing this package registers the Keras classes (`package="zoo"`).
 """
 
 from zoo.models.translation.masked_sparse_crossentropy import MaskedSparseCrossentropy
-from zoo.models.translation.seq2seq_text_translator import (
-    CLIPNORM,
-    Seq2SeqTextTranslator,
-)
+from zoo.models.translation.seq2seq_text_translator import Seq2SeqTextTranslator
 from zoo.models.translation.seq2seq_translator import Seq2SeqTranslator
 from zoo.models.translation.seq2seq_translator_preprocessor import (
     Seq2SeqTranslatorPreprocessor,
@@ -67,7 +64,6 @@ from zoo.models.translation.validation_bleu import (
 
 __all__ = [
     "BUCKETS",
-    "CLIPNORM",
     "MaskedSparseCrossentropy",
     "Seq2SeqTextTranslator",
     "Seq2SeqTranslator",

@@ -13,11 +13,6 @@ from zoo.models.translation.seq2seq_translator_preprocessor import (
 )
 from zoo.models.translation.translator import Translator, as_text, translate_corpus
 
-# The recipe's training settings (zoo/recipes/translation.py on real data).
-LEARNING_RATE = 2e-3
-CLIPNORM = 5.0
-LABEL_SMOOTHING = 0.1
-
 
 @keras.saving.register_keras_serializable(package="zoo")
 class Seq2SeqTextTranslator(Task):
@@ -43,26 +38,38 @@ class Seq2SeqTextTranslator(Task):
     With `task.preprocessor = None`, `predict` is Keras' on preprocessed inputs
     (`{"source_ids", "target_ids"}` -> logits).
 
+    The defaults of this task (its searches and `default_compile`), of
+    `Seq2SeqTranslator` and of `Seq2SeqTranslatorPreprocessor` (and its `adapt`)
+    are the configuration the recipe trains with `--data` and BENCHMARKS.md
+    measures; only the vocabulary sizes and `max_length` come from the data. The
+    recipe chooses the length penalty on validation after training (`--alpha
+    auto`, among 0.6, 1.0, 1.3, 1.6 and 2.0); the default `alpha=1.0` is what it
+    chose on Multi30k de->en (docs/results/translation_alpha_auto.json). The recipe
+    also keeps the epoch of the best validation BLEU, halves the rate when it
+    stops improving, averages the weights and groups pairs of similar length into
+    batches (docs/recipes.md#translation).
+
     Args:
         backbone: a `Seq2SeqTranslator`.
         preprocessor: a `Seq2SeqTranslatorPreprocessor` whose vocabulary sizes are
             the network's, or None.
         beam_width: the beam of `serving_default` in an export and of
-            `translate(texts, beam_width=task.beam_width)`.
-        alpha, beta: GNMT length and coverage penalties (greedy and beam search).
+            `translate(texts, beam_width=task.beam_width)` (5).
+        alpha, beta: GNMT length and coverage penalties (greedy and beam search;
+            1.0 and 0).
         length_a, length_b: a translation stops after `ceil(a * |X| + b)` subwords
-            (and after the preprocessor's `max_length`).
+            (and after the preprocessor's `max_length`; 1.5 and 5).
         compile: compile with the recipe's training settings (`default_compile`).
         **kwargs: `keras.Model` keyword arguments (`name`, ...).
 
     Example:
 
     ```python
-    pre = Seq2SeqTranslatorPreprocessor(max_length=32)
-    pre.adapt(sources, targets, vocab_size=4000)
+    pre = Seq2SeqTranslatorPreprocessor()  # cased; max_length: the longest pair
+    pre.adapt(sources, targets)  # up to 8000 subwords per language
     backbone = Seq2SeqTranslator(pre.source_vocab_size, pre.target_vocab_size)
-    translator = Seq2SeqTextTranslator(backbone, pre)
-    translator.fit(sources, targets, epochs=10)
+    translator = Seq2SeqTextTranslator(backbone, pre)  # beam 5, alpha 1.0, beta 0
+    translator.fit(sources, targets, epochs=22)
     translator.translate(["Ein Hund läuft."], beam_width=5)  # ["A dog runs."]
     ```
     """
@@ -72,8 +79,8 @@ class Seq2SeqTextTranslator(Task):
         backbone,
         preprocessor=None,
         beam_width=5,
-        alpha=0.6,
-        beta=0.2,
+        alpha=1.0,
+        beta=0.0,
         length_a=1.5,
         length_b=5,
         compile=True,
@@ -119,14 +126,15 @@ class Seq2SeqTextTranslator(Task):
         if compile:
             self.default_compile()
 
-    def default_compile(self):
-        """Adam (2e-3, each weight's gradient norm clipped at 5) and the
-        label-smoothed `MaskedSparseCrossentropy` (0.1): the recipe's settings,
-        without its fused optimizer, schedule, weight averaging and XLA (batches
-        vary in shape: XLA would recompile for each)."""
+    def default_compile(self, learning_rate=2e-3, clipnorm=5.0, label_smoothing=0.1):
+        """Adam (`learning_rate`, each weight's gradient norm clipped at
+        `clipnorm`) and the label-smoothed `MaskedSparseCrossentropy`: the recipe's
+        settings (its `--learning-rate` and `--label-smoothing` take their defaults
+        from here), without its fused optimizer, schedule, weight averaging and XLA
+        (batches vary in shape: XLA would recompile for each)."""
         self.compile(
-            optimizer=keras.optimizers.Adam(LEARNING_RATE, clipnorm=CLIPNORM),
-            loss=MaskedSparseCrossentropy(LABEL_SMOOTHING),
+            optimizer=keras.optimizers.Adam(learning_rate, clipnorm=clipnorm),
+            loss=MaskedSparseCrossentropy(label_smoothing),
             jit_compile=False,
         )
 
@@ -198,6 +206,7 @@ class Seq2SeqTextTranslator(Task):
             `"source_tokens"` and `"target_tokens"` (lists of str, the rows and
             columns of `"attention"`).
         """
+        self.check_tensorflow_backend("translate")
         texts = _as_texts(texts, "texts")
         beam_width = 1 if beam_width is None else beam_width
         _check_beam_width(beam_width)
@@ -213,6 +222,7 @@ class Seq2SeqTextTranslator(Task):
 
     def translator(self, beam_width=1):
         """The `Translator` of `translate` (one per beam width, traced once)."""
+        self.check_tensorflow_backend("translator")
         module = self.preprocessor.module
         key = (beam_width, id(module))
         found = self._translators.by_key.get(key)
@@ -236,6 +246,7 @@ class Seq2SeqTextTranslator(Task):
         Keras' `predict` on the network's inputs (the logits)."""
         if self.preprocessor is None:
             return super().predict(x, batch_size=batch_size, **kwargs)
+        self.check_tensorflow_backend("predict")
         kwargs.pop("verbose", None)
         if kwargs:
             raise ValueError(
@@ -250,6 +261,7 @@ class Seq2SeqTextTranslator(Task):
 
     def serving_module(self, max_batch_size=DEFAULT_MAX_BATCH_SIZE):
         """The `TranslationServing` of this task (its searches, its vocabularies)."""
+        self.check_tensorflow_backend("serving_module")
         from zoo.models.translation.translation_serving import TranslationServing
 
         return TranslationServing(
@@ -273,6 +285,7 @@ class Seq2SeqTextTranslator(Task):
     ):
         """Writes `base_dir/name/VERSION/` (TF Serving) and `VERSION.keras` (this
         task); returns the version folder. See `export_translator`."""
+        self.check_tensorflow_backend("export")
         from zoo.models.translation.translation_serving import export_translator
 
         return export_translator(

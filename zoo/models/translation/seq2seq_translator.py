@@ -9,6 +9,20 @@ from zoo.layers.bidirectional_rnn import BidirectionalRNN
 from zoo.models.training_view import training_view
 
 RNNS = ("gru", "lstm")
+# The earlier defaults (zoo 0.2.0), before they became the recipe's measured
+# configuration: a saved config that does not name an argument was built with these.
+SAVED_BEFORE_DEFAULTS = {
+    "embedding_dim": 128,
+    "encoder_units": 128,
+    "attention": "bahdanau",
+    "dropout": 0.0,
+    "training_logits_dtype": "float32",
+    "tie_embeddings": False,
+    "embedding_dropout": None,
+    "context_dropout": 0.0,
+    "readout": "tanh",
+    "input_feeding": True,
+}
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -30,14 +44,23 @@ class Seq2SeqTranslator(keras.Model):
     For decoding, `encode()` gives the memory and initial state and
     `decoder.step()` advances one token (see `zoo.decoding.seq2seq`).
 
+    The defaults are the configuration the translation recipe trains with `--data`
+    and BENCHMARKS.md measures (Multi30k de->en, 42.51 BLEU with beam 5): Luong
+    `general` global attention without input feeding, a GRU encoder and decoder of
+    256 units, 256-wide embeddings tied to the output layer, a layer-normalized
+    readout, dropout 0.4 (embeddings 0.2, encoder outputs 0.4). Only the vocabulary
+    sizes come from the data. The recipe's demo overrides them with a small
+    Bahdanau model (`python recipes/translation.py --help`).
+
     Args:
         source_vocab_size, target_vocab_size: vocabulary sizes (id 0 = padding).
-        embedding_dim: source and target embedding size.
-        encoder_units: units per direction of each encoder layer.
-        encoder_layers: number of bidirectional layers.
-        decoder_units: decoder RNN units.
-        rnn: `"gru"` or `"lstm"` (encoder and decoder).
-        attention: `"bahdanau"`, `"luong"` or `"none"`.
+        embedding_dim: source and target embedding size (256).
+        encoder_units: units per direction of each encoder layer (256).
+        encoder_layers: number of bidirectional layers (1).
+        decoder_units: decoder RNN units (256; with `tie_embeddings` and
+            `"luong"`, `embedding_dim` must equal it).
+        rnn: `"gru"` (the default) or `"lstm"` (encoder and decoder).
+        attention: `"luong"` (the default), `"bahdanau"` or `"none"`.
         score: Luong score, `"dot"`, `"general"`, `"concat"`, `"location"` or
             `"cosine"` (`"dot"` and `"cosine"` need `decoder_units == 2 *
             encoder_units`; `"location"` needs `max_source_length`).
@@ -47,28 +70,40 @@ class Seq2SeqTranslator(keras.Model):
         attention_probability: `"softmax"` (soft attention), `"hardmax"` or
             `"gumbel"` (hard attention, trained straight-through).
         attention_normalize: weight-normalised Bahdanau attention.
-        input_feeding: Luong input feeding (default True; see `AttentionDecoder`).
+        input_feeding: Luong input feeding (default False: the paper's model
+            without "feed input", whose training steps run the RNN over all
+            target positions at once; see `AttentionDecoder`). Bahdanau
+            attention ignores it.
         attention_units: Bahdanau/concat scorer size (default `decoder_units`).
         dropout: dropout of the decoder's readout, of the inputs of encoder layers
-            after the first and, unless set apart below, of the embeddings.
-        training_logits_dtype: `"float32"` or `"bfloat16"`: the precision of the
-            decoder's logits product in training steps (`AttentionDecoder`).
+            after the first and, unless set apart below, of the embeddings (0.4).
+        training_logits_dtype: `"auto"` (the default), `"float32"` or
+            `"bfloat16"`: the precision of the decoder's logits product in
+            training steps (`AttentionDecoder`); `"auto"` is `"bfloat16"` where
+            this machine computes bfloat16 products fast
+            (`zoo.fastpath.precision.resolve_dtype`), else `"float32"`, and the
+            config keeps the resolved value.
         tie_embeddings: the decoder's output layer reuses its target embeddings
-            (`AttentionDecoder`).
+            (default True; `AttentionDecoder`).
         embedding_dropout: dropout of the source embeddings (the first encoder
-            layer's inputs) and of the target embeddings (default `dropout`).
+            layer's inputs) and of the target embeddings (0.2; None: `dropout`).
         context_dropout: dropout of the encoder outputs that the decoder attends
-            to (the annotations; default 0), as the `ctx_dropout` of nmtpy's
+            to (the annotations; 0.4), as the `ctx_dropout` of nmtpy's
             attentive model. Training only; decoding sees them whole.
-        readout: the decoder's readout, `"tanh"` (the papers', the default, as in
-            models saved before this option) or `"layer_norm"` (learns much faster
-            in the first epochs; `AttentionDecoder`).
+        readout: the decoder's readout, `"layer_norm"` (the default: learns much
+            faster in the first epochs) or `"tanh"` (the papers'; models saved
+            before this option have it; `AttentionDecoder`).
         **kwargs: `keras.Model` arguments (`name`, ...).
+
+    A saved config that does not name an argument (a file written before the
+    argument existed) is rebuilt with the earlier default (`SAVED_BEFORE_DEFAULTS`:
+    Bahdanau, tanh readout, input feeding, no dropout, 128-wide embeddings).
 
     Example:
 
-    >>> model = Seq2SeqTranslator(100, 120, embedding_dim=16, encoder_units=16,
-    ...                           decoder_units=32, attention="luong")
+    >>> model = Seq2SeqTranslator(100, 120)  # the recipe's model for --data
+    >>> small = Seq2SeqTranslator(100, 120, embedding_dim=32, encoder_units=32,
+    ...                           decoder_units=32)  # tied: embedding_dim = units
     >>> outputs = model({"source_ids": src, "target_ids": tgt_in})
     >>> outputs["logits"].shape, outputs["attention"].shape  # (B, Tt, 120), (B, Tt, Ts)
     >>> trainer = model.training_model()  # compile and fit this one
@@ -83,26 +118,26 @@ class Seq2SeqTranslator(keras.Model):
         self,
         source_vocab_size,
         target_vocab_size,
-        embedding_dim=128,
-        encoder_units=128,
+        embedding_dim=256,
+        encoder_units=256,
         encoder_layers=1,
         decoder_units=256,
         rnn="gru",
-        attention="bahdanau",
+        attention="luong",
         score="general",
         window=None,
         window_size=10,
         attention_units=None,
-        dropout=0.0,
-        training_logits_dtype="float32",
-        tie_embeddings=False,
-        embedding_dropout=None,
-        context_dropout=0.0,
-        readout="tanh",
+        dropout=0.4,
+        training_logits_dtype="auto",
+        tie_embeddings=True,
+        embedding_dropout=0.2,
+        context_dropout=0.4,
+        readout="layer_norm",
         max_source_length=None,
         attention_probability="softmax",
         attention_normalize=False,
-        input_feeding=True,
+        input_feeding=False,
         **kwargs,
     ):
         if rnn not in RNNS:
@@ -115,6 +150,10 @@ class Seq2SeqTranslator(keras.Model):
         )
         if embedding_dropout is None:
             embedding_dropout = dropout
+        if training_logits_dtype == "auto":
+            from zoo.fastpath.precision import resolve_dtype
+
+            training_logits_dtype = resolve_dtype("auto")[0]
         check_dropout_rates(
             dropout=dropout,
             embedding_dropout=embedding_dropout,
@@ -277,7 +316,8 @@ class Seq2SeqTranslator(keras.Model):
 
     @classmethod
     def from_config(cls, config):
-        return cls(**config)
+        # An argument a saved config does not name was saved with its earlier default.
+        return cls(**{**SAVED_BEFORE_DEFAULTS, **config})
 
 
 def _encode(source_ids, embedding, encoders, bridges, n_states, training=None):

@@ -37,10 +37,15 @@ class Seq2SeqTranslatorPreprocessor(Preprocessor):
     row, and the source to at least one column (an all-empty batch still has a
     shape the encoder runs over; the padding is masked).
 
+    The defaults (cased, `max_length` learned by `adapt`, 8000 subwords per
+    language) are the translation recipe's with `--data`.
+
     Args:
-        lowercase: case-fold the texts (vocabularies are learned the same way).
-        max_length: the longest source and target, in subwords (`None` before
-            `adapt`: the longest training source or target).
+        lowercase: case-fold the texts (vocabularies are learned the same way;
+            default False).
+        max_length: the longest source and target, in subwords (default `None`:
+            `adapt` sets it to the longest training source or target, as the
+            recipe does).
         assets: `{"source_vocabulary.txt": path, "target_vocabulary.txt": path}` or
             None.
         **kwargs: `keras.layers.Layer` keyword arguments (`name`, ...).
@@ -57,15 +62,17 @@ class Seq2SeqTranslatorPreprocessor(Preprocessor):
 
     Example:
 
-    >>> pre = Seq2SeqTranslatorPreprocessor(max_length=16)
-    >>> pre.adapt(["a dog runs ."] * 4, ["ein hund läuft ."] * 4, vocab_size=60)
+    >>> pre = Seq2SeqTranslatorPreprocessor()
+    >>> pre.adapt(["a dog runs ."] * 4, ["ein hund läuft ."] * 4)
+    >>> pre.max_length  # the longest training text, in subwords
+    4
     >>> inputs, labels = pre(["a dog runs ."], ["ein hund läuft ."])
     >>> inputs["target_ids"][0, 0] == 2  # [START]; labels end with [END] (3)
     """
 
     asset_names = (SOURCE_VOCABULARY, TARGET_VOCABULARY)
 
-    def __init__(self, lowercase=False, max_length=64, assets=None, **kwargs):
+    def __init__(self, lowercase=False, max_length=None, assets=None, **kwargs):
         if max_length is not None and (
             not isinstance(max_length, int)
             or isinstance(max_length, bool)

@@ -31,8 +31,9 @@ class TranslationServing(ServingModule):
         preprocessor: its `TranslationPreprocessor` (tracked: its vocabularies become
             the export's assets).
         beam_width, alpha, beta, length_a, length_b: the beam search of
-            `serving_default` (see `Translator`); greedy search uses the same
-            penalties for its scores.
+            `serving_default` (see `Translator`; the defaults are
+            `Seq2SeqTextTranslator`'s); greedy search uses the same penalties for
+            its scores.
         max_batch_size: the most texts one request may hold.
     """
 
@@ -41,8 +42,8 @@ class TranslationServing(ServingModule):
         model,
         preprocessor,
         beam_width=5,
-        alpha=0.6,
-        beta=0.2,
+        alpha=1.0,
+        beta=0.0,
         length_a=1.5,
         length_b=5,
         max_batch_size=DEFAULT_MAX_BATCH_SIZE,

@@ -30,6 +30,9 @@ class Translator:
         length_a, length_b: a translation stops after `ceil(a * |X| + b)` subwords
             (and after `preprocessor.max_length`).
 
+    The defaults (beam 5, alpha 1.0, beta 0, a 1.5, b 5) are
+    `Seq2SeqTextTranslator`'s: the recipe's searches with `--data`.
+
     Example:
 
     >>> translator = Translator(model, preprocessor, beam_width=5)
@@ -41,8 +44,8 @@ class Translator:
         model,
         preprocessor,
         beam_width=5,
-        alpha=0.6,
-        beta=0.2,
+        alpha=1.0,
+        beta=0.0,
         length_a=1.5,
         length_b=5,
     ):

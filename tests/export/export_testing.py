@@ -3,7 +3,7 @@
 A recipe tests every bad-input case against its reloaded export in a few lines:
 
 ```python
-from zoo.export.testing import BAD_TEXT_INPUTS, check_bad_text_inputs
+from tests.export.export_testing import BAD_TEXT_INPUTS, check_bad_text_inputs
 
 def test_bad_inputs(exported_version_dir):
     results = check_bad_text_inputs(exported_version_dir, input_name="text")
@@ -216,7 +216,7 @@ def run_in_fresh_process(target, *args, timeout=600, env=None, **kwargs):
         child_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         try:
             proc = subprocess.run(
-                [sys.executable, "-m", "zoo.export.testing", payload, result],
+                [sys.executable, os.path.abspath(__file__), payload, result],
                 capture_output=True,
                 text=True,
                 timeout=timeout,
@@ -264,4 +264,6 @@ def _json_default(value):
 
 
 if __name__ == "__main__":
+    # Run as a script: the checkout's root, for `tests.` imports in the target file.
+    sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
     _child_main(sys.argv[1], sys.argv[2])

@@ -2,7 +2,7 @@
 export loaded as TF Serving loads it (`SavedModelSession`).
 
 ```python
-from zoo.serving.testing import serve_export
+from tests.serving.fake_serving import serve_export
 
 with serve_export("saved_models/han") as served:
     GrpcClient(served.grpc, served.model).predict({"text": ["A fine film."]})
@@ -71,9 +71,10 @@ class _NotFound(Exception):
 class _Model:
     """The request handling shared by both servers."""
 
-    def __init__(self, session, name):
+    def __init__(self, session, name, tamper=None):
         self.session = session
         self.name = name
+        self.tamper = tamper
 
     def check(self, name, version):
         wanted = (
@@ -93,7 +94,8 @@ class _Model:
             k: as_input_array(v, spec["inputs"][k]) if k in spec["inputs"] else v
             for k, v in inputs.items()
         }
-        return self.session.predict(arrays, signature, output_names=output_names)
+        outputs = self.session.predict(arrays, signature, output_names=output_names)
+        return outputs if self.tamper is None else self.tamper(outputs)
 
 
 def _grpc_server(model, budget, workers):
@@ -101,6 +103,7 @@ def _grpc_server(model, budget, workers):
 
     import grpc
     import tensorflow as tf
+    from tensorflow.core.framework import tensor_pb2
     from tensorflow_serving.apis import (
         get_model_metadata_pb2,
         predict_pb2,
@@ -139,7 +142,9 @@ def _grpc_server(model, budget, workers):
             response = predict_pb2.PredictResponse()
             self._model_spec(response.model_spec, signature)
             for key, value in outputs.items():
-                response.outputs[key].CopyFrom(tf.make_tensor_proto(value))
+                if not isinstance(value, tensor_pb2.TensorProto):
+                    value = tf.make_tensor_proto(value)
+                response.outputs[key].CopyFrom(value)
             return response
 
         def GetModelMetadata(self, request, context):  # noqa: N802
@@ -336,7 +341,9 @@ def _http_server(model, budget):
 
 
 @contextlib.contextmanager
-def serve_export(export_dir, model_name=None, max_requests=DEFAULT_MAX_REQUESTS):
+def serve_export(
+    export_dir, model_name=None, max_requests=DEFAULT_MAX_REQUESTS, tamper=None
+):
     """Serves an export over gRPC and REST on 127.0.0.1 for the `with` block.
 
     Args:
@@ -344,13 +351,15 @@ def serve_export(export_dir, model_name=None, max_requests=DEFAULT_MAX_REQUESTS)
         model_name: the served name (default: the folder name, as TF Serving's
             `models.config` written by `zoo deploy` uses).
         max_requests: requests each server answers before refusing every other one.
+        tamper: optional `outputs -> outputs` applied to every predict answer, for a
+            server that answers wrongly (gRPC also sends a `TensorProto` as it is).
 
     Yields:
         A `ServedExport` with the `grpc` and `rest` addresses, `model`, `version`
         and the `session` behind both.
     """
     session = SavedModelSession(export_dir)
-    model = _Model(session, model_name or session.name)
+    model = _Model(session, model_name or session.name, tamper)
     grpc_server = http_server = None
     try:
         grpc_server, grpc_port = _grpc_server(model, _Budget(max_requests), workers=2)
