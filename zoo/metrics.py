@@ -40,52 +40,48 @@ def classification_report(y_true, y_pred, labels):
         )
     index = {label: i for i, label in enumerate(labels)}
 
-    def _to_index(values, name):
-        out = []
-        for v in values:
-            if isinstance(v, (bytes, np.bytes_)):
-                v = v.decode("utf-8")
-            if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-                i = int(v)
-                if not 0 <= i < len(labels):
-                    raise ValueError(
-                        f"Label index out of range in `{name}`. Received: {v!r} "
-                        f"with {len(labels)} labels"
-                    )
-            else:
-                if str(v) not in index:
-                    raise ValueError(
-                        f"Unknown label in `{name}`. Received: {v!r}; "
-                        f"known labels: {labels!r}"
-                    )
-                i = index[str(v)]
-            out.append(i)
-        return np.asarray(out, dtype=np.int64)
+    def to_index(v, name):
+        if isinstance(v, (bytes, np.bytes_)):
+            v = v.decode("utf-8")
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+            if 0 <= v < len(labels):
+                return int(v)
+            raise ValueError(
+                f"Label index out of range in `{name}`. Received: {v!r} "
+                f"with {len(labels)} labels"
+            )
+        if str(v) not in index:
+            raise ValueError(
+                f"Unknown label in `{name}`. Received: {v!r}; known labels: {labels!r}"
+            )
+        return index[str(v)]
 
-    t, p = _to_index(y_true, "y_true"), _to_index(y_pred, "y_pred")
     n = len(labels)
-    matrix = np.zeros((n, n), dtype=np.int64)
-    np.add.at(matrix, (t, p), 1)
-    per_class = {}
-    for i, label in enumerate(labels):
-        tp = int(matrix[i, i])
-        predicted = int(matrix[:, i].sum())
-        actual = int(matrix[i, :].sum())
-        precision = tp / predicted if predicted else 0.0
-        recall = tp / actual if actual else 0.0
-        f1 = (
-            2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        )
-        per_class[label] = {
-            "precision": precision,
-            "recall": recall,
-            "f1": f1,
-            "support": actual,
+    pairs = [
+        to_index(t, "y_true") * n + to_index(p, "y_pred")
+        for t, p in zip(y_true, y_pred, strict=True)
+    ]
+    matrix = np.bincount(np.asarray(pairs, dtype=np.int64), minlength=n * n).reshape(
+        n, n
+    )
+    tp, predicted, actual = np.diag(matrix), matrix.sum(axis=0), matrix.sum(axis=1)
+    precision = np.divide(tp, predicted, out=np.zeros(n), where=predicted > 0)
+    recall = np.divide(tp, actual, out=np.zeros(n), where=actual > 0)
+    both = precision + recall
+    f1 = np.divide(2 * precision * recall, both, out=np.zeros(n), where=both > 0)
+    per_class = {
+        label: {
+            "precision": float(precision[i]),
+            "recall": float(recall[i]),
+            "f1": float(f1[i]),
+            "support": int(actual[i]),
         }
+        for i, label in enumerate(labels)
+    }
     total = int(matrix.sum())
     return {
         "accuracy": float(np.trace(matrix) / total) if total else 0.0,
-        "macro_f1": float(np.mean([c["f1"] for c in per_class.values()])),
+        "macro_f1": float(f1.mean()),
         "support": total,
         "labels": labels,
         "per_class": per_class,
@@ -100,27 +96,23 @@ def format_report(report):
         str: per-class precision/recall/F1/support, accuracy, macro F1 and the
         confusion matrix (rows = true class, columns = predicted class).
     """
+    import pandas as pd
+
     labels = report["labels"]
-    width = max(12, *(len(label) for label in labels))
-    lines = [f"{'class':<{width}}  precision  recall     f1  support"]
-    for label in labels:
-        c = report["per_class"][label]
-        lines.append(
-            f"{label:<{width}}  {c['precision']:9.4f}  {c['recall']:6.4f}  "
-            f"{c['f1']:5.4f}  {c['support']:7d}"
-        )
-    lines.append("")
-    lines.append(
-        f"{'accuracy':<{width}}  {report['accuracy']:.4f}  (n={report['support']})"
+    per_class = pd.DataFrame(report["per_class"]).T
+    per_class["support"] = per_class["support"].astype(int)
+    matrix = pd.DataFrame(report["confusion_matrix"], index=labels, columns=labels)
+    return "\n".join(
+        [
+            per_class.to_string(float_format="{:.4f}".format),
+            "",
+            f"accuracy  {report['accuracy']:.4f}  (n={report['support']})",
+            f"macro F1  {report['macro_f1']:.4f}",
+            "",
+            "confusion matrix (rows: true, columns: predicted)",
+            matrix.to_string(),
+        ]
     )
-    lines.append(f"{'macro F1':<{width}}  {report['macro_f1']:.4f}")
-    lines.append("")
-    lines.append("confusion matrix (rows: true, columns: predicted)")
-    cell = max(6, *(len(label) for label in labels))
-    lines.append(" " * width + "  " + " ".join(f"{label:>{cell}}" for label in labels))
-    for label, row in zip(labels, report["confusion_matrix"], strict=False):
-        lines.append(f"{label:<{width}}  " + " ".join(f"{v:>{cell}d}" for v in row))
-    return "\n".join(lines)
 
 
 def corpus_bleu(hypotheses, references, lowercase=False, tokenize="13a"):

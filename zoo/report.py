@@ -48,28 +48,18 @@ def display_spacing(words):
     """
     spaces = []
     for i, word in enumerate(words):
-        if i == 0:
-            spaces.append(False)
-            continue
-        prev = words[i - 1]
+        prev, before = words[i - 1] if i else "", words[i - 2] if i > 1 else ""
         nxt = words[i + 1] if i + 1 < len(words) else ""
-        space = True
-        if word in _CLOSING or prev in _OPENING:
-            space = False
-        if word in _JOINING and prev[-1:].isalnum() and nxt[:1].isalnum():
-            space = False
-        if prev in _JOINING and i >= 2 and words[i - 2][-1:].isalnum():
-            space = space and not word[:1].isalnum()
-        if word in ".," and prev[-1:].isdigit() and nxt[:1].isdigit():
-            space = False
-        if (
-            prev in ".,"
-            and i >= 2
-            and words[i - 2][-1:].isdigit()
-            and word[:1].isdigit()
-        ):
-            space = False
-        spaces.append(space)
+        joined = (
+            i == 0
+            or word in _CLOSING
+            or prev in _OPENING
+            or (word in _JOINING and prev[-1:].isalnum() and nxt[:1].isalnum())
+            or (prev in _JOINING and before[-1:].isalnum() and word[:1].isalnum())
+            or (word in ".," and prev[-1:].isdigit() and nxt[:1].isdigit())
+            or (prev in ".," and before[-1:].isdigit() and word[:1].isdigit())
+        )
+        spaces.append(not joined)
     return spaces
 
 
@@ -107,30 +97,40 @@ def _trim(ex):
 def top_words(example, k=5):
     """The `k` words with the highest `sqrt(p_s) * p_w`, as `(word, score)` pairs."""
     _, words, s_att, w_att = _trim(example)
+    scores = _word_scores(s_att, w_att)
     scored = [
-        (word, math.sqrt(max(ps, 0.0)) * pw)
-        for ws, ps, was in zip(words, s_att, w_att, strict=True)
-        for word, pw in zip(ws, was, strict=True)
+        pair
+        for ws, sc in zip(words, scores, strict=True)
+        for pair in zip(ws, sc, strict=True)
     ]
-    scored.sort(key=lambda x: -x[1])
-    return scored[:k]
+    return sorted(scored, key=lambda x: -x[1])[:k]
 
 
+def _word_scores(s_att, w_att):
+    """`sqrt(p_s) * p_w` of every word, by sentence."""
+    return [
+        [math.sqrt(max(ps, 0.0)) * pw for pw in was]
+        for ps, was in zip(s_att, w_att, strict=True)
+    ]
+
+
+_COMMON_CSS = """
+.sub { color: #555; white-space: pre-line; }
+pre { background: #f6f8fa; padding: 0.8em; overflow-x: auto; }
+.ok { color: #1a7f37; } .bad { color: #c62828; }
+"""
 _CSS = """
 body { font-family: sans-serif; max-width: 60em; margin: 2em auto; color: #222; }
 .doc { border: 1px solid #ccc; border-radius: 6px; padding: 0.8em 1em; margin: 1.2em 0; }
 .head { font-size: 0.9em; color: #555; margin-bottom: 0.5em; }
-.ok { color: #1a7f37; } .bad { color: #c62828; }
 .sent { display: flex; align-items: baseline; margin: 0.15em 0; }
 .bar { flex: 0 0 1.2em; height: 1.1em; margin-right: 0.6em; border-radius: 2px; }
 .w { padding: 0 0.12em; border-radius: 2px; }
 .top { font-size: 0.85em; color: #444; margin: 0.3em 0 0.6em 0; }
-.sub { color: #555; white-space: pre-line; }
-pre { background: #f6f8fa; padding: 0.8em; overflow-x: auto; }
 """
 
 
-def _doc_html(i, ex, label_names=None):
+def _doc_html(i, ex):
     sentences, words, s_att, w_att = _trim(ex)
     esc = html.escape
     head = []
@@ -139,8 +139,7 @@ def _doc_html(i, ex, label_names=None):
         prob_text = f" ({prob:.3f})" if prob is not None else ""
         head.append(f"predicted: <b>{esc(str(ex['predicted']))}</b>{prob_text}")
     if ex.get("true") is not None:
-        right = str(ex["true"]) == str(ex.get("predicted"))
-        cls = "ok" if right else "bad"
+        cls = "ok" if str(ex["true"]) == str(ex.get("predicted")) else "bad"
         head.append(f'true: <b class="{cls}">{esc(str(ex["true"]))}</b>')
     out = [f'<div class="doc"><div class="head">document {i + 1} &middot; ']
     out.append(" &middot; ".join(head) + "</div>")
@@ -154,30 +153,21 @@ def _doc_html(i, ex, label_names=None):
         f"(weight {s_att[best]:.2f}); top words: {tops}</div>"
     )
     s_max = max(max(s_att), 1e-12)
-    word_scores = [
-        [math.sqrt(max(ps, 0.0)) * pw for pw in was]
-        for ps, was in zip(s_att, w_att, strict=True)
-    ]
+    word_scores = _word_scores(s_att, w_att)
     w_max = max([max(ws) for ws in word_scores if ws] + [1e-12])
-    for s, (ws, ps) in enumerate(zip(words, s_att, strict=True)):
-        alpha = ps / s_max
-        spans = []
-        for word, score in zip(ws, word_scores[s], strict=True):
-            a = score / w_max
-            spans.append(
-                f'<span class="w" style="background: rgba(30, 100, 230, {a:.3f})" '
-                f'title="{score:.3f}">{esc(word)}</span>'
-            )
-        if spans:
-            text = "".join(
-                (" " if space else "") + span
-                for span, space in zip(spans, display_spacing(ws), strict=True)
-            )
-        else:
-            text = esc(sentences[s])
+    for sentence, ws, ps, scores in zip(
+        sentences, words, s_att, word_scores, strict=True
+    ):
+        spans = [
+            f'<span class="w" style="background: rgba(30, 100, 230, '
+            f'{score / w_max:.3f})" title="{score:.3f}">{esc(word)}</span>'
+            for word, score in zip(ws, scores, strict=True)
+        ]
+        spaced = zip(spans, display_spacing(ws), strict=True)
+        text = "".join(" " * space + span for span, space in spaced) or esc(sentence)
         out.append(
             f'<div class="sent"><span class="bar" '
-            f'style="background: rgba(220, 40, 40, {alpha:.3f})" '
+            f'style="background: rgba(220, 40, 40, {ps / s_max:.3f})" '
             f'title="sentence weight {ps:.3f}"></span><span>{text}</span></div>'
         )
     out.append("</div>")
@@ -207,39 +197,61 @@ def attention_report_html(
     """
     for i, ex in enumerate(examples):
         _check_example(i, ex)
+    legend = (
+        "Red bars: sentence attention. Blue background: word attention scaled by the "
+        "square root of its sentence's attention (Yang et al. 2016, Fig. 5). Hover "
+        "for the values."
+    )
+    docs = [_doc_html(i, ex) for i, ex in enumerate(examples)]
+    return _write_page(
+        path,
+        str(title).strip() or "Attention report",
+        _CSS,
+        subtitle,
+        legend,
+        summary,
+        docs,
+    )
+
+
+def _write_page(path, title, css, subtitle, legend, summary, body):
+    """Writes a page: the first line of `title` (at most 100 characters) as its
+    title and heading, `subtitle`, `legend`, `summary` (a table as rows of cells,
+    the header row first, or preformatted text) and the HTML strings of `body`."""
     esc = html.escape
-    lines = str(title).strip().splitlines() or ["Attention report"]
-    title = lines[0][:100]
+    title = esc(str(title).strip().splitlines()[0][:100])
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{esc(title)}</h1>",
+        f"<title>{title}</title><style>{_COMMON_CSS}{css}</style></head><body>",
+        f"<h1>{title}</h1>",
         f'<p class="sub">{esc(subtitle)}</p>' if subtitle else "",
-        "<p>Red bars: sentence attention. Blue background: word attention scaled by "
-        "the square root of its sentence's attention (Yang et al. 2016, Fig. 5). "
-        "Hover for the values.</p>",
+        f"<p>{esc(legend)}</p>",
     ]
-    if summary:
+    if isinstance(summary, (list, tuple)) and summary:
+        head, *rows = summary
+        parts.append('<table class="summary"><thead><tr>')
+        parts.extend(f"<th>{esc(str(cell))}</th>" for cell in head)
+        parts.append("</tr></thead><tbody>")
+        for row in rows:
+            cells = "".join(f"<td>{esc(str(cell))}</td>" for cell in row)
+            parts.append(f"<tr>{cells}</tr>")
+        parts.append("</tbody></table>")
+    elif summary:
         parts.append(f"<pre>{esc(summary)}</pre>")
-    parts.extend(_doc_html(i, ex) for i, ex in enumerate(examples))
-    parts.append("</body></html>")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(parts))
+        f.write("\n".join([*parts, *body, "</body></html>"]))
     return path
 
 
 _GRID_CSS = """
 body { font-family: sans-serif; margin: 2em; color: #222; }
-.sub { color: #555; white-space: pre-line; }
-pre { background: #f6f8fa; padding: 0.8em; overflow-x: auto; }
 .sections { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
 .section { flex: 1 1 28em; min-width: 0; }
 .ex { border: 1px solid #ccc; border-radius: 6px; padding: 0.6em 0.8em;
       margin: 0.8em 0; overflow-x: auto; }
 .cap { font-size: 0.9em; color: #444; margin-bottom: 0.4em; white-space: pre-line; }
-.ok { color: #1a7f37; } .bad { color: #c62828; }
 table.att { border-collapse: collapse; font-size: 0.85em; }
 table.att th { font-weight: normal; color: #333; padding: 0.1em 0.3em; }
 table.att thead th { writing-mode: vertical-rl; transform: rotate(180deg);
@@ -314,41 +326,24 @@ def attention_grid_html(
     Returns:
         `path`.
     """
-    esc = html.escape
-    lines = str(title).strip().splitlines() or ["Attention"]
-    title = lines[0][:100]
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{esc(title)}</title><style>{_GRID_CSS}</style></head><body>",
-        f"<h1>{esc(title)}</h1>",
-        f'<p class="sub">{esc(subtitle)}</p>' if subtitle else "",
-        "<p>"
-        + esc(
-            legend
-            or "Each cell is one attention weight; the darker, the larger (relative "
-            "to the largest weight of its table). Hover for the values."
-        )
-        + "</p>",
-    ]
-    if isinstance(summary, (list, tuple)) and summary:
-        head, *body = summary
-        parts.append('<table class="summary"><thead><tr>')
-        parts.extend(f"<th>{esc(str(cell))}</th>" for cell in head)
-        parts.append("</tr></thead><tbody>")
-        for row in body:
-            cells = "".join(f"<td>{esc(str(cell))}</td>" for cell in row)
-            parts.append(f"<tr>{cells}</tr>")
-        parts.append("</tbody></table>")
-    elif summary:
-        parts.append(f"<pre>{esc(summary)}</pre>")
-    parts.append('<div class="sections">')
+    legend = legend or (
+        "Each cell is one attention weight; the darker, the larger (relative to the "
+        "largest weight of its table). Hover for the values."
+    )
+    body = ['<div class="sections">']
     for section in sections:
-        parts.append(f'<div class="section"><h2>{esc(str(section["heading"]))}</h2>')
-        parts.extend(_grid_example_html(ex) for ex in section["examples"])
-        parts.append("</div>")
-    parts.append("</div></body></html>")
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(parts))
-    return path
+        body.append(
+            f'<div class="section"><h2>{html.escape(str(section["heading"]))}</h2>'
+        )
+        body.extend(_grid_example_html(ex) for ex in section["examples"])
+        body.append("</div>")
+    body.append("</div>")
+    return _write_page(
+        path,
+        str(title).strip() or "Attention",
+        _GRID_CSS,
+        subtitle,
+        legend,
+        summary,
+        body,
+    )

@@ -1,8 +1,6 @@
 """Attention heat maps and training curves (matplotlib, Agg backend: no display
 needed)."""
 
-import csv
-import math
 import os
 
 import numpy as np
@@ -111,6 +109,7 @@ def training_curve(csv_path, path, monitor=None, rounds_per_epoch=1):
         ValueError: when the log has no `epoch` or `loss` column, or for a
             `rounds_per_epoch` < 1.
     """
+    import pandas as pd
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -121,7 +120,9 @@ def training_curve(csv_path, path, monitor=None, rounds_per_epoch=1):
             "`rounds_per_epoch` must be a positive int. Received: "
             f"rounds_per_epoch={rounds_per_epoch!r}"
         )
-    columns = _read_columns(csv_path)
+    # Values that are missing or not numbers are NaN.
+    frame = pd.read_csv(csv_path).apply(pd.to_numeric, errors="coerce").astype(float)
+    columns = {name: frame[name].tolist() for name in frame.columns}
     for needed in ("epoch", "loss"):
         if needed not in columns:
             raise ValueError(
@@ -178,20 +179,3 @@ def training_curve(csv_path, path, monitor=None, rounds_per_epoch=1):
     with atomic_write(path, "wb") as f:
         fig.savefig(f, format="png", dpi=CURVE_DPI)
     return series
-
-
-def _read_columns(csv_path):
-    """The columns of a CSV log as lists of floats (NaN where a value is missing or
-    not a number)."""
-    with open(csv_path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    names = list(rows[0]) if rows else []
-    return {name: [_float(row.get(name)) for row in rows] for name in names}
-
-
-def _float(value):
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return math.nan
-    return number

@@ -7,7 +7,7 @@ the order they are recognised:
 - a file, by its name (or `format=`): CSV, TSV or JSON lines, optionally `.gz` (see
   `read_labelled`: a TSV without columns given is `label<TAB>sentence` lines, as
   GLUE's SST-2, or PTB trees, as SST); a `.tar.gz`/`.tgz`/`.tar` of aclImdb
-  (streamed, never extracted);
+  (read member by member, never extracted);
 - a folder: IMDB's `{train,test}/{pos,neg}/*.txt` (`aclImdb` or its parent); SST's
   `train.txt`, `dev.txt`, `test.txt` of trees; split files `train.*` with optional
   `valid|val|dev|validation.*` and `test.*`; one folder per class `<class>/*.txt`,
@@ -27,11 +27,9 @@ read through `zoo.data.files.iter_lines` (UTF-8, byte-order mark, `.gz`), so eve
 problem names its file and line.
 """
 
-import contextlib
 import csv
 import dataclasses
 import fnmatch
-import gzip
 import io
 import itertools
 import json
@@ -214,11 +212,10 @@ class LabelledSplits:
 
 def _records(path, records, text_name, label_name):
     """`LabelledTexts` of `(line, text, label)`; an empty text or label is an error."""
-    texts, labels, sources = [], [], []
-    for line, text, label in records:
-        label = label.strip()
-        if re.fullmatch(r"-?\d+\.0+", label):
-            label = label.split(".")[0]  # 4.0 -> 4
+    if not records:
+        raise DataError("no examples in the file", path=path)
+    labels = [re.sub(r"^(-?\d+)\.0+$", r"\1", r[2].strip()) for r in records]  # 4.0: 4
+    for (line, text, _), label in zip(records, labels, strict=True):
         for value, what, name in (
             (text, "text", text_name),
             (label, "label", label_name),
@@ -232,12 +229,8 @@ def _records(path, records, text_name, label_name):
                     path,
                     line,
                 )
-        texts.append(text)
-        labels.append(label)
-        sources.append(f"{path}:{line}")
-    if not texts:
-        raise DataError("no examples in the file", path=path)
-    return LabelledTexts.encode(texts, labels, sources)
+    sources = [f"{path}:{line}" for line, _, _ in records]
+    return LabelledTexts.encode([r[1] for r in records], labels, sources)
 
 
 # --- tables: CSV and TSV through pandas, JSON lines -----------------------------------
@@ -439,33 +432,28 @@ def parse_tree(text, path="<string>", line=1):
     tokens = _TREE_TOKEN.findall(text)
     if not tokens:
         raise error("empty tree")
-    stack, words, nodes, closed, i = [], [], [], False, 0
-    while i < len(tokens):
-        tok = tokens[i]
+    stack, words, nodes, tokens = [], [], [], iter(tokens)
+    for tok in tokens:
         if tok == "(":
-            if closed:
+            if nodes and not stack:
                 raise error("text after the end of the tree")
-            label = tokens[i + 1] if i + 1 < len(tokens) else None
-            if label is None or label in "()":
+            label = next(tokens, "(")
+            if label in "()":
                 raise error("expected a label after '('")
             if not (len(label) == 1 and label in "01234"):
                 raise error(f"invalid sentiment label {label!r} (expected 0-4)")
             stack.append((int(label), len(words)))
-            i += 2
-            continue
-        if tok == ")":
+        elif tok == ")":
             if not stack:
                 raise error("unbalanced ')'")
             label, start = stack.pop()
             if start == len(words):
                 raise error("a node has no words")
             nodes.append((label, start, len(words)))
-            closed = not stack
-        elif not stack or closed:
+        elif not stack:
             raise error(f"word {tok!r} outside any node")
         else:
             words.append(_PTB_ESCAPES.get(tok, tok))
-        i += 1
     if stack:
         raise error(f"unbalanced brackets: {len(stack)} '(' not closed")
     return words, nodes
@@ -668,49 +656,13 @@ def _class_folder_splits(path, pattern):
 # --- IMDB -----------------------------------------------------------------------------
 
 
-class _TailReader:
-    """A read-only stream that keeps the last bytes it gave (to check that a tar
-    archive ends with its end-of-archive block after tarfile has stopped)."""
-
-    def __init__(self, raw, keep=1 << 16):
-        self.raw, self.keep, self.pos, self.tail = raw, keep, 0, b""
-
-    def read(self, n=-1):
-        data = self.raw.read(n)
-        self.pos += len(data)
-        self.tail = (self.tail + data)[-self.keep :]
-        return data
-
-    def bytes_at(self, start, n):
-        """The `n` bytes at offset `start` (fewer at the end), or None when they are
-        no longer kept."""
-        while self.pos < start + n and self.read(start + n - self.pos):
-            pass
-        begin = self.pos - len(self.tail)
-        return None if start < begin else self.tail[start - begin : start - begin + n]
-
-
 def _read_imdb_tar(path, out):
     """Appends `(text, label, source)` of the archive's reviews to `out[split]`."""
-    with open(path, "rb") as f:
-        magic = f.read(6)
-    other = magic[:3] == b"BZh" or magic == b"\xfd7zXZ\x00"  # bzip2, xz
     try:
-        # tarfile's own stream decompression stops silently at a truncated gzip
-        # stream; GzipFile raises EOFError there.
-        raw = gzip.open(path, "rb") if magic[:2] == b"\x1f\x8b" else None
-        if raw is None and not other:
-            raw = open(path, "rb")  # noqa: SIM115 - closed below
-        stream = None if raw is None else _TailReader(raw)
-        members = 0
-        with (
-            contextlib.closing(raw) if raw else contextlib.nullcontext(),
-            tarfile.open(
-                path, "r|*" if stream is None else "r|", fileobj=stream
-            ) as tar,
-        ):
+        # Random-access mode: its GzipFile (BZ2File, LZMAFile) raises EOFError at a
+        # truncated stream, where the stream mode stops silently.
+        with tarfile.open(path, "r:*") as tar:
             for member in tar:
-                members += 1
                 match = _IMDB_MEMBER.search(member.name) if member.isfile() else None
                 if not match or match.group(1) not in out:
                     continue
@@ -718,12 +670,14 @@ def _read_imdb_tar(path, out):
                 text = files.decode_document(tar.extractfile(member).read(), where)
                 out[match.group(1)].append((text, match.group(2), where))
             # tarfile stops silently where the data ends, so a tar cut at a member
-            # boundary reads as a shorter archive: check for the end-of-archive block.
-            end = stream.bytes_at(tar.offset, 512) if stream and members else None
-            if end is not None and (len(end) < 512 or end.strip(b"\0")):
+            # boundary reads as a shorter archive: check for the end-of-archive block
+            # (just read, so the seek back stays in the read buffer).
+            tar.fileobj.seek(tar.offset)
+            end = tar.fileobj.read(512)
+            if tar.members and (len(end) < 512 or end.strip(b"\0")):
                 raise DataError(
-                    f"truncated or corrupt archive: it ends after {members} members "
-                    f"(byte {tar.offset}) without tar's end-of-archive block; "
+                    f"truncated or corrupt archive: it ends after {len(tar.members)} "
+                    f"members (byte {tar.offset}) without tar's end-of-archive block; "
                     "expected a complete .tar.gz/.tgz/.tar of aclImdb",
                     path=path,
                 )
@@ -752,7 +706,7 @@ def _imdb_root(path, need=any):
 def read_imdb(path, splits=("train", "test")):
     """`{split: LabelledTexts}` (classes `"neg"`, `"pos"`, file-name order) of IMDB's
     reviews `{train,test}/{pos,neg}/*.txt` (Maas et al. 2011) in `path`: the `aclImdb`
-    folder, its parent, or a `.tar.gz`/`.tgz`/`.tar` of it (streamed)."""
+    folder, its parent, or a `.tar.gz`/`.tgz`/`.tar` of it (read member by member)."""
     if any(split not in ("train", "test") for split in splits):
         raise ConfigError(
             f"IMDB splits are 'train' and 'test'. Received: splits={splits!r}"

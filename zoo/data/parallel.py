@@ -152,10 +152,8 @@ class ParallelCorpus:
 
     def length_stats(self, count=None):
         """`{"source": LengthStats, "target": LengthStats}` (words by default)."""
-        return {
-            "source": LengthStats.from_texts(self.sources, count),
-            "target": LengthStats.from_texts(self.targets, count),
-        }
+        sides = zip(SIDES, (self.sources, self.targets), strict=True)
+        return {side: LengthStats.from_texts(texts, count) for side, texts in sides}
 
 
 def _check_max_words(max_words):
@@ -176,13 +174,6 @@ def _check_column(source_column):
         )
 
 
-def _too_long(src, tgt, max_words):
-    n_src, n_tgt = len(src.split()), len(tgt.split())
-    if n_src > max_words or n_tgt > max_words:
-        return f"{n_src}/{n_tgt} words > {max_words}"
-    return None
-
-
 def filter_length(corpus, max_words):
     """The pairs of `corpus` with at most `max_words` words a side (None: all), each
     pair left out counted in its report as `too_long` with its file and line."""
@@ -191,12 +182,14 @@ def filter_length(corpus, max_words):
         return corpus
     keep = []
     for i, pair in enumerate(zip(corpus.sources, corpus.targets, strict=True)):
-        detail = _too_long(*pair, max_words)
-        if detail is None:
+        n_src, n_tgt = (len(text.split()) for text in pair)
+        if max(n_src, n_tgt) <= max_words:
             keep.append(i)
             continue
         path, line = corpus.locations[i] if corpus.locations else ("pair", i + 1)
-        corpus.report.note("too_long", path, line, detail)
+        corpus.report.note(
+            "too_long", path, line, f"{n_src}/{n_tgt} words > {max_words}"
+        )
         corpus.report.read -= 1
     return corpus.subset(keep)
 

@@ -10,26 +10,10 @@ import numpy as np
 from zoo.data.labelled import LabelledSplits, LabelledTexts
 
 DEMO_LABELS = ("negative", "neutral", "positive")
-_POSITIVE = (
-    "wonderful",
-    "brilliant",
-    "moving",
-    "delightful",
-    "superb",
-    "charming",
-    "funny",
-    "gorgeous",
+_POSITIVE = tuple(
+    "wonderful brilliant moving delightful superb charming funny gorgeous".split()
 )
-_NEGATIVE = (
-    "dull",
-    "awful",
-    "boring",
-    "tedious",
-    "clumsy",
-    "bland",
-    "painful",
-    "terrible",
-)
+_NEGATIVE = tuple("dull awful boring tedious clumsy bland painful terrible".split())
 _SUBJECTS = (
     "the film",
     "this movie",
@@ -66,12 +50,8 @@ def demo_splits(num_sentences=1200, seed=0):
             label = int(rng.integers(3))
             parts = [str(rng.choice(_SUBJECTS)), str(rng.choice(_VERBS))]
             fillers = list(rng.choice(_FILLER, size=int(rng.integers(1, 3))))
-            if label == 0:
-                word = str(rng.choice(_NEGATIVE))
-            elif label == 2:
-                word = str(rng.choice(_POSITIVE))
-            else:
-                word = "ordinary"
+            words = {0: _NEGATIVE, 2: _POSITIVE}.get(label)
+            word = "ordinary" if words is None else str(rng.choice(words))
             parts.extend(str(f) for f in fillers)
             parts.insert(int(rng.integers(2, len(parts) + 1)), word)
             texts.append(" ".join(parts) + " .")

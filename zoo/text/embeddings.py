@@ -61,11 +61,6 @@ class EmbeddingStats:
         )
 
 
-def _tokens_of(vocabulary):
-    tokens = getattr(vocabulary, "tokens", vocabulary)
-    return [str(t) for t in tokens]
-
-
 def _lines(path):
     """`iter_lines`, with invalid UTF-8 reported as a binary-format hint."""
     try:
@@ -98,12 +93,7 @@ def _vector_size(path, lines):
         parts = _split(line)
         if not parts:
             continue
-        if (
-            not buffered
-            and not sizes
-            and len(parts) == 2
-            and all(p.isdigit() for p in parts)
-        ):
+        if not buffered and len(parts) == 2 and all(map(str.isdigit, parts)):
             return int(parts[1]), lines  # word2vec header "<count> <dim>"
         buffered.append((number, line))
         sizes[len(parts) - 1] += 1
@@ -145,13 +135,10 @@ def load_embeddings(path, vocabulary, scale=0.1, seed=0, reserved=2):
             NaN).
     """
     path = check_exists(path, "file")
-    tokens = _tokens_of(vocabulary)
+    tokens = [str(t) for t in getattr(vocabulary, "tokens", vocabulary)]
     wanted = {t: i for i, t in enumerate(tokens) if i >= reserved}
-    lower_wanted = {}
-    for t, i in wanted.items():
-        lower_wanted.setdefault(t.lower(), []).append(i)
-    exact, by_lower = {}, {}
-    file_words = 0
+    lower_wanted = {t.lower() for t in wanted}
+    exact, by_lower, file_words = {}, {}, 0
     dim, lines = _vector_size(path, _lines(path))
     for line_number, line in lines:
         parts = _split(line)
@@ -161,8 +148,8 @@ def load_embeddings(path, vocabulary, scale=0.1, seed=0, reserved=2):
             raise EmbeddingFormatError(
                 f"vector has {len(parts) - 1} values, expected {dim} (the size of "
                 f"most vectors) after a word. Received: {line[:80]!r}",
-                path=path,
-                line=line_number,
+                path,
+                line_number,
             )
         file_words += 1
         word = " ".join(parts[:-dim])
@@ -176,8 +163,8 @@ def load_embeddings(path, vocabulary, scale=0.1, seed=0, reserved=2):
         except ValueError:
             raise EmbeddingFormatError(
                 f"the vector of {word!r} holds a non-number. Received: {line[:80]!r}",
-                path=path,
-                line=line_number,
+                path,
+                line_number,
             ) from None
         unusable = ~(np.abs(vector) <= _FLOAT32_MAX)  # NaN, infinities, overflows
         if unusable.any():
@@ -208,14 +195,7 @@ def load_embeddings(path, vocabulary, scale=0.1, seed=0, reserved=2):
             matrix[i] = by_lower[token.lower()]
             found += 1
             found_lower += 1
-    stats = EmbeddingStats(
-        vocabulary_size=len(tokens),
-        found=found,
-        found_lowercase=found_lower,
-        file_words=file_words,
-        dim=dim,
-    )
-    return matrix, stats
+    return matrix, EmbeddingStats(len(tokens), found, found_lower, file_words, dim)
 
 
 def assign_embedding_matrix(embedding_layer, matrix):

@@ -50,13 +50,8 @@ def _controls_to_spaces(t):
 
 
 def _as_string_tensor(text, name="text"):
-    if isinstance(text, tf.RaggedTensor):
-        if text.dtype != tf.string:
-            raise TypeError(
-                f"Expected a string tensor. Received: {name} with dtype={text.dtype!r}"
-            )
-        return text
-    text = tf.convert_to_tensor(text)
+    if not isinstance(text, tf.RaggedTensor):
+        text = tf.convert_to_tensor(text)
     if text.dtype != tf.string:
         raise TypeError(
             f"Expected a string tensor. Received: {name} with dtype={text.dtype!r}"
@@ -80,17 +75,18 @@ def fix_utf8(text):
     Returns:
         A string tensor of the same shape holding valid UTF-8.
     """
-    text = _as_string_tensor(text)
-    return _map_flat_values(
-        lambda t: tf.strings.unicode_transcode(
-            t,
-            input_encoding="UTF-8",
-            output_encoding="UTF-8",
-            errors="replace",
-            replacement_char=0xFFFD,
-            replace_control_characters=False,
-        ),
-        text,
+    return _map_flat_values(lambda t: _transcode(t, "replace"), _as_string_tensor(text))
+
+
+def _transcode(t, errors):
+    """UTF-8 `t` with invalid sequences replaced by U+FFFD or dropped (`errors`)."""
+    return tf.strings.unicode_transcode(
+        t,
+        "UTF-8",
+        "UTF-8",
+        errors=errors,
+        replacement_char=0xFFFD,
+        replace_control_characters=False,
     )
 
 
@@ -112,20 +108,11 @@ def truncate(text, max_bytes=MAX_INPUT_BYTES):
         raise ValueError(
             f"`max_bytes` must be a positive integer. Received: max_bytes={max_bytes!r}"
         )
-    text = fix_utf8(text)
-
-    def _cut(t):
-        t = tf.strings.substr(t, 0, max_bytes, unit="BYTE")
-        # The cut may split a multi-byte character: drop the incomplete tail.
-        return tf.strings.unicode_transcode(
-            t,
-            input_encoding="UTF-8",
-            output_encoding="UTF-8",
-            errors="ignore",
-            replace_control_characters=False,
-        )
-
-    return _map_flat_values(_cut, text)
+    # The cut may split a multi-byte character: drop the incomplete tail.
+    return _map_flat_values(
+        lambda t: _transcode(tf.strings.substr(t, 0, max_bytes, unit="BYTE"), "ignore"),
+        fix_utf8(text),
+    )
 
 
 def normalize(text, lowercase=True, max_bytes=MAX_INPUT_BYTES):
@@ -195,9 +182,7 @@ def word_tokenize(text):
             keep_delim_regex_pattern=_PUNCT,
         )
 
-    if isinstance(text, tf.RaggedTensor):
-        return text.with_flat_values(_split(text.flat_values))
-    return _split(text)
+    return _map_flat_values(_split, text)
 
 
 def split_sentences(text):
@@ -231,9 +216,7 @@ def split_sentences(text):
         pieces = pieces.with_flat_values(tf.strings.strip(pieces.flat_values))
         return tf.ragged.boolean_mask(pieces, tf.strings.length(pieces) > 0)
 
-    if isinstance(text, tf.RaggedTensor):
-        return text.with_flat_values(_clean(_split(text.flat_values)))
-    return _clean(_split(text))
+    return _map_flat_values(lambda t: _clean(_split(t)), text)
 
 
 def pad_ragged(ragged, max_len, pad=None):

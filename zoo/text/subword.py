@@ -91,12 +91,7 @@ def learn_subword_vocabulary(
     # A narrow threshold search: tensorflow-text's default (up to 1e7, 4 iterations)
     # takes minutes on 30k sentences; this takes seconds and lands within 25% of
     # `vocab_size`.
-    params = {
-        "upper_thresh": 64,
-        "lower_thresh": 2,
-        "num_iterations": 2,
-        "slack_ratio": 0.25,
-    }
+    params = dict(upper_thresh=64, lower_thresh=2, num_iterations=2, slack_ratio=0.25)
     params.update(learn_params or {})
     vocab = bert_vocab.bert_vocab_from_dataset(
         dataset,
@@ -182,16 +177,10 @@ class SubwordTokenizer(tf.Module):
         With `add_start`/`add_end` the `[START]`/`[END]` markers are added; the end
         marker is kept even when the sentence is truncated.
         """
-        ids = self.tokenize(text)
-        room = max_length - int(add_start) - int(add_end)
-        ids = ids[:, :room]
-        parts = []
-        n = ids.nrows()
-        if add_start:
-            parts.append(tf.fill(tf.stack([n, 1]), tf.constant(START, tf.int64)))
-        parts.append(ids)
-        if add_end:
-            parts.append(tf.fill(tf.stack([n, 1]), tf.constant(END, tf.int64)))
+        ids = self.tokenize(text)[:, : max_length - int(add_start) - int(add_end)]
+        marker = tf.ones([ids.nrows(), 1], tf.int64)
+        parts = [marker * START] if add_start else []
+        parts += [ids, marker * END] if add_end else [ids]
         ids = tf.concat(parts, axis=1) if len(parts) > 1 else ids
         return ids.to_tensor(default_value=PAD, shape=[None, max_length])
 
@@ -212,12 +201,10 @@ class SubwordTokenizer(tf.Module):
             ids = ids.to_tensor(default_value=PAD)
         ids = tf.cast(ids, tf.int64)
         ended = tf.cumsum(tf.cast(tf.equal(ids, END), tf.int32), axis=1) > 0
-        keep = tf.logical_and(
-            tf.logical_not(ended), tf.logical_and(ids != PAD, ids != START)
+        keep = ~ended & (ids != PAD) & (ids != START)
+        return _fix_spacing(
+            self._tokenizer.detokenize(tf.ragged.boolean_mask(ids, keep))
         )
-        ragged = tf.ragged.boolean_mask(ids, keep)
-        text = self._tokenizer.detokenize(ragged)
-        return _fix_spacing(text)
 
 
 def _fix_spacing(text):

@@ -44,21 +44,11 @@ class Vocabulary:
 
     def __init__(self, tokens):
         tokens = list(tokens)
-        if tokens[:2] != list(RESERVED):
-            raise ValueError(
-                f"A vocabulary must start with {list(RESERVED)!r}. "
-                f"Received: tokens[:2]={tokens[:2]!r}"
-            )
-        seen = {}
-        for i, token in enumerate(tokens):
-            _check_token(token, where=f"tokens[{i}]")
-            if token in seen:
-                raise ValueError(
-                    f"Duplicate token {token!r} at ids {seen[token]} and {i}."
-                )
-            seen[token] = i
+        problem = _first_problem(tokens)
+        if problem:
+            raise ValueError(f"tokens[{problem[0]}]: {problem[1]}")
         self._tokens = tokens
-        self._ids = seen
+        self._ids = {token: i for i, token in enumerate(tokens)}
 
     @classmethod
     def build(cls, token_lists, max_size=None, min_count=1):
@@ -117,9 +107,8 @@ class Vocabulary:
         if not os.path.isfile(path):
             raise MissingPathError(path, what="vocabulary file")
         with open(path, "rb") as f:
-            data = f.read()
-        lines = data.split(b"\n")
-        if lines and lines[-1] == b"":
+            lines = f.read().split(b"\n")
+        if lines[-1] == b"":  # the last line's end
             lines.pop()
         if not lines:
             raise DataError("the vocabulary file is empty.", path=path)
@@ -131,33 +120,15 @@ class Vocabulary:
                 path=path,
                 line=1,
             )
-        tokens, seen = [], {}
+        tokens = []
         for lineno, raw in enumerate(lines, start=1):
             try:
-                token = raw.decode("utf-8")
+                tokens.append(raw.decode("utf-8"))
             except UnicodeDecodeError as e:
-                raise DataError(
-                    f"invalid UTF-8 ({e}).", path=path, line=lineno
-                ) from None
-            if lineno <= len(RESERVED) and token != RESERVED[lineno - 1]:
-                raise DataError(
-                    f"expected the reserved token {RESERVED[lineno - 1]!r}. "
-                    f"Received: {token!r}",
-                    path=path,
-                    line=lineno,
-                )
-            try:
-                _check_token(token, where="token")
-            except ValueError as e:
-                raise DataError(str(e), path=path, line=lineno) from None
-            if token in seen:
-                raise DataError(
-                    f"duplicate token {token!r} (first on line {seen[token]}).",
-                    path=path,
-                    line=lineno,
-                )
-            seen[token] = lineno
-            tokens.append(token)
+                raise DataError(f"invalid UTF-8 ({e}).", path, lineno) from None
+        problem = _first_problem(tokens)
+        if problem:
+            raise DataError(problem[1], path, problem[0] + 1)
         return cls(tokens)
 
     def save(self, path):
@@ -205,15 +176,27 @@ class Vocabulary:
         return [self.id_to_token(int(i)) for i in ids]
 
 
-def _check_token(token, where):
-    if not isinstance(token, str):
-        raise ValueError(f"Tokens must be str. Received: {where}={token!r}")
-    if token == "":
-        raise ValueError(f"Tokens must not be empty. Received: {where}={token!r}")
-    if "\n" in token or "\r" in token:
-        raise ValueError(
-            f"Tokens must not contain line breaks. Received: {where}={token!r}"
-        )
+def _first_problem(tokens):
+    """`(id, message)` of the first entry a vocabulary cannot hold, or None."""
+    seen = {}
+    for i, token in enumerate(tokens):
+        if i < len(RESERVED) and token != RESERVED[i]:
+            problem = f"expected the reserved token {RESERVED[i]!r}"
+        elif not isinstance(token, str):
+            problem = "Tokens must be str"
+        elif not token:
+            problem = "Tokens must not be empty"
+        elif "\n" in token or "\r" in token:
+            problem = "Tokens must not contain line breaks"
+        elif token in seen:
+            problem = f"duplicate token {token!r} (first at id {seen[token]})"
+        else:
+            seen[token] = i
+            continue
+        return i, f"{problem}. Received: {token!r}"
+    if len(tokens) < len(RESERVED):
+        return len(tokens), f"a vocabulary must start with {list(RESERVED)!r}"
+    return None
 
 
 class _TextFileInitializer(tf.lookup.TextFileInitializer):
@@ -268,26 +251,17 @@ class VocabularyLookup(tf.Module):
         # Fail early, with file and line, rather than inside the table initializer.
         self._size = len(Vocabulary.load(vocab_file))
         self.vocab_file = tf.saved_model.Asset(vocab_file)
-        self.table = tf.lookup.StaticHashTable(
-            _TextFileInitializer(
-                self.vocab_file,
-                key_dtype=tf.string,
-                key_index=tf.lookup.TextFileIndex.WHOLE_LINE,
-                value_dtype=tf.int64,
-                value_index=tf.lookup.TextFileIndex.LINE_NUMBER,
-            ),
-            default_value=UNK_ID,
+        word, number = (
+            tf.lookup.TextFileIndex.WHOLE_LINE,
+            tf.lookup.TextFileIndex.LINE_NUMBER,
         )
-        self.inverse_table = tf.lookup.StaticHashTable(
-            _TextFileInitializer(
-                self.vocab_file,
-                key_dtype=tf.int64,
-                key_index=tf.lookup.TextFileIndex.LINE_NUMBER,
-                value_dtype=tf.string,
-                value_index=tf.lookup.TextFileIndex.WHOLE_LINE,
-            ),
-            default_value=UNK,
-        )
+
+        def table(keys, values, default):
+            init = _TextFileInitializer(self.vocab_file, *keys, *values)
+            return tf.lookup.StaticHashTable(init, default_value=default)
+
+        self.table = table((tf.string, word), (tf.int64, number), UNK_ID)
+        self.inverse_table = table((tf.int64, number), (tf.string, word), UNK)
 
     @property
     def size(self):

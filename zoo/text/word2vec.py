@@ -29,11 +29,12 @@ Example:
 
 import dataclasses
 import os
-import tempfile
 import time
 
 import numpy as np
 import tensorflow as tf
+
+from zoo.io import atomic_write
 
 # Size of the noise-word table (word2vec uses 1e8; 1e7 keeps the table at 40 MB).
 _TABLE_SIZE = 10_000_000
@@ -64,15 +65,12 @@ class Word2VecReport:
 
 
 def _check_positive(name, value, kind=int):
-    ok = isinstance(value, kind) and not isinstance(value, bool) and value > 0
-    if kind is float:
-        ok = (
-            isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and np.isfinite(value)
-            and value > 0
-        )
-    if not ok:
+    types = (int, float) if kind is float else int
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, types)
+        or not 0 < value < np.inf
+    ):
         raise ValueError(
             f"`{name}` must be a positive {kind.__name__}. Received: {value!r}"
         )
@@ -259,25 +257,15 @@ def train_word2vec(
         )
         return total / tf.cast(tf.maximum(n, 1), tf.float32)
 
-    epoch_pairs = [None] * epochs
-    epoch_pairs[0] = _pairs(ids, docs, keep_prob, window, rng)
+    centers, contexts = _pairs(ids, docs, keep_prob, window, rng)
     # The decay runs over the expected number of steps (epoch 1's count each epoch).
-    steps_per_epoch = -(-len(epoch_pairs[0][0]) // batch_size)
-    total_steps = float(epochs * steps_per_epoch)
+    total_steps = float(epochs * -(-len(centers) // batch_size))
     done, pairs_seen, losses = 0, 0, []
     for epoch in range(epochs):
-        centers, contexts = epoch_pairs[epoch] or _pairs(
-            ids, docs, keep_prob, window, rng
-        )
-        epoch_pairs[epoch] = None
-        loss = float(
-            run_epoch(
-                tf.constant(centers),
-                tf.constant(contexts),
-                tf.constant(done, tf.int64),
-                tf.constant(total_steps, tf.float32),
-            )
-        )
+        if epoch:
+            centers, contexts = _pairs(ids, docs, keep_prob, window, rng)
+        inputs = (centers, contexts, np.int64(done), np.float32(total_steps))
+        loss = float(run_epoch(*map(tf.constant, inputs)))
         done += -(-len(centers) // batch_size)
         pairs_seen += len(centers)
         losses.append(loss)
@@ -325,19 +313,8 @@ def write_word2vec(path, tokens, vectors, skip=2):
             f"Empty tokens and tokens with a space or line break cannot be written: "
             f"{bad[:5]!r}"
         )
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".word2vec-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(f"{len(rows)} {vectors.shape[1]}\n")
-            for token, v in rows:
-                f.write(token + " " + " ".join(f"{x:.6g}" for x in v) + "\n")
-        umask = os.umask(0)  # mkstemp makes 0600; give the usual 0666 & ~umask
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with atomic_write(path) as f:
+        f.write(f"{len(rows)} {vectors.shape[1]}\n")
+        for token, v in rows:
+            f.write(token + " " + " ".join(f"{x:.6g}" for x in v) + "\n")
