@@ -160,6 +160,8 @@ def run_dataset(dataset, args, sizes, out_dir):
     from zoo.models.sentence_embedder import (
         CLIPNORM,
         LENGTH_BUCKETS,
+        SelfAttentiveTextClassifier,
+        SelfAttentiveTextClassifierPreprocessor,
         SentencePreprocessor,
         penalty_norms,
         tokenize_sentences,
@@ -239,7 +241,12 @@ def run_dataset(dataset, args, sizes, out_dir):
                 len(vocab), num_classes, sizes, penalty, matrix
             )
             trainer = compile_classifier(
-                model, keras.optimizers.Adam(args.learning_rate, clipnorm=CLIPNORM)
+                SelfAttentiveTextClassifier(
+                    model,
+                    SelfAttentiveTextClassifierPreprocessor.from_module(pre),
+                    compile=False,
+                ),
+                keras.optimizers.Adam(args.learning_rate, clipnorm=CLIPNORM),
             )
         start = time.time()
         history = trainer.fit(
@@ -264,7 +271,7 @@ def run_dataset(dataset, args, sizes, out_dir):
             acc = float((probs.argmax(-1) == test.labels).mean())
             norm = None
         else:
-            report, results = evaluate_texts(model, pre, test, 128, penalty_norms)
+            report, results = evaluate_texts(trainer, test, 128, penalty_norms)
             acc = report["accuracy"]
             norm = float(np.mean([r["penalty_norm"] for r in results]))
         name = (

@@ -42,6 +42,7 @@ from zoo.models.han import (
     LENGTH_BUCKETS,
     HANClassifier,
     HANPreprocessor,
+    HANTextClassifier,
     tokenize_documents,
 )
 from zoo.training.text_classification import (
@@ -238,7 +239,10 @@ def run_dataset(name, args, workdir):
             )
             if matrix is not None:
                 han.set_embedding_matrix(matrix)
-            model, fn = han.training_model(), lambda t: han_pre(t)["token_ids"]
+            model, fn = (
+                HANTextClassifier(han, compile=False),  # fit on the ids
+                lambda t: han_pre(t)["token_ids"],
+            )
         model.compile(
             keras.optimizers.Adam(args.learning_rate, clipnorm=CLIPNORM),
             "sparse_categorical_crossentropy",

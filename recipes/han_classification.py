@@ -2,7 +2,8 @@
 
 Task: classify documents (reviews) and show which sentences and words decided.
 Paper: Yang et al., 2016, "Hierarchical Attention Networks for Document
-Classification" (NAACL); the model is `zoo.models.han.HANClassifier`.
+Classification" (NAACL); the task trained, evaluated and exported is
+`zoo.models.han.HANTextClassifier` (its network: `HANClassifier`).
 Metric: test accuracy (plus per-class precision/recall/F1 and the confusion matrix).
 
     python -m zoo.recipes.han_classification                  # demo corpus, < 1 min
@@ -181,11 +182,12 @@ def load_data(config, log=print):
 
 
 def build_model(config, data, run):
-    """The `HANClassifier`, its embeddings set, its training view compiled with the
-    run's optimizer (`--learning-rate`, the task's gradient-norm clipping)."""
+    """The `HANTextClassifier` (a `HANClassifier` with its embeddings set, the
+    preprocessor of `data`, the class names), compiled with the run's optimizer
+    (`--learning-rate`, the task's gradient-norm clipping)."""
     from zoo.models.text_classifier import compile_classifier
 
-    model = HANClassifier(
+    backbone = HANClassifier(
         vocabulary_size=data.vocabulary_size,
         num_classes=len(data.label_names),
         embedding_dim=data.embeddings.dim,
@@ -196,11 +198,16 @@ def build_model(config, data, run):
         name="han_classifier",
     )
     if data.embeddings.matrix is not None:
-        model.set_embedding_matrix(data.embeddings.matrix)
+        backbone.set_embedding_matrix(data.embeddings.matrix)
+    task = HANTextClassifier(
+        backbone,
+        HANTextClassifierPreprocessor.from_module(data.preprocessor),
+        list(data.label_names),
+        compile=False,
+    )
     clipnorm = default_of(HANTextClassifier.default_compile, "clipnorm")
     # Batches vary in shape (S, W): XLA recompiles for every new shape.
-    compile_classifier(model, run.optimizer(clipnorm=clipnorm), config.xla)
-    return model
+    return compile_classifier(task, run.optimizer(clipnorm=clipnorm), config.xla)
 
 
 def main(argv=None):
@@ -217,18 +224,17 @@ def main(argv=None):
         data = load_data(config, run.log)
         run.log(data.description)
         with run.strategy.scope():
-            model = build_model(config, data, run)
-        trainer = model.training_model()
-        run.fit(trainer, data.train, data.validation, data_fingerprint=data.fingerprint)
+            task = build_model(config, data, run)
+        run.fit(task, data.train, data.validation, data_fingerprint=data.fingerprint)
         data.publish()  # RUN_DIR/vocab.txt (and word2vec.txt), the run now checked
         run.log("trained")
-        metrics, results = evaluate_texts(model, data.preprocessor, data.texts.test)
+        metrics, results = evaluate_texts(task, data.texts.test)
         run.write_metrics(data.description, metrics)
         document_report(config, data, metrics, results, run.log)
         version = None
         if not config.no_export:
             version = export_classifier(
-                run, export_han_classifier, EXPORT_NAME, model, data, metrics
+                run, export_han_classifier, EXPORT_NAME, task, data, metrics
             )
     return run.result(EXPORT_NAME, "accuracy", metrics["accuracy"], version)
 

@@ -3,7 +3,8 @@
 Task: sentence classification (SST-5, SST-2, any labelled texts) through a sentence
 embedding that is a matrix, one row per attention hop over the words.
 Paper: Lin et al., 2017, "A Structured Self-Attentive Sentence Embedding" (ICLR); the
-model is `zoo.models.sentence_embedder.SelfAttentiveClassifier`.
+task trained, evaluated and exported is `zoo.models.sentence_embedder.
+SelfAttentiveTextClassifier` (its network: `SelfAttentiveClassifier`).
 Metric: test accuracy (plus per-class precision/recall/F1, the confusion matrix and
 the mean `||A A^T - I||_F` of the test sentences).
 
@@ -192,9 +193,9 @@ def load_data(config, log=print):
 
 
 def build_model(config, data, run):
-    """The `SelfAttentiveClassifier` over its `SelfAttentiveEncoder`, its training
-    view compiled with the run's optimizer (`--learning-rate`, `--clipnorm`,
-    `--ema`)."""
+    """The `SelfAttentiveTextClassifier` (a `SelfAttentiveClassifier` over its
+    `SelfAttentiveEncoder`, the preprocessor of `data`, the class names), compiled
+    with the run's optimizer (`--learning-rate`, `--clipnorm`, `--ema`)."""
     from zoo.models.text_classifier import compile_classifier
 
     c = config
@@ -209,27 +210,29 @@ def build_model(config, data, run):
     )
     if data.embeddings.matrix is not None:
         encoder.set_embedding_matrix(data.embeddings.matrix)
-    model = SelfAttentiveClassifier(
+    backbone = SelfAttentiveClassifier(
         encoder,
         num_classes=len(data.label_names),
         hidden_units=c.hidden_units,
         dropout=c.dropout,
         name="sentence_classifier",
     )
+    task = SelfAttentiveTextClassifier(
+        backbone,
+        SelfAttentiveTextClassifierPreprocessor.from_module(data.preprocessor),
+        list(data.label_names),
+        compile=False,
+    )
     optimizer = run.optimizer(clipnorm=c.clipnorm)
-    compile_classifier(model, optimizer, jit_compile=True if c.xla else "auto")
-    return model
+    return compile_classifier(task, optimizer, jit_compile=True if c.xla else "auto")
 
 
-def evaluate(model, data):
+def evaluate(task, data):
     """The test metrics, with the mean penalty norm `||A A^T - I||_F` of the test
     texts, and the per-text results."""
     from zoo.training.text_classification import evaluate_texts
 
-    test = data.texts.test
-    metrics, results = evaluate_texts(
-        model, data.preprocessor, test, extra=penalty_norms
-    )
+    metrics, results = evaluate_texts(task, data.texts.test, extra=penalty_norms)
     norms = [r["penalty_norm"] for r in results]
     metrics["mean_attention_penalty_norm"] = sum(norms) / max(len(norms), 1)
     return metrics, results
@@ -246,20 +249,20 @@ def main(argv=None):
         data = load_data(config, run.log)
         run.log(data.description)
         with run.strategy.scope():
-            model = build_model(config, data, run)
-        trainer = model.training_model()
-        run.fit(trainer, data.train, data.validation, data_fingerprint=data.fingerprint)
+            task = build_model(config, data, run)
+        run.fit(task, data.train, data.validation, data_fingerprint=data.fingerprint)
         # The encoder alone, for other Keras programs (the export has it too).
-        save_model_atomic(model.encoder, os.path.join(config.run_dir, "encoder.keras"))
+        encoder = task.backbone.encoder
+        save_model_atomic(encoder, os.path.join(config.run_dir, "encoder.keras"))
         data.publish()  # RUN_DIR/vocab.txt, now that the run's identity is checked
         run.log("trained")
-        metrics, results = evaluate(model, data)
+        metrics, results = evaluate(task, data)
         run.write_metrics(data.description, metrics)
         hop_report(config, data, metrics, results, run.log)
         version = None
         if not config.no_export:
             version = export_classifier(
-                run, export_sentence_embedder, EXPORT_NAME, model, data, metrics
+                run, export_sentence_embedder, EXPORT_NAME, task, data, metrics
             )
     return run.result(EXPORT_NAME, "accuracy", metrics["accuracy"], version)
 

@@ -19,7 +19,7 @@ FIELD_LIMIT = 300_000
 """`zoo.data.files.MAX_FIELD_CHARS` while these cases run (above `csv`'s 128 Ki)."""
 
 TABLE_FORMATS = ("csv", "tsv", "jsonl")
-"""Documents and sentences read by `read_table` (header `text`, `label`)."""
+"""Documents and sentences read as tables (header `text`, `label`)."""
 
 LINE_FORMATS = ("label_tsv", "sst", "babi", "vectors", "line_pairs", "pair_tsv")
 """The other readers: sentence `label<TAB>text`, SST trees, bAbI, word vectors,

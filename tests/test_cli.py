@@ -653,6 +653,7 @@ def test_flag_values_and_manifests_are_checked(exports, tmp_path, capsys):
 
 
 def test_manifest_limits(tmp_path):
+    """The limits read as `zoo.export.manifest` reads them (verify, deploy)."""
     version_dir = tmp_path / "m" / "1"
     (version_dir / "assets.extra").mkdir(parents=True)
     manifest = version_dir / "assets.extra" / "manifest.json"
@@ -663,17 +664,35 @@ def test_manifest_limits(tmp_path):
     )
     assert cli._local_batch_limit(str(version_dir), "serving_default") == 256
     assert cli._local_line_limit(str(version_dir)) == 262144 + 65536
-    for value in ("abc", 0, 2.5, True):
-        manifest.write_text(json.dumps({"limits": {"max_batch_size": value}}))
-        with pytest.raises(DataError) as refused:
-            cli._local_batch_limit(str(version_dir), "serving_default")
-        assert str(refused.value) == (
-            f"{manifest}: max_batch_size must be a positive integer. "
-            f"Received: {value!r}"
+    # a signature's own limit comes first; its null is no limit
+    for own, expected in ((8, 8), (None, None)):
+        signatures = {"serving_default": {"max_batch_size": own}, "other": {}}
+        manifest.write_text(
+            json.dumps({"limits": {"max_batch_size": 256}, "signatures": signatures})
         )
+        assert cli._local_batch_limit(str(version_dir), "serving_default") == expected
+        assert cli._local_batch_limit(str(version_dir), "other") == 256
+        assert cli._local_batch_limit(str(version_dir), "unlisted") == 256
+    readers = {
+        "max_batch_size": lambda: cli._local_batch_limit(str(version_dir), "x"),
+        "max_text_bytes": lambda: cli._local_line_limit(str(version_dir)),
+    }
+    for value in ("abc", 0, 2.5, True):
+        for key, read in readers.items():
+            manifest.write_text(json.dumps({"limits": {key: value}}))
+            with pytest.raises(DataError) as refused:
+                read()
+            assert str(refused.value) == (
+                f"{manifest}: limits.{key} must be a positive integer or null. "
+                f"Received: {value!r}"
+            )
     manifest.write_text("{oops")
-    with pytest.raises(DataError, match=r"manifest.json: cannot read the manifest"):
+    with pytest.raises(DataError) as refused:
         cli._local_line_limit(str(version_dir))
+    assert str(refused.value) == (
+        f"{manifest}:1: invalid JSON (Expecting property name enclosed in double "
+        "quotes)"
+    )
 
 
 def test_a_damaged_export_is_one_line(exports, tmp_path, capsys):

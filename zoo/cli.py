@@ -37,7 +37,7 @@ import os
 import sys
 
 from zoo import tf_logging
-from zoo.errors import ConfigError, DataError, ZooError, one_line
+from zoo.errors import ConfigError, ZooError, one_line
 
 RECIPES = {
     "translation": "Bahdanau / Luong attention translation (BLEU)",
@@ -222,10 +222,12 @@ texts that start with '-':
   --question="-why?".
 
 files:
-  --input is read as it goes, one batch at a time. A line longer than --max-line-mb
-  (line ending not counted; a csv/tsv field too) is an error naming its line: the
-  default is the largest max_*_bytes limit of the export's manifest plus 64 KiB for
-  the other fields and the JSON or CSV syntax, else 1 MiB. A .gz file is bounded by
+  --input is read as it goes, one batch at a time: a file, - (standard input) or a
+  named pipe (a stream: zoo waits for its writer); a device such as /dev/zero is
+  refused. A line longer than --max-line-mb (line ending not counted; a csv/tsv
+  field too) is an error naming its line: the default is the largest max_*_bytes
+  limit of the export's manifest plus 64 KiB for the other fields and the JSON or
+  CSV syntax, else 1 MiB. A .gz file is bounded by
   the lines it expands to. --output is written to a temporary file in its folder and
   renamed at the end: a run that stops (a bad input line, a failing server) leaves
   the previous file as it was and says how many rows it had answered; without
@@ -547,54 +549,34 @@ def _local_client(version_dir):
 
 
 def _manifest(version_dir):
-    """The export's manifest (a dict), or None when it has none; a manifest that is
-    not a JSON object is a `DataError`."""
-    import json
+    """The export's manifest (a dict; empty when it has none)."""
+    from zoo.export.manifest import MissingManifestError, load_manifest
 
-    path = os.path.join(version_dir, "assets.extra", "manifest.json")
     try:
-        with open(path, encoding="utf-8") as f:
-            manifest = json.load(f)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as e:
-        raise DataError(f"cannot read the manifest ({e})", path=path) from None
-    if not isinstance(manifest, dict):
-        raise DataError("the manifest is not a JSON object", path=path)
-    return manifest
-
-
-def _limit_value(value, key, version_dir):
-    """A manifest limit as a positive int (None when absent)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        path = os.path.join(version_dir, "assets.extra", "manifest.json")
-        raise DataError(
-            f"{key} must be a positive integer. Received: {value!r}", path=path
-        )
-    return value
+        return load_manifest(version_dir)
+    except MissingManifestError:
+        return {}
 
 
 def _local_batch_limit(version_dir, signature):
-    """The signature's `max_batch_size` from the export's manifest, or None."""
-    manifest = _manifest(version_dir) or {}
-    info = (manifest.get("signatures") or {}).get(signature) or {}
-    limit = info.get("max_batch_size")
-    if limit is None:
-        limit = (manifest.get("limits") or {}).get("max_batch_size")
-    return _limit_value(limit, "max_batch_size", version_dir)
+    """The signature's `max_batch_size` as the manifest records it
+    (`zoo.export.manifest.batch_limits`), or None."""
+    from zoo.export.manifest import batch_limits
+
+    manifest = _manifest(version_dir)
+    limits = batch_limits(manifest, version_dir)
+    if signature not in limits:  # not listed: the export-wide limit
+        listed = {**manifest, "signatures": {signature: {}}}
+        limits = batch_limits(listed, version_dir)
+    return limits[signature]
 
 
 def _local_line_limit(version_dir):
     """The longest --input line: the largest `max_*_bytes` limit of the export's
     manifest plus room for the syntax, else `DEFAULT_MAX_LINE_BYTES`."""
-    limits = (_manifest(version_dir) or {}).get("limits") or {}
-    found = [
-        _limit_value(value, key, version_dir)
-        for key, value in limits.items()
-        if key.startswith("max_") and key.endswith("_bytes")
-    ]
+    from zoo.export.manifest import byte_limits
+
+    found = byte_limits(_manifest(version_dir), version_dir).values()
     return max(found) + _LINE_SYNTAX_BYTES if found else DEFAULT_MAX_LINE_BYTES
 
 

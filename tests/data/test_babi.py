@@ -169,3 +169,18 @@ def test_examples_are_the_model_family_type():
     # Word ids and batches are the model's (`zoo.models.memn2n.babi_arrays`).
     assert babi.BabiExample.__module__ == "zoo.text.babi_example"
     assert not hasattr(babi, "vectorize") and not hasattr(babi, "tokenize")
+
+
+def test_example_stories_for_warmup_requests(tmp_path):
+    from zoo.errors import ConfigError
+
+    path = write(tmp_path, "w.txt", SAMPLE)
+    examples = babi.read_example_stories(path, limit=2)
+    assert [ex.question for ex in examples] == ["Where is Mary?", "Where is Daniel?"]
+    assert examples[1].story[-1] == "Daniel went back to the hallway."
+    with pytest.raises(ConfigError, match="^--warmup-stories: no such file: .*nope"):
+        babi.read_example_stories(tmp_path / "nope")
+    empty = write(tmp_path, "e.txt", "1 Mary moved to the bathroom.\n")
+    with pytest.raises(DataError, match="e.txt: no question in the file"):
+        babi.read_example_stories(empty)
+    assert babi.parse_tasks("3,1-2") == (3, 1, 2)

@@ -1,8 +1,10 @@
-"""Task: `from_preset` keyword arguments (keras-hub's) and the TensorFlow-only methods."""
+"""Task: preprocessed datasets, `from_preset` keyword arguments (keras-hub's) and the
+TensorFlow-only methods."""
 
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from tests.models.han import test_han_text_classifier as han
 from tests.models.memn2n import test_memn2n_question_answerer as memn2n
@@ -19,6 +21,65 @@ from zoo.models.translation import (
 )
 
 TEXTS = ["What a wonderful film.", "Boring. I hated it."]
+
+
+# --- A tf.data.Dataset of preprocessed batches is used as it is ------------------------
+
+
+def _twin_tasks():
+    """Two HAN tasks with the same vocabulary and the same initial weights."""
+    first, second = han.make_task(), han.make_task()
+    second.set_weights(first.get_weights())
+    return first, second
+
+
+def _fit(task, ds):
+    keras.utils.set_random_seed(7)
+    history = task.fit(ds, validation_data=ds, epochs=2, verbose=0).history
+    return history, task.evaluate(ds, verbose=0)
+
+
+def test_a_preprocessed_dataset_trains_and_predicts_as_raw_text_does():
+    raw_task, ids_task = _twin_tasks()
+    raw = tf.data.Dataset.from_tensor_slices((han.TEXTS, han.LABELS)).batch(8)
+    label_ids = [raw_task.label_names.index(label) for label in han.LABELS]
+    token_ids = raw_task.preprocessor(han.TEXTS)["token_ids"]
+    ids = tf.data.Dataset.from_tensor_slices((token_ids, label_ids)).batch(8)
+    assert ids_task._pipeline(ids) is ids  # used as it is, no preprocessing map
+
+    raw_history, raw_scores = _fit(raw_task, raw)
+    ids_history, ids_scores = _fit(ids_task, ids)
+
+    assert sorted(ids_history) == ["accuracy", "loss", "val_accuracy", "val_loss"]
+    for key, values in raw_history.items():
+        np.testing.assert_allclose(ids_history[key], values, rtol=1e-6, err_msg=key)
+    np.testing.assert_allclose(ids_scores, raw_scores, rtol=1e-6)
+    expected = raw_task.predict(TEXTS, verbose=0)
+    assert expected.shape == (2, 2)
+    assert not np.allclose(expected, han.make_task().predict(TEXTS, verbose=0))
+    features = tf.data.Dataset.from_tensor_slices(
+        raw_task.preprocessor(TEXTS)["token_ids"]
+    ).batch(2)
+    np.testing.assert_allclose(ids_task.predict(TEXTS, verbose=0), expected, atol=1e-6)
+    np.testing.assert_allclose(
+        ids_task.predict(features, verbose=0), expected, atol=1e-6
+    )
+
+
+def test_ids_with_class_names_have_only_their_targets_mapped():
+    task = han.make_task()
+    token_ids = task.preprocessor(han.TEXTS[:4])["token_ids"]
+    ds = tf.data.Dataset.from_tensor_slices((token_ids, han.LABELS[:4])).batch(4)
+    x, y = next(iter(task._pipeline(ds)))
+    np.testing.assert_array_equal(x.numpy(), token_ids.numpy())
+    assert y.numpy().tolist() == [1, 1, 0, 0]
+    raw = tf.data.Dataset.from_tensor_slices((han.TEXTS[:4], han.LABELS[:4])).batch(4)
+    np.testing.assert_allclose(
+        task.evaluate(ds, verbose=0), task.evaluate(raw, verbose=0), rtol=1e-6
+    )
+
+
+# --- from_preset ---------------------------------------------------------------------
 
 
 def _saved_preset(task, path):

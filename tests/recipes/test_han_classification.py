@@ -144,8 +144,9 @@ def test_task_built_with_defaults_is_the_one_trained_with_data(tmp_path):
     config = han.parse(["--data", str(table), "--run-dir", str(tmp_path / "run")])
     assert config.word2vec_epochs == 5  # the benchmarked initialisation
     data = han.load_data(config, log=lambda line: None)
-    recipe_model = han.build_model(config, data, RecipeRun(han.NAME, config, None, ""))
-    recipe_trainer = recipe_model.training_model()
+    recipe_task = han.build_model(config, data, RecipeRun(han.NAME, config, None, ""))
+    assert type(recipe_task) is HANTextClassifier
+    assert recipe_task.label_names == ["neg", "pos"]
 
     texts = data.texts.train.texts
     preprocessor = HANTextClassifierPreprocessor()
@@ -156,7 +157,7 @@ def test_task_built_with_defaults_is_the_one_trained_with_data(tmp_path):
         label_names=["neg", "pos"],
     )
 
-    assert _model_configs(classifier.backbone) == _model_configs(recipe_model)
+    assert _model_configs(classifier.backbone) == _model_configs(recipe_task.backbone)
     assert _model_configs(classifier.backbone) == {
         "trainable": True,
         "embedding_dim": 200,
@@ -166,23 +167,22 @@ def test_task_built_with_defaults_is_the_one_trained_with_data(tmp_path):
         "dropout": 0.0,
         "pooling": "attention",
     }
-    recipe_layer = HANTextClassifierPreprocessor.from_module(data.preprocessor)
-    assert _model_configs(preprocessor) == _model_configs(recipe_layer)
+    assert _model_configs(preprocessor) == _model_configs(recipe_task.preprocessor)
     assert (preprocessor.max_sentences, preprocessor.max_words) == (30, 50)
     # adapt's vocabulary is the recipe's: words seen at least twice, at most 30000.
     assert vocabulary.tokens == Vocabulary.load(data.vocab_file).tokens
     assert not [t for t in vocabulary.tokens if t.startswith("rare")]
     # The compile: Adam at 2e-3, gradient norm clipped at 5, no XLA, same loss.
     task_optimizer = classifier.optimizer.get_config()
-    recipe_optimizer = recipe_trainer.optimizer.get_config()
-    assert type(classifier.optimizer) is type(recipe_trainer.optimizer)
+    recipe_optimizer = recipe_task.optimizer.get_config()
+    assert type(classifier.optimizer) is type(recipe_task.optimizer)
     assert {**task_optimizer, "name": None} == {**recipe_optimizer, "name": None}
     assert (task_optimizer["learning_rate"], task_optimizer["clipnorm"]) == (
         pytest.approx(2e-3),
         5.0,
     )
-    assert classifier.loss == recipe_trainer.loss == "sparse_categorical_crossentropy"
-    assert classifier.jit_compile is recipe_trainer.jit_compile is False
+    assert classifier.loss == recipe_task.loss == "sparse_categorical_crossentropy"
+    assert classifier.jit_compile is recipe_task.jit_compile is False
 
 
 @pytest.mark.slow
@@ -317,13 +317,13 @@ def test_word2vec_initialisation(tmp_path):
     )
     assert stats.coverage == 1.0
     np.testing.assert_allclose(again[2:], matrix[2:], rtol=1e-4, atol=1e-6)
-    model = han.build_model(config, data, RecipeRun(han.NAME, config, None, ""))
+    task = han.build_model(config, data, RecipeRun(han.NAME, config, None, ""))
     np.testing.assert_array_equal(
-        keras.ops.convert_to_numpy(model.embedding.embeddings), matrix
+        keras.ops.convert_to_numpy(task.backbone.embedding.embeddings), matrix
     )
-    assert model.training_model().optimizer is not None  # compiled for `fit`
+    assert task.compiled and task.optimizer.clipnorm == 5.0  # compiled for `fit`
     with pytest.raises(ValueError, match="must have shape"):
-        model.set_embedding_matrix(matrix[:-1])
+        task.backbone.set_embedding_matrix(matrix[:-1])
 
 
 @pytest.mark.parametrize(

@@ -116,16 +116,11 @@ def test_bad_values_are_argparse_errors(tmp_path, capsys, argv, message):
     assert message in capsys.readouterr().err
 
 
-def test_help_is_fast_and_imports_no_tensorflow():
-    code = (
-        "import sys, zoo.recipes.memn2n_babi as r\n"
-        "assert 'tensorflow' not in sys.modules and 'keras' not in sys.modules\n"
-        "r.parse(['--help'])\n"
-    )
-    env = {**os.environ, "ZOO_LAZY_IMPORT": "1"}  # `import zoo` registers nothing
+def test_help_shows_the_constructors_defaults():
     out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
-    )
+        [sys.executable, "-m", "zoo.recipes.memn2n_babi", "--help"],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "--report-samples" in out.stdout and "--ls-epochs" in out.stdout
     text = " ".join(out.stdout.split())
@@ -136,15 +131,93 @@ def test_help_is_fast_and_imports_no_tensorflow():
     )
     assert "then `--epochs` 100 (60 joint) more at `--learning-rate` 0.005" in text
     assert "(None: 0.005, or 0.01 with --no-ls, the paper's) (default: None)" in text
+    assert "--hops HOPS memory hops K (default: 3)" in text
+    assert "gradient clip per weight (default: 40.0)" in text
+    assert "--embedding-dim EMBEDDING_DIM size d [None: 20, joint 50]" in text
 
 
 def test_parse_tasks():
-    from zoo.recipes.memn2n_babi_config import parse_tasks
+    from zoo.data.babi import parse_tasks
 
     assert parse_tasks("1-3,7, 2") == (1, 2, 3, 7)
     for bad in ("0-2", "21", "", "x"):
         with pytest.raises(ValueError):
             parse_tasks(bad)
+
+
+def _model_config(layer):
+    """`get_config()` less the name and the data-dependent sizes."""
+    data_sizes = {"name", "vocabulary_size", "sentence_length"}
+    return {k: v for k, v in layer.get_config().items() if k not in data_sizes}
+
+
+def test_task_built_with_defaults_is_the_one_trained_with_data(tmp_path):
+    """The task built with its defaults (network, preprocessor and its `adapt`,
+    compile) has the configuration the recipe trains with `--data`, apart from the
+    vocabulary size and the sentence length, which the data set."""
+    import keras
+    import tensorflow as tf
+
+    from zoo.data.babi import TASK_NAMES
+    from zoo.demo.babi import generate_demo_lines
+    from zoo.models.memn2n import (
+        ClippedSGD,
+        MemN2N,
+        MemN2NQuestionAnswerer,
+        MemN2NQuestionAnswererPreprocessor,
+    )
+    from zoo.training.steps import RecipeRun
+
+    folder = tmp_path / "babi"
+    folder.mkdir()
+    for task, name in TASK_NAMES.items():  # 20 tasks of generated stories
+        for split, seed in (("train", task), ("test", 100 + task)):
+            path = folder / f"qa{task}_{name}_{split}.txt"
+            path.write_text("\n".join(generate_demo_lines(3, seed)) + "\n")
+    config = memn2n_babi.parse(
+        ["--data", str(folder), "--run-dir", str(tmp_path / "r")]
+    )
+    assert config.joint and config.training.epochs == 90  # 30 LS epochs, then 60
+    data = memn2n_babi.load_data(config, lambda line: None)
+    run = RecipeRun(memn2n_babi.NAME, config, tf.distribute.get_strategy(), "")
+    recipe = memn2n_babi.build_task(config, data, run)
+
+    # As a user builds it: the training and validation examples, raw.
+    examples = [ex for t in data.tasks.values() for ex in t.training_examples()]
+    stories = ["\n".join(ex.story) for ex in examples]
+    preprocessor = MemN2NQuestionAnswererPreprocessor()
+    vocabulary = preprocessor.adapt(
+        stories, [ex.question for ex in examples], [ex.answer for ex in examples]
+    )
+    task = MemN2NQuestionAnswerer(
+        MemN2N(
+            preprocessor.vocabulary_size, sentence_length=preprocessor.sentence_length
+        ),
+        preprocessor,
+    )
+
+    assert _model_config(task.backbone) == _model_config(recipe.backbone) == {
+        "trainable": True, "memory_size": 50, "embedding_dim": 50, "hops": 3,
+        "tying": "adjacent", "position_encoding": True, "temporal_encoding": True,
+        "linear_start": True, "empty_slots": "nil",
+    }  # fmt: skip
+    assert _model_config(preprocessor) == _model_config(recipe.preprocessor)
+    assert vocabulary.tokens == recipe.preprocessor.vocabulary == data.vocab.tokens
+    assert preprocessor.sentence_length == data.sentence_length
+    # The compile: ClippedSGD at 0.005, clipped at 40, the loss summed; the
+    # recipe's also with XLA (--xla, on by default with --data).
+    assert type(task.optimizer) is type(recipe.optimizer) is ClippedSGD
+    assert {**task.optimizer.get_config(), "name": None} == {
+        **recipe.optimizer.get_config(),
+        "name": None,
+    }
+    assert task.optimizer.get_config()["learning_rate"] == pytest.approx(0.005)
+    assert task.optimizer.get_config()["clipnorm"] == 40.0
+    for compiled in (task, recipe):
+        loss = compiled.loss
+        assert isinstance(loss, keras.losses.SparseCategoricalCrossentropy)
+        assert loss.reduction == "sum"
+    assert recipe.jit_compile and config.xla
 
 
 # --- The demo end to end ----------------------------------------------------------------

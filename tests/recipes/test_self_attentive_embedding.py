@@ -389,8 +389,9 @@ def test_task_built_with_defaults_is_the_one_trained_with_data(tmp_path):
     argv = ["--data", str(table), "--task", "csv", "--run-dir", str(tmp_path / "r")]
     config = sae.parse(argv)
     data = sae.load_data(config, log=lambda line: None)
-    recipe_model = sae.build_model(config, data, RecipeRun(sae.NAME, config, None, ""))
-    recipe_trainer = recipe_model.training_model()
+    recipe_task = sae.build_model(config, data, RecipeRun(sae.NAME, config, None, ""))
+    assert type(recipe_task) is SelfAttentiveTextClassifier
+    assert recipe_task.label_names == ["neg", "pos"]
 
     preprocessor = SelfAttentiveTextClassifierPreprocessor()
     vocabulary = preprocessor.adapt(data.texts.train.texts)
@@ -401,7 +402,7 @@ def test_task_built_with_defaults_is_the_one_trained_with_data(tmp_path):
         label_names=["neg", "pos"],
     )
 
-    assert _model_configs(classifier.backbone) == _model_configs(recipe_model)
+    assert _model_configs(classifier.backbone) == _model_configs(recipe_task.backbone)
     assert _model_configs(classifier.backbone) == {
         "trainable": True,
         "encoder": {
@@ -416,10 +417,7 @@ def test_task_built_with_defaults_is_the_one_trained_with_data(tmp_path):
         "hidden_units": 1000,
         "dropout": 0.5,
     }
-    recipe_layer = SelfAttentiveTextClassifierPreprocessor.from_module(
-        data.preprocessor
-    )
-    assert _model_configs(preprocessor) == _model_configs(recipe_layer)
+    assert _model_configs(preprocessor) == _model_configs(recipe_task.preprocessor)
     assert preprocessor.max_length == 128
     # adapt's vocabulary is the recipe's (every word, at most 30000).
     assert vocabulary.tokens == Vocabulary.load(data.vocab_file).tokens
@@ -427,8 +425,8 @@ def test_task_built_with_defaults_is_the_one_trained_with_data(tmp_path):
     # The compile: Adam at 1e-3, gradient norm clipped at 0.5, same loss and XLA
     # setting; the recipe's run also averages the weights (--ema 0.999).
     task_optimizer = classifier.optimizer.get_config()
-    recipe_optimizer = recipe_trainer.optimizer.get_config()
-    assert type(classifier.optimizer) is type(recipe_trainer.optimizer)
+    recipe_optimizer = recipe_task.optimizer.get_config()
+    assert type(classifier.optimizer) is type(recipe_task.optimizer)
     differ = {k for k in task_optimizer if task_optimizer[k] != recipe_optimizer.get(k)}
     assert differ == {"name", "use_ema", "ema_momentum"}
     assert recipe_optimizer["ema_momentum"] == config.training.ema == 0.999
@@ -436,8 +434,8 @@ def test_task_built_with_defaults_is_the_one_trained_with_data(tmp_path):
         pytest.approx(1e-3),
         0.5,
     )
-    assert classifier.loss == recipe_trainer.loss == "sparse_categorical_crossentropy"
-    assert classifier.jit_compile == recipe_trainer.jit_compile
+    assert classifier.loss == recipe_task.loss == "sparse_categorical_crossentropy"
+    assert classifier.jit_compile == recipe_task.jit_compile
 
 
 @pytest.mark.parametrize(

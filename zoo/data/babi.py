@@ -172,6 +172,36 @@ def read_babi_file(path, task=0, memory_size=50):
     return parse_babi(lines, source=path, task=task, memory_size=memory_size)
 
 
+def read_example_stories(path, memory_size=50, limit=4, flag="--warmup-stories"):
+    """The first `limit` questions (`BabiExample`s) of the bAbI-format file `path`,
+    e.g. for an export's warm-up requests.
+
+    Raises:
+        ConfigError: `path` is no file (the message names `flag`).
+        DataError: the file holds no question, or a malformed line (file and line).
+    """
+    if not os.path.isfile(path):
+        raise ConfigError(f"{flag}: no such file: {path}")
+    examples = read_babi_file(path, memory_size=memory_size)
+    if not examples:
+        raise DataError("no question in the file", path=path)
+    return examples[:limit]
+
+
+def parse_tasks(text):
+    """`"1-3,7"` -> `(1, 2, 3, 7)`; a ValueError names what is wrong."""
+    tasks = []
+    try:
+        for part in filter(None, (p.strip() for p in str(text).split(","))):
+            lo, _, hi = part.partition("-")
+            tasks.extend(range(int(lo), int(hi or lo) + 1))
+    except ValueError:
+        raise ValueError("takes e.g. 1-20 or 1,2,5") from None
+    if not tasks or not all(1 <= t <= 20 for t in tasks):
+        raise ValueError("bAbI tasks are 1..20")
+    return tuple(dict.fromkeys(tasks))
+
+
 def find_folder(data, size="1k", language="en"):
     """The `BabiFolder` of `data`: a bAbI root holding `en/`, `en-10k/`, `hn/`, ...
     (`language` and `size` pick one), or the folder of task files itself.

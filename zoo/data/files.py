@@ -3,17 +3,14 @@
 Every reader of `zoo.data` reads through these functions: UTF-8 with an optional
 byte-order mark (never part of a label, a column or a token), `.gz` decompressed,
 lines split on "\\n" only (so line numbers are an editor's), control characters and NUL
-kept (the in-graph tokenizers treat them as spaces). Tables are CSV (RFC 4180
-quoting), TSV (no quoting) or JSON lines. Invalid UTF-8, a truncated `.gz`, a record
-with the wrong number of fields, an unclosed quote, an overlong field or a bad JSON
-line is a `zoo.errors.DataError` naming the file and line; a missing path is a
-`MissingPathError`, and a named pipe or a device (`/dev/zero`) given as a file or a
-folder a `DataError`, refused before it is opened.
+kept (the in-graph tokenizers treat them as spaces). Table files are CSV, TSV or JSON
+lines, told apart by their names (`table_format`; `zoo.data.labelled` reads them).
+Invalid UTF-8 or a truncated `.gz` is a `zoo.errors.DataError` naming the file and
+line; a missing path is a `MissingPathError`, and a named pipe or a device
+(`/dev/zero`) given as a file or a folder a `DataError`, refused before it is opened.
 """
 
-import csv
 import gzip
-import json
 import os
 import random
 import stat
@@ -30,7 +27,6 @@ __all__ = [
     "decode_document",
     "iter_lines",
     "read_document",
-    "read_table",
     "seeded_split",
     "table_format",
 ]
@@ -40,7 +36,7 @@ MAX_FIELD_CHARS = 1 << 24
 documents exceed; a longer one is almost always an unclosed quote."""
 
 TABLE_FORMATS = ("csv", "tsv", "jsonl")
-"""Formats `read_table` reads."""
+"""Formats of table files (`table_format`)."""
 
 TABLE_SUFFIXES = {".csv": "csv", **dict.fromkeys((".tsv", ".tab", ".txt"), "tsv")}
 TABLE_SUFFIXES.update(dict.fromkeys((".jsonl", ".ndjson", ".json"), "jsonl"))
@@ -175,219 +171,6 @@ def read_document(path, encoding="utf-8"):
     path = check_exists(path, "file")
     with open(path, "rb") as f:
         return decode_document(f.read(), path, encoding)
-
-
-# --- tables --------------------------------------------------------------------------
-
-
-def _check_columns(columns):
-    columns = tuple(columns)
-    if not columns:
-        raise ConfigError("At least one column is needed. Received: columns=()")
-    kinds = {isinstance(c, int) and not isinstance(c, bool) for c in columns}
-    if len(kinds) > 1 or not all(isinstance(c, (str, int)) for c in columns):
-        raise ConfigError(
-            "Columns are all names (the file has a header row) or all 0-based "
-            f"positions (no header). Received: columns={columns!r}"
-        )
-    if kinds == {True} and any(c < 0 for c in columns):
-        raise ConfigError(f"Column positions start at 0. Received: columns={columns!r}")
-    return columns, kinds == {True}
-
-
-def _checked_lengths(values, path, line):
-    """`values`, unless one is longer than `MAX_FIELD_CHARS`."""
-    for value in values:
-        if len(value) > MAX_FIELD_CHARS:
-            raise DataError(
-                f"a field longer than {MAX_FIELD_CHARS} characters ({len(value)})",
-                path=path,
-                line=line,
-            )
-    return values
-
-
-def _delimited_records(path, delimiter):
-    """Yields `(first_line, fields)` of every non-blank CSV/TSV record."""
-    limit = MAX_FIELD_CHARS
-    if csv.field_size_limit() < limit:
-        csv.field_size_limit(limit)
-    quoting = csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
-    lines = (text for _, text in iter_lines(path, keep_ends=True))
-    reader = csv.reader(lines, delimiter=delimiter, quoting=quoting, strict=True)
-    start = 1
-    while True:
-        try:
-            fields = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as e:
-            message = str(e)
-            if "field larger" in message:
-                raise DataError(
-                    f"a field longer than {limit} characters starts on this line "
-                    "(an unclosed quote?)",
-                    path=path,
-                    line=start,
-                ) from None
-            if "end of data" in message:
-                raise DataError(
-                    "unclosed quote: the quoted field that starts on this line never "
-                    'ends; close it, and double every quote inside a field ("")',
-                    path=path,
-                    line=start,
-                ) from None
-            raise DataError(
-                f"malformed CSV ({message}); a field that contains a quote, a comma "
-                'or a line break must be quoted, with inner quotes doubled ("")',
-                path=path,
-                line=reader.line_num,
-            ) from None
-        line, start = start, reader.line_num + 1
-        if not fields or (len(fields) == 1 and not fields[0].strip()):
-            continue
-        yield line, _checked_lengths(fields, path, line)
-
-
-def _json_value(value, key, path, line):
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool) or value is None:
-        return json.dumps(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() else repr(value)
-    raise DataError(
-        f"field {key!r} holds a {type(value).__name__}; expected a string or a number",
-        path=path,
-        line=line,
-    )
-
-
-def _jsonl_records(path, columns):
-    for line, text in iter_lines(path):
-        if not text.strip():
-            continue
-        if line == 1 and text.lstrip().startswith("["):
-            raise DataError(
-                "a JSON array; expected JSON lines (one JSON object per line)",
-                path=path,
-                line=line,
-            )
-        try:
-            record = json.loads(text, strict=False)  # control characters are text
-        except json.JSONDecodeError as e:
-            raise DataError(
-                f"invalid JSON ({e.msg} at column {e.colno}); expected one JSON object "
-                "per line",
-                path=path,
-                line=line,
-            ) from None
-        if not isinstance(record, dict):
-            raise DataError(
-                f"a JSON {type(record).__name__}, expected an object "
-                f'({{"{columns[0]}": ...}})',
-                path=path,
-                line=line,
-            )
-        missing = [c for c in columns if c not in record]
-        if missing:
-            raise DataError(
-                f"missing field(s) {missing!r}; the object has fields "
-                f"{list(record)[:20]!r}",
-                path=path,
-                line=line,
-            )
-        values = tuple(_json_value(record[c], c, path, line) for c in columns)
-        yield line, _checked_lengths(values, path, line)
-
-
-def read_table(path, columns, format=None):
-    """The chosen columns of a CSV, TSV or JSON-lines file (`format`, default from
-    the name), as `[(line, values), ...]`: `line` is the record's first line (a quoted
-    CSV field may span lines), `values` a tuple of str; blank lines are skipped.
-
-    `columns` are all names (CSV/TSV: the first non-blank line is the header; JSON
-    lines: keys) or all 0-based positions (CSV/TSV without a header). A missing column
-    is an error naming those found.
-    """
-    path = check_exists(path, "file")
-    fmt = table_format(path, format)
-    if fmt is None:
-        raise DataError(
-            "cannot tell the table format from the file name; expected .csv, "
-            ".tsv/.tab/.txt or .jsonl/.ndjson/.json (optionally .gz), or pass the "
-            "format explicitly",
-            path=path,
-        )
-    columns, positional = _check_columns(columns)
-    if fmt == "jsonl":
-        if positional:
-            raise ConfigError(
-                "JSON lines fields are chosen by name, not position. "
-                f"Received: columns={columns!r}"
-            )
-        records = list(_jsonl_records(path, columns))
-        if not records:
-            raise DataError("no records in the file (it is empty)", path=path)
-        return records
-    sep = "," if fmt == "csv" else "\t"
-    kind = "comma-separated" if sep == "," else "tab-separated"
-    records = _delimited_records(path, sep)
-    header = None
-    if positional:
-        width = None
-    else:
-        first = next(records, None)
-        if first is None:
-            raise DataError("the file is empty (expected a header row)", path=path)
-        header_line, header = first
-        header = [h.strip() for h in header]
-        missing = [c for c in columns if c not in header]
-        if missing:
-            raise DataError(
-                f"missing column(s) {missing!r}; the header has columns {header!r}"
-                + (
-                    " (a tab-separated header in a .csv file? pass the TSV format)"
-                    if sep == "," and len(header) == 1 and "\t" in header[0]
-                    else ""
-                ),
-                path=path,
-                line=header_line,
-            )
-        width = len(header)
-        index = [header.index(c) for c in columns]
-    out = []
-    for line, fields in records:
-        if width is None:  # positional: the first record fixes the width
-            width = len(fields)
-            if max(columns) >= width:
-                raise DataError(
-                    f"column {max(columns)} requested, but the first record has "
-                    f"{width} {kind} field(s)",
-                    path=path,
-                    line=line,
-                )
-            index = list(columns)
-        if len(fields) != width:
-            where = f"the header's columns {header!r}" if header else "the first record"
-            hint = (
-                '; quote a field that contains a comma ("hello, world")'
-                if sep == "," and len(fields) > width
-                else ""
-            )
-            raise DataError(
-                f"expected {width} {kind} fields (as {where}), found "
-                f"{len(fields)}{hint}",
-                path=path,
-                line=line,
-            )
-        out.append((line, tuple(fields[i] for i in index)))
-    if not out:
-        what = "a header but no rows" if header is not None else "no records"
-        raise DataError(f"the file has {what}", path=path)
-    return out
 
 
 # --- folders of split files ----------------------------------------------------------

@@ -1,12 +1,13 @@
 """The export manifest (`VERSION/assets.extra/manifest.json`) and the checks of the
-SavedModel files it describes (`read_saved_model`, `check_saved_model`)."""
+SavedModel files it describes (`read_saved_model`, `check_saved_model`).
+
+Reading a manifest and its limits (`load_manifest`, `batch_limits`, `byte_limits`)
+needs no TensorFlow: `zoo predict` checks them before loading the export."""
 
 import datetime
 import json
 import os
 import platform
-
-from tensorflow.core.protobuf import saved_model_pb2
 
 from zoo.errors import DataError
 
@@ -35,6 +36,7 @@ def read_saved_model(version_dir):
         zoo.errors.DataError: a file that cannot be read or does not parse.
     """
     from google.protobuf.message import DecodeError
+    from tensorflow.core.protobuf import saved_model_pb2
 
     path = os.path.join(os.fspath(version_dir), "saved_model.pb")
     saved_model = saved_model_pb2.SavedModel()
@@ -258,6 +260,24 @@ def batch_limits(manifest, version_dir):
         value = info.get("max_batch_size", default)
         result[signature] = _limit(value, field, path)
     return result
+
+
+def byte_limits(manifest, version_dir):
+    """`{key: bytes}` of the manifest's `limits.max_*_bytes` (e.g.
+    `max_story_bytes`, the longest input the signature takes).
+
+    Raises:
+        zoo.errors.DataError: a limit that is neither null nor a positive integer.
+    """
+    path = os.path.join(os.fspath(version_dir), MANIFEST_PATH)
+    limits = _mapping(manifest, "limits", path)
+    found = {}
+    for key, value in limits.items():
+        if key.startswith("max_") and key.endswith("_bytes"):
+            value = _limit(value, f"limits.{key}", path)
+            if value is not None:
+                found[key] = value
+    return found
 
 
 def _mapping(manifest, key, path):

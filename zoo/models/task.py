@@ -4,11 +4,13 @@ A task is a Functional `keras.Model` over its network (the backbone, which reads
 token ids) that owns its `Preprocessor` layer. `fit`, `evaluate` and `predict` take
 raw strings (lists, NumPy arrays or a `tf.data.Dataset`) and run the preprocessor in
 the `tf.data` pipeline before the network, as keras-hub's `PipelineModel` does; the
-compiled graph itself reads ids. Saved with `save("x.keras")`, a task carries its
-vocabularies (the preprocessor's assets), so that after `import zoo`,
-`keras.saving.load_model("x.keras").predict(["some text"])` works in a fresh
-process. `save_to_preset(dir)` / `from_preset(dir)` write and read keras-hub's preset
-layout in a local folder; `export(...)` writes the family's TF Serving SavedModel.
+compiled graph itself reads ids. A `tf.data.Dataset` of batches already
+preprocessed (no `tf.string` in its elements) is used as it is. Saved with
+`save("x.keras")`, a task carries its vocabularies (the preprocessor's assets):
+after `import zoo`, `keras.saving.load_model("x.keras").predict(["some text"])`
+works in a fresh process. `save_to_preset(dir)` / `from_preset(dir)` write and read
+keras-hub's preset layout in a local folder; `export(...)` writes the family's TF
+Serving SavedModel.
 
 `fit`, `evaluate` and `predict` run on any Keras backend (the `tf.data` pipeline
 hands NumPy batches to JAX). The methods that run the network inside a
@@ -45,8 +47,11 @@ class Task(keras.Model):
     network's inputs and targets; the default runs the preprocessor and keeps the
     features the backbone reads.
 
-    Set `task.preprocessor = None` to fit or predict on already preprocessed
-    inputs (as keras-hub allows).
+    A `tf.data.Dataset` whose elements hold no string is taken as already
+    preprocessed batches and used as it is; one whose features are ids but whose
+    targets are strings (class names) has only its targets mapped. Set
+    `task.preprocessor = None` to fit or predict on preprocessed lists or arrays
+    (as keras-hub allows).
     """
 
     head_arguments = ()
@@ -100,8 +105,9 @@ class Task(keras.Model):
         return {n: features[n] for n in names}
 
     def preprocess_samples(self, x, y=None, sample_weight=None):
-        """A batch of raw examples -> `(inputs, targets, sample weights)`."""
-        if self.preprocessor is not None:
+        """A batch of raw examples -> `(inputs, targets, sample weights)`; features
+        that hold no string are taken as the backbone's inputs already."""
+        if self.preprocessor is not None and _holds_strings(x):
             x = self.preprocess_features(x)
         return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
 
@@ -147,6 +153,8 @@ class Task(keras.Model):
         if not isinstance(x, tf.data.Dataset):
             self.check_inputs(x)
         ds = _as_dataset(x, y, sample_weight, batch_size, shuffle)
+        if isinstance(x, tf.data.Dataset) and not _holds_strings(ds.element_spec):
+            return ds  # preprocessed batches
         ds = ds.map(self.preprocess_samples, num_parallel_calls=tf.data.AUTOTUNE)
         return ds.prefetch(tf.data.AUTOTUNE)
 
@@ -423,6 +431,13 @@ def _load_weights_but_head(backbone, saved_config, path):
 def _short(value, limit=60):
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _holds_strings(structure):
+    """Whether a nest of tensors or `tf.TensorSpec`s holds a `tf.string` one."""
+    return any(
+        getattr(leaf, "dtype", None) == tf.string for leaf in tf.nest.flatten(structure)
+    )
 
 
 def _named_inputs(x):

@@ -210,26 +210,27 @@ def predict_texts(model, preprocessor, texts, batch_size=64, extra=None):
     return results
 
 
-def compile_classifier(model, optimizer, jit_compile="auto"):
-    """Compiles `model.training_model()` for integer labels and returns it.
+def compile_classifier(task, optimizer, jit_compile="auto"):
+    """Compiles the `TextClassifier` `task` with `optimizer` and returns it.
 
-    Loss: sparse categorical cross-entropy on the probabilities (plus the losses the
-    model adds itself, such as a self-attention penalty); metric: accuracy.
+    The loss and metric of the tasks' `default_compile`: sparse categorical
+    cross-entropy on the probabilities (plus the losses the network adds itself,
+    such as a self-attention penalty) and accuracy. The recipes compile with the
+    run's optimizer this way (its learning rate, schedule and weight averaging).
 
     Args:
-        model: a classifier network with `training_model()` (its single-output view).
+        task: a `TextClassifier`.
         optimizer: a Keras optimizer.
-        jit_compile: `keras.Model.compile`'s (`False` for models whose batches vary
-            in shape, which XLA would recompile for every new shape).
+        jit_compile: `keras.Model.compile`'s (`False` for networks whose batches
+            vary in shape, which XLA would recompile for every new shape).
     """
-    trainer = model.training_model()
-    trainer.compile(
+    task.compile(
         optimizer=optimizer,
         loss="sparse_categorical_crossentropy",
         metrics=["accuracy"],
         jit_compile=jit_compile,
     )
-    return trainer
+    return task
 
 
 def _decoded(row):

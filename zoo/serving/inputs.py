@@ -13,7 +13,9 @@ Formats:
   row per request row; quoted fields may hold newlines.
 
 Files are read as UTF-8 (a byte-order mark is dropped) and streamed: `iter_rows`
-reads one line at a time, so memory follows the batch, not the file. A line longer than
+reads one line at a time, so memory follows the batch, not the file. A named pipe is
+read as a stream, as standard input (`-`) is; a folder or a device (`/dev/zero`) is
+refused with its name before it is opened. A line longer than
 `max_line_bytes` (line ending not counted; 1 MiB by default) is refused with its line
 number without being read whole, in a `.gz` file too (the limit bounds what it expands
 to); in csv/tsv a field longer than that many characters is refused too. A malformed
@@ -27,6 +29,7 @@ import itertools
 import json
 import os
 import re
+import stat
 import sys
 import zlib
 
@@ -55,15 +58,43 @@ def guess_format(path):
 
 
 def _open_binary(path):
+    """The input's bytes: standard input for `-`, a regular file, or a named pipe
+    (read as a stream, as standard input is: the command waits for its writer).
+    Anything else (a folder, a device such as `/dev/zero`, a socket) is a
+    `DataError` naming it, refused before it is opened."""
     if path == "-":
         return sys.stdin.buffer
-    if not os.path.isfile(path):
-        raise MissingPathError(path, what="input file")
-    if path.endswith(".gz"):
-        import gzip
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        raise MissingPathError(path, what="input file") from None
+    except OSError as e:
+        raise DataError(f"cannot be read ({e.strerror})", path=path) from None
+    if stat.S_ISDIR(mode):
+        raise DataError("is a folder; give a file", path=path)
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        kind = (
+            "a character device"
+            if stat.S_ISCHR(mode)
+            else "a block device"
+            if stat.S_ISBLK(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "a special file"
+        )
+        raise DataError(
+            f"is {kind}, not a file or a named pipe; give a file, a named pipe, or - "
+            "for standard input",
+            path=path,
+        )
+    try:
+        if path.endswith(".gz"):
+            import gzip
 
-        return gzip.open(path, "rb")
-    return open(path, "rb")
+            return gzip.open(path, "rb")
+        return open(path, "rb")
+    except OSError as e:
+        raise DataError(f"cannot be read ({e.strerror})", path=path) from None
 
 
 def _decoded(path, max_line_bytes=DEFAULT_MAX_LINE_BYTES):

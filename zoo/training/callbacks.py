@@ -96,12 +96,27 @@ class NaNGuard(keras.callbacks.Callback):
     def on_train_batch_end(self, batch, logs=None):
         loss = (logs or {}).get("loss")
         if loss is not None and not math.isfinite(float(loss)):
-            raise NonFiniteLossError(
-                f"The training loss became {float(loss)} at epoch {self.epoch + 1}, "
-                f"batch {batch + 1}. Lower the learning rate or check the inputs; the "
-                f"weights of the last completed epoch are kept in {self.backup_dir} "
-                "and the same command resumes from there."
+            raise NonFiniteLossError(self.message(float(loss), batch))
+
+    def message(self, loss, batch):
+        """What happened and what to do. Resuming repeats the same steps exactly, so
+        the same command would diverge again: the advice is a new run."""
+        where = f"The training loss became {loss} at epoch {self.epoch + 1}, batch "
+        advice = (
+            "run again with a lower --learning-rate, or check the data for NaN, "
+            "infinite or huge values (e.g. in --embeddings)"
+        )
+        if self.epoch == 0:
+            return (
+                f"{where}{batch + 1}, before any epoch completed (nothing is kept to "
+                f"resume from): {advice}."
             )
+        return (
+            f"{where}{batch + 1}. The weights after epoch {self.epoch} are kept in "
+            f"{self.backup_dir}, but the same command would resume them and diverge "
+            f"again: {advice}, with --resume never (or another --run-dir) to start "
+            "afresh."
+        )
 
 
 def monitor_history(csv_path, monitor):
@@ -192,12 +207,14 @@ class ResumableEarlyStopping(keras.callbacks.EarlyStopping):
         )
 
     def _load(self, epoch):
-        import numpy as np
+        from zoo.training.checkpoints import weights_file
 
         path = self._files().get(epoch)
         if path is None:
             return None
-        with np.load(path) as saved:
+        run_dir = os.path.dirname(os.path.abspath(self.folder))
+        advice = f"pass --resume never to start afresh in {run_dir}"
+        with weights_file(path, advice) as saved:
             weights = [saved[f"arr_{i}"] for i in range(len(saved.files))]
         current = self.model.get_weights()
         if [w.shape for w in weights] != [w.shape for w in current]:
@@ -715,8 +732,8 @@ class TimedSnapshots(keras.callbacks.Callback):
 def load_snapshot(model, path):
     """Puts the weights of a `TimedSnapshots` file into `model` (the model trained,
     or one built the same way)."""
-    import numpy as np
+    from zoo.training.checkpoints import weights_file
 
-    with np.load(path) as values:
+    with weights_file(path) as values:
         model.set_weights([values[f"arr_{i}"] for i in range(len(values.files))])
     return model

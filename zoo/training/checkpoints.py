@@ -30,6 +30,7 @@ naming the file, and `--resume never` to start afresh), found before the run's
 record is touched, so the same command again says the same.
 """
 
+import contextlib
 import io
 import os
 import re
@@ -43,6 +44,42 @@ from zoo.io import atomic_path, remove_temporaries
 
 class UnreadableBackupError(DataError):
     """A backup file of a run folder cannot be read (truncated or damaged)."""
+
+
+@contextlib.contextmanager
+def weights_file(path, advice=None):
+    """`np.load(path)` of a weights file written by `np.savez` (the early stopping's
+    `best-<epoch>.npz`, a `minute_<M>.weights.npz` snapshot), read in the body.
+
+    A file that cannot be read, there or while the body reads its arrays (a
+    truncated or damaged file: numpy reads the arrays when they are asked for), is
+    an `UnreadableBackupError`: one line naming the file, then `advice`.
+    """
+    import zipfile
+
+    import numpy as np
+
+    errors = (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile)
+    try:
+        saved = np.load(path, allow_pickle=False)
+    except errors as e:
+        raise _unreadable_weights(path, e, advice) from None
+    if not isinstance(saved, np.lib.npyio.NpzFile):
+        raise _unreadable_weights(path, "one array, not an .npz archive", advice)
+    with saved:
+        try:
+            yield saved
+        except errors as e:
+            raise _unreadable_weights(path, e, advice) from None
+
+
+def _unreadable_weights(path, error, advice):
+    reason = " ".join(str(error).split())[:160] or type(error).__name__
+    return UnreadableBackupError(
+        f"the weights cannot be read (truncated or damaged: {reason})"
+        + (f"; {advice}" if advice else ""),
+        path=path,
+    )
 
 
 def save_model_atomic(model, path):

@@ -26,10 +26,13 @@ shows it), seeds the random generators, picks the distribution strategy, and hol
 the run folder's lock for the whole body (a second process gets one line and exit
 status 2 naming the holder's pid). The backup of a finished training is kept until
 the body ends without an error, so a run killed during evaluation, a report or the
-export is resumed by the same command from its trained weights. An error the user can
-act on (`zoo.errors.ZooError`: a missing file, a malformed line, a run folder of
-another run) is printed as one line and exits with status 2; `--debug` shows its
-traceback.
+export is resumed by the same command from its trained weights. The output folders
+(`--run-dir`, `--report-dir`, `--export-dir`) are checked to be writable before any
+work. An error the user can act on (`zoo.errors.ZooError`: a missing file, a
+malformed line, a run folder of another run, a folder that cannot be written), a
+training loss that became NaN and a full disk (any writer: the CSV log, TensorBoard,
+a checkpoint, a report) are printed as one line and exit with status 2; `--debug`
+shows the traceback.
 
 Module-level imports are stdlib-only: a recipe's `--help` needs no TensorFlow.
 """
@@ -171,13 +174,76 @@ def recipe_run(name, config):
 
     tf_logging.quiet(config.debug)  # before TensorFlow is imported
     try:
+        check_output_folders(config)
         with _held_run(name, config) as run:
             yield run
-    except ZooError as error:
-        if config.debug:
+    except Exception as error:
+        message = _failure_line(error, config)
+        if message is None or config.debug:
             raise
-        print(one_line(error), file=sys.stderr, flush=True)
+        print(message, file=sys.stderr, flush=True)
         raise SystemExit(getattr(error, "exit_code", 2)) from None
+
+
+def check_output_folders(config):
+    """Refuses, before any work, an output folder the recipe could not write in:
+    `--run-dir`, `--report-dir`, and `--export-dir` unless `--no-export`
+    (`zoo.io.check_writable_dir`: a `ConfigError` naming the flag and the folder)."""
+    from zoo.io import check_writable_dir
+
+    folders = [("--run-dir", config.training.run_dir)]
+    folders.append(("--report-dir", getattr(config, "report_dir", None)))
+    if not getattr(config, "no_export", True):
+        folders.append(("--export-dir", getattr(config, "export_dir", None)))
+    for flag, folder in folders:
+        if folder is not None:
+            check_writable_dir(folder, flag)
+
+
+def _failure_line(error, config):
+    """The one line `recipe_run` prints for `error`, or None for a bug (kept as a
+    traceback): a `ZooError`; a training loss that became NaN; a full disk (an
+    `OSError` with ENOSPC or EDQUOT from any writer: the CSV log, TensorBoard, a
+    report), said with what the run folder keeps for the same command to resume."""
+    from zoo.errors import is_disk_full
+
+    if isinstance(error, ZooError):
+        return one_line(error)
+    callbacks = sys.modules.get("zoo.training.callbacks")  # loaded if it was raised
+    if callbacks is not None and isinstance(error, callbacks.NonFiniteLossError):
+        return one_line(error)
+    if not is_disk_full(error):
+        return None
+    where = getattr(error, "filename", None)
+    reason = getattr(error, "strerror", None) or str(error)
+    reason = " ".join(reason.split())[:120]
+    return one_line(
+        f"the disk is full ({reason})"
+        + (f" writing {where}" if where else "")
+        + f"; {_resumable(config.training.run_dir)}"
+    )
+
+
+def _resumable(run_dir):
+    """What `run_dir` keeps for the same command after a failure, in words."""
+    from zoo.training.checkpoints import Backup
+
+    backup = Backup(os.path.join(run_dir, "backup"))
+    finished, path = backup.final()
+    if path is None:
+        finished, path = backup.latest()
+        if path is None:
+            return (
+                f"no epoch had completed, {run_dir} holds no backup: free some space "
+                "and run the same command to start again"
+            )
+        held = f"the backup after epoch {finished}"
+    else:
+        held = f"the trained weights ({finished} epochs)"
+    return (
+        f"{run_dir} keeps {held}: free some space and run the same command to "
+        "resume from there"
+    )
 
 
 @contextlib.contextmanager

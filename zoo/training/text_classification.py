@@ -9,11 +9,13 @@ Plain functions a recipe calls in order:
   length-bucketed datasets (`labelled_dataset`), in a `TextClassificationInputs`;
 - `initial_embeddings`: the word vectors a classifier starts from (a vector file,
   word2vec, or none);
-- `evaluate_texts`: predictions and attention over the raw test texts, test metrics;
+- `evaluate_texts`: a task's predictions and attention over the raw test texts,
+  test metrics;
 - `write_classification_report`, `report_examples`: `metrics.txt` and the seeded test
   examples drawn in attention reports; `document_report` (HAN's) and `hop_report`
   (the sentence embedder's);
-- `export_classifier`: the family's export with the manifest entries and warm-up texts.
+- `export_classifier`: the trained task's export (its family's) with the manifest
+  entries and warm-up texts.
 
 Module-level imports are stdlib-only: a recipe's `--help` needs no TensorFlow.
 """
@@ -401,8 +403,9 @@ def initial_embeddings(
     return InitialEmbeddings(matrix, dim, description, word2vec=True)
 
 
-def evaluate_texts(model, preprocessor, texts, batch_size=64, extra=None):
-    """Test metrics of a classifier on `LabelledTexts`, and its predictions.
+def evaluate_texts(task, texts, batch_size=64, extra=None):
+    """Test metrics of a `TextClassifier` task on `LabelledTexts`, and its
+    predictions (its network on its preprocessor's ids of the raw texts).
 
     Returns:
         `(report, results)`: `zoo.metrics.classification_report` of the predictions
@@ -415,7 +418,9 @@ def evaluate_texts(model, preprocessor, texts, batch_size=64, extra=None):
     from zoo.metrics import classification_report
     from zoo.models.text_classifier import predict_texts
 
-    results = predict_texts(model, preprocessor, texts.texts, batch_size, extra)
+    results = predict_texts(
+        task.backbone, task.preprocessor.module, texts.texts, batch_size, extra
+    )
     for result, label in zip(results, texts.labels, strict=True):
         result["predicted"] = int(np.argmax(result["probabilities"]))
         result["label"] = int(label)
@@ -563,19 +568,22 @@ def export_metadata(recipe, description, metrics, keys=HEADLINE_METRICS):
 
 
 def export_classifier(
-    run, exporter, export_name, model, data, metrics, keys=HEADLINE_METRICS
+    run, exporter, export_name, task, data, metrics, keys=HEADLINE_METRICS
 ):
-    """Exports a classifier with its family's `exporter` (e.g.
-    `zoo.models.han.export_han_classifier`) to `--export-dir`/`export_name`/VERSION,
+    """Exports the trained `task` with its family's `exporter` (e.g.
+    `zoo.models.han.export_han_classifier`) to `--export-dir`/`export_name`/VERSION:
+    the SavedModel of its network on the run's vocabulary (`data.preprocessor`, the
+    same words as the task's preprocessor) and `VERSION.keras`, the task itself;
     with the warm-up texts of `--warmup-texts` (or four test texts) and the
     manifest's recipe, data and `keys` of `metrics`. Returns the version folder."""
     config = run.config
     return exporter(
-        model,
+        task.backbone,
         data.preprocessor,
-        data.label_names,
+        task.label_names,
         base_dir=config.export_dir,
         name=export_name,
         warmup_texts=data.warmup_texts(config.warmup_texts),
         metadata=export_metadata(run.name, data.description, metrics, keys),
+        task=task,
     )

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from zoo.layers.hierarchical_attention import HierarchicalAttentionEncoder
-from zoo.models.han import HANClassifier
+from zoo.models.han import HANClassifier, HANTextClassifier
 
 SMALL = {"embedding_dim": 8, "rnn_units": 4, "context_units": 5}
 
@@ -63,32 +63,31 @@ def test_keras_file_roundtrip_same_outputs(tmp_path):
         )
 
 
-def test_training_model_shares_the_weights_and_is_one_object():
+def test_the_task_is_the_network_s_probabilities_on_the_same_weights():
     model = HANClassifier(30, 2, **SMALL)
-    trainer = model.training_model()
-    assert model.training_model() is trainer  # compiled once, fit later
-    assert len(trainer.outputs) == 1
-    assert {id(w) for w in trainer.trainable_weights} == {
+    task = HANTextClassifier(model, compile=False)  # no preprocessor: ids in
+    assert len(task.outputs) == 1
+    assert [id(w) for w in task.trainable_weights] == [
         id(w) for w in model.trainable_weights
-    }
+    ]
     classifier = model.get_layer("classifier")
-    classifier.bias.assign([3.0, -3.0])  # changing the model changes the trainer
+    classifier.bias.assign([3.0, -3.0])  # changing the network changes the task
     expected = keras.ops.convert_to_numpy(model(_ids())["probabilities"])
     np.testing.assert_allclose(
-        keras.ops.convert_to_numpy(trainer(_ids())), expected, rtol=1e-6
+        keras.ops.convert_to_numpy(task(_ids())), expected, rtol=1e-6
     )
     assert np.all(expected[2, 0] > 0.99)  # the empty document: bias only
 
 
-def test_training_model_fits_and_is_not_saved_with_the_model(tmp_path):
+def test_the_task_fits_the_network_and_its_file_holds_no_optimizer(tmp_path):
     model = HANClassifier(30, 2, **SMALL)
-    trainer = model.training_model()
-    trainer.compile(keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy")
+    task = HANTextClassifier(model, compile=False)
+    task.compile(keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy")
     x = _ids()[:2]
-    loss = trainer.fit(x, np.array([0, 1]), epochs=3, verbose=0).history["loss"]
+    loss = task.fit(x, np.array([0, 1]), epochs=3, verbose=0).history["loss"]
     assert loss[-1] < loss[0]
     model.save(tmp_path / "han.keras")
-    # The .keras file holds the model's weights only, not the view's optimizer.
+    # The network's .keras file holds its weights only, not the task's optimizer.
     import zipfile
 
     with zipfile.ZipFile(tmp_path / "han.keras") as archive:

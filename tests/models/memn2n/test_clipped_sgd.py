@@ -2,7 +2,7 @@ import keras
 import numpy as np
 import pytest
 
-from zoo.models.memn2n import ClippedSGD, MemN2N, compile_training_model
+from zoo.models.memn2n import ClippedSGD, MemN2N, MemN2NQuestionAnswerer
 
 
 @pytest.mark.parametrize("jit_compile", [False, True])
@@ -31,13 +31,14 @@ def test_clipping_bounds_the_summed_gradient_of_an_embedding(jit_compile):
     assert np.all(keras_step > 1.5), "Keras now sums the slices: ClippedSGD can go"
 
 
-def test_compiled_training_model_uses_clipped_sgd_and_a_summed_loss(tmp_path):
+def test_the_tasks_compile_uses_clipped_sgd_and_a_summed_loss(tmp_path):
     model = MemN2N(15, 6, 4, embedding_dim=8, hops=2)
-    trainer = compile_training_model(
-        model, learning_rate=0.01, clipnorm=40.0, jit_compile=False
-    )
+    trainer = MemN2NQuestionAnswerer(model)  # default_compile: the paper's
     assert isinstance(trainer.optimizer, ClippedSGD)
     assert trainer.optimizer.clipnorm == 40.0
+    np.testing.assert_allclose(
+        keras.ops.convert_to_numpy(trainer.optimizer.learning_rate), 0.005
+    )
     rng = np.random.default_rng(0)
     x = {
         "story": rng.integers(1, 15, (3, 6, 4)).astype("int32"),

@@ -8,7 +8,7 @@ from zoo.models.memn2n import (
     LinearStart,
     LinearStartSchedule,
     MemN2N,
-    compile_training_model,
+    MemN2NQuestionAnswerer,
     step_decay,
 )
 
@@ -31,7 +31,7 @@ def test_step_decay_schedule():
 
 def test_linear_start_schedule_holds_then_restarts_the_step_decay():
     model = MemN2N(V, M, J, embedding_dim=4, hops=1, linear_start=True)
-    trainer = compile_training_model(model, learning_rate=0.005)
+    trainer = MemN2NQuestionAnswerer(model)
     linear = LinearStart(model.memory, patience=math.inf, max_epochs=3)
     schedule = LinearStartSchedule(0.005, 2, linear=linear, layer=model.memory)
     for cb in (linear, schedule):

@@ -1,7 +1,7 @@
 import keras
 import numpy as np
 
-from zoo.models.memn2n import MemN2N, compile_training_model
+from zoo.models.memn2n import MemN2N, MemN2NQuestionAnswerer
 
 V, M, J = 15, 6, 4
 
@@ -18,8 +18,20 @@ def _np(x):
     return keras.ops.convert_to_numpy(x)
 
 
+def test_defaults_are_the_papers_joint_model():
+    model = MemN2N(V)
+    config = model.get_config()
+    assert {k: config[k] for k in config if k not in ("name", "trainable")} == {
+        "vocabulary_size": V, "memory_size": 50, "sentence_length": 11,
+        "embedding_dim": 50, "hops": 3, "tying": "adjacent",
+        "position_encoding": True, "temporal_encoding": True,
+        "linear_start": True, "empty_slots": "nil",
+    }  # fmt: skip
+    assert model.memory.linear_start_enabled
+
+
 def test_outputs_and_tied_answer_matrix():
-    model = MemN2N(V, M, J, embedding_dim=8, hops=3)
+    model = MemN2N(V, M, J, embedding_dim=8, hops=3, linear_start=False)
     out = model(inputs())
     assert sorted(out) == ["attention", "probabilities"]
     probabilities, attention = _np(out["probabilities"]), _np(out["attention"])
@@ -30,7 +42,9 @@ def test_outputs_and_tied_answer_matrix():
     # default "nil": the empty slots 3.. score 0 and share the leftover attention
     empty = attention[:, :, 3:]
     np.testing.assert_allclose(empty, empty[..., :1].repeat(M - 3, -1), rtol=1e-5)
-    masked = MemN2N(V, M, J, embedding_dim=8, hops=3, empty_slots="mask")
+    masked = MemN2N(
+        V, M, J, embedding_dim=8, hops=3, empty_slots="mask", linear_start=False
+    )
     masked_attention = _np(masked(inputs())["attention"])
     np.testing.assert_array_equal(masked_attention[:, :, 3:], 0.0)
     # Adjacent tying: K + 1 embeddings + K + 1 temporal tables, W^T = C^K.
@@ -38,20 +52,17 @@ def test_outputs_and_tied_answer_matrix():
     assert model.memory.answer is None
 
 
-def test_training_model_is_a_single_output_view_sharing_the_weights():
-    model = MemN2N(V, M, J, embedding_dim=8, hops=2)
-    trainer = model.training_model()
-    assert model.training_model() is trainer
-    assert len(trainer.outputs) == 1
-    assert {id(w) for w in trainer.weights} == {id(w) for w in model.weights}
+def test_the_task_is_a_single_output_model_sharing_the_weights():
+    model = MemN2N(V, M, J, embedding_dim=8, hops=2, linear_start=False)
+    task = MemN2NQuestionAnswerer(model, compile=False)
+    assert len(task.outputs) == 1 and not hasattr(model, "training_model")
+    assert [id(w) for w in task.weights] == [id(w) for w in model.weights]
     x = inputs()
-    np.testing.assert_allclose(
-        _np(trainer(x)), _np(model(x)["probabilities"]), rtol=1e-6
-    )
-    # Training the view changes the model's outputs.
+    np.testing.assert_allclose(_np(task(x)), _np(model(x)["probabilities"]), rtol=1e-6)
+    # Training the task changes the network's outputs.
     before = _np(model(x)["probabilities"])
-    trainer = compile_training_model(model, learning_rate=0.5, jit_compile=False)
-    trainer.train_on_batch(x, np.array([1, 2, 3]))
+    task.default_compile(learning_rate=0.5, jit_compile=False)
+    task.train_on_batch(x, np.array([1, 2, 3]))
     assert not np.allclose(_np(model(x)["probabilities"]), before)
 
 
@@ -87,10 +98,11 @@ def test_training_learns_a_tiny_task():
     x["story"][:, 0, :] = answer[:, None]
     x["question"][:] = [1, 2, 0, 0]
     model = MemN2N(V, M, J, embedding_dim=16, hops=1, linear_start=True)
-    trainer = compile_training_model(model, learning_rate=0.01)
-    before = trainer.evaluate(x, answer, verbose=0, return_dict=True)["loss"]
-    trainer.fit(x, answer, epochs=15, batch_size=16, verbose=0)
-    after = trainer.evaluate(x, answer, verbose=0, return_dict=True)
+    task = MemN2NQuestionAnswerer(model, compile=False)
+    task.default_compile(learning_rate=0.01)
+    before = task.evaluate(x, answer, verbose=0, return_dict=True)["loss"]
+    task.fit(x, answer, epochs=15, batch_size=16, verbose=0)
+    after = task.evaluate(x, answer, verbose=0, return_dict=True)
     assert np.isfinite(after["loss"]) and after["loss"] < 0.2 * before
     assert after["accuracy"] > 0.9
     predicted = _np(model(x)["probabilities"]).argmax(-1)

@@ -40,12 +40,13 @@ PREDICT_X = {
 }
 
 
-def make_task(memory_size=6, **kwargs):
+def make_task(memory_size=6, linear_start=False, **kwargs):
     pre = MemN2NQuestionAnswererPreprocessor(memory_size=memory_size)
     pre.adapt(STORIES, QUESTIONS, ANSWERS)
     backbone = MemN2N(
-        pre.vocabulary_size, memory_size, pre.sentence_length, embedding_dim=8, hops=2
-    )
+        pre.vocabulary_size, memory_size, pre.sentence_length, embedding_dim=8,
+        hops=2, linear_start=linear_start,
+    )  # fmt: skip
     return MemN2NQuestionAnswerer(backbone, pre, **kwargs)
 
 
@@ -104,7 +105,8 @@ def test_answers_are_the_network_classes():
 
 def test_fit_learns_the_tiny_task():
     keras.utils.set_random_seed(0)
-    task = make_task()
+    task = make_task(compile=False)
+    task.default_compile(learning_rate=0.01)  # the paper's rate without LS
     # 40 passes over the examples in one epoch (a dataset of words as answers):
     # the same steps as 40 epochs of lists, without an epoch's overhead each.
     ds = tf.data.Dataset.from_tensor_slices((X, ANSWERS)).shuffle(24, seed=0)
@@ -292,3 +294,22 @@ def test_an_empty_story_or_question_has_no_answer():
         "question": ["Where is Mary?", "Where is Mary?", "", "?"],
     }
     assert task.predict_answers(x) == ["", "", "", ""]
+
+
+def test_fit_ends_linear_start_unless_its_callbacks_do():
+    from zoo.models.memn2n import LinearStart
+
+    # The rate 0 keeps the loss flat: linear start ends after the first epoch
+    # whose loss (no validation data) did not fall, the second.
+    task = make_task(linear_start=True, compile=False)
+    task.default_compile(learning_rate=0.0)
+    memory = task.backbone.memory
+    assert memory.linear_start_enabled
+    history = task.fit(X, ANSWERS, epochs=3, shuffle=False, verbose=0)
+    assert not memory.linear_start_enabled
+    assert history.history["loss"][0] == history.history["loss"][1]
+    # A LinearStart of the caller's (the recipe's schedule) is the only one.
+    memory.set_linear_start(True)
+    own = LinearStart(memory, patience=float("inf"), max_epochs=10)
+    task.fit(X, ANSWERS, epochs=3, shuffle=False, verbose=0, callbacks=[own])
+    assert memory.linear_start_enabled and own.switched_at is None

@@ -7,6 +7,7 @@ from zoo.demo.babi import DEMO_TASK, load_demo
 from zoo.models.memn2n import (
     LinearStartSchedule,
     MemN2N,
+    MemN2NQuestionAnswerer,
     best_of_restarts,
     build_arrays,
     linear_start_callbacks,
@@ -22,7 +23,7 @@ def test_linear_start_callbacks():
     assert linear.max_epochs == 20 and linear.patience == float("inf")
     _, by_loss = linear_start_callbacks(model, 0.005, 25, ls_epochs=0, patience=2)
     assert by_loss.max_epochs is None and by_loss.patience == 2
-    plain = MemN2N(10, 4, 3, embedding_dim=4, hops=1)
+    plain = MemN2N(10, 4, 3, embedding_dim=4, hops=1, linear_start=False)
     callbacks, linear = linear_start_callbacks(plain, 0.01, 25, ls_epochs=20)
     assert linear is None and len(callbacks) == 1
     assert callbacks[0].rate(25) == 0.005
@@ -41,18 +42,19 @@ def test_train_memn2n_learns_the_demo_and_ends_linear_start(demo_arrays, tmp_pat
         vocabulary_size, 10, sentence_length, embedding_dim=16, hops=2,
         linear_start=True,
     )  # fmt: skip
+    task = MemN2NQuestionAnswerer(model, compile=False)
+    task.default_compile(learning_rate=0.01, jit_compile=False)
     cfg = TrainingConfig(
         epochs=8, patience=0, run_dir=str(tmp_path), verbose=0, tensorboard=False
     )
     error, info = train_memn2n(
-        model,
+        task,
         arrays["train"],
         arrays["valid"],
         lambda *a, **k: fit(*a, cfg, **k),
         learning_rate=0.01,
         decay_every=25,
         seed=3,
-        jit_compile=False,
         ls_epochs=3,
     )
     assert info["epochs"] == 8 and info["linear_start_ended"] == 3
@@ -60,6 +62,8 @@ def test_train_memn2n_learns_the_demo_and_ends_linear_start(demo_arrays, tmp_pat
     assert not model.memory.linear_start_enabled
     assert 0.0 <= error < 50.0  # chance is about 83% (six places)
     assert (tmp_path / "best.keras").exists() and (tmp_path / "log.csv").exists()
+    # The task was fit: its own optimizer took the steps (LS rate, then decay).
+    assert int(task.optimizer.iterations) > 0
 
 
 def test_best_of_restarts_keeps_the_lowest_training_error_and_reuses(tmp_path):
@@ -123,21 +127,25 @@ def test_train_memn2n_with_weight_averaging_optimizer_kwargs(demo_arrays, tmp_pa
     from zoo.training import averaging
 
     vocabulary_size, sentence_length, arrays = demo_arrays
-    model = MemN2N(vocabulary_size, 10, sentence_length, embedding_dim=8, hops=1)
+    model = MemN2N(
+        vocabulary_size, 10, sentence_length, embedding_dim=8, hops=1,
+        linear_start=False,
+    )  # fmt: skip
     cfg = TrainingConfig(
         epochs=1, patience=0, run_dir=str(tmp_path), verbose=0, tensorboard=False,
         ema=0.9,
     )  # fmt: skip
+    task = MemN2NQuestionAnswerer(model, compile=False)
+    task.default_compile(learning_rate=0.01, jit_compile=False, **averaging(cfg))
     small = {k: v for k, v in arrays["train"].items()}
     error, info = train_memn2n(
-        model,
+        task,
         small,
         arrays["valid"],
         lambda *a, **k: fit(*a, dataclasses.replace(cfg), **k),
         learning_rate=0.01,
         decay_every=25,
         noise_rate=0.0,
-        jit_compile=False,
-        optimizer_kwargs=averaging(cfg),
     )
     assert info["linear_start_ended"] is None and np.isfinite(error)
+    assert task.optimizer.use_ema and task.optimizer.ema_momentum == 0.9

@@ -6,7 +6,11 @@ import pytest
 
 from tests.models.sentence_embedder.tiny import IDS, tiny_encoder
 from zoo.layers.structured_self_attention import orthogonality_penalty
-from zoo.models.sentence_embedder import SelfAttentiveClassifier, SelfAttentiveEncoder
+from zoo.models.sentence_embedder import (
+    SelfAttentiveClassifier,
+    SelfAttentiveEncoder,
+    SelfAttentiveTextClassifier,
+)
 
 
 def test_outputs_follow_the_attention_convention():
@@ -36,11 +40,11 @@ def test_keras_roundtrip_same_outputs(tmp_path):
         np.testing.assert_allclose(got[key].numpy(), expected[key].numpy(), atol=1e-6)
 
 
-def test_training_model_fits_every_weight_with_the_penalty(tmp_path):
+def test_the_task_fits_every_weight_with_the_penalty(tmp_path):
     encoder = tiny_encoder()
     model = SelfAttentiveClassifier(encoder, num_classes=3, hidden_units=8, dropout=0)
-    trainer = model.training_model()
-    assert model.training_model() is trainer and len(trainer.outputs) == 1
+    trainer = SelfAttentiveTextClassifier(model, compile=False)  # ids in
+    assert len(trainer.outputs) == 1
     trainer.compile(keras.optimizers.Adam(0.01), "sparse_categorical_crossentropy")
     x = np.random.randint(1, 20, (16, 6)).astype("int32")
     y = (x[:, 0] % 3).astype("int32")
@@ -56,7 +60,7 @@ def test_training_model_fits_every_weight_with_the_penalty(tmp_path):
     ce = -np.mean(np.log(probs[np.arange(16), y]))
     pen = np.mean(orthogonality_penalty(encoder(x)["attention"]).numpy())
     assert pen > 0.1 and loss[-1] > ce
-    # the compiled view and its optimizer are not saved with the model
+    # the task's optimizer is not saved with the network
     model.save(tmp_path / "c.keras")
     with zipfile.ZipFile(tmp_path / "c.keras") as archive:
         assert b"optimizer" not in archive.read("model.weights.h5")

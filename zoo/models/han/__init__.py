@@ -2,8 +2,8 @@
 
 - `HANTextClassifier` (the task: raw documents in; `fit`, `predict`, `explain`,
   `save_to_preset`, `export`) and its `HANTextClassifierPreprocessor` layer;
-- `HANClassifier` (the network): word ids `(B, S, W)` -> `{"probabilities", "sentence_attention",
-  "word_attention"}`; `training_model()` is the view that is fit.
+- `HANClassifier` (the network): word ids `(B, S, W)` -> `{"probabilities",
+  "sentence_attention", "word_attention"}`.
 - `HANPreprocessor`, `tokenize_documents`: raw text -> word ids, in the graph.
 - `HANServing`, `export_han_classifier`: the exported signatures (`serving_default`,
   `explain`, `preprocess`).

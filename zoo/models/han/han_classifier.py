@@ -4,7 +4,6 @@ import keras
 
 from zoo.layers.arguments import check_dropout_rates, check_positive_ints
 from zoo.layers.hierarchical_attention import HierarchicalAttentionEncoder
-from zoo.models.training_view import training_view
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -36,7 +35,8 @@ class HANClassifier(keras.Model):
     Returns:
         A dict of float32 tensors: `"probabilities"` `(B, num_classes)`,
         `"sentence_attention"` `(B, S)` and `"word_attention"` `(B, S, W)`.
-        `training_model()` is the single-output view that is compiled and fit.
+        `zoo.models.han.HANTextClassifier` (its `"probabilities"` on raw text) is
+        the model that is compiled and fit.
 
     Example:
 
@@ -130,16 +130,6 @@ class HANClassifier(keras.Model):
         from zoo.text.embeddings import assign_embedding_matrix
 
         assign_embedding_matrix(self.embedding, matrix)
-
-    def training_model(self):
-        """The view that is compiled and fit: these layers, `probabilities` only.
-
-        Keras' `fit` wants a target for every output that has a loss or a metric;
-        compile this view (`loss="sparse_categorical_crossentropy",
-        metrics=["accuracy"]`) and fit it, and the `HANClassifier` shares its trained
-        weights. Every call returns the same view.
-        """
-        return training_view(self, self.classifier.output)
 
     def get_config(self):
         return {

@@ -2,8 +2,8 @@
 
 Model and training pieces (Keras only, imported with the package):
 
-- `MemN2N`: the model (Sukhbaatar et al. 2015); `model(inputs)` returns
-  `{"probabilities", "attention"}`, `model.training_model()` is the view to fit.
+- `MemN2N`: the network (Sukhbaatar et al. 2015); `model(inputs)` returns
+  `{"probabilities", "attention"}`. Its defaults are the recipe's with `--data`.
 - `ClippedSGD`: SGD clipping each weight's summed gradient.
 - `LinearStart`, `LinearStartSchedule`, `step_decay`: linear start and the
   paper's learning-rate schedule.
@@ -21,9 +21,8 @@ TensorFlow pieces (imported on first use):
 - `MemN2NServing`: the exported signatures (`serving_default`, `preprocess`);
   `export_memn2n` exports a trained model with them (and the task as
   `VERSION.keras`).
-- `compile_training_model`, `linear_start_callbacks`, `train_memn2n`,
-  `best_of_restarts`, `train_groups`: the paper's training protocol
-  (`memn2n_training`).
+- `linear_start_callbacks`, `train_memn2n`, `best_of_restarts`, `train_groups`:
+  the paper's training protocol for the task (`memn2n_training`).
 - `build_arrays`, `build_vocabulary`, `max_sentence_length`, `vectorize`,
   `dense_stories`, `make_dataset`, `random_empty_memories`, `concat_arrays`,
   `select`, `training_groups`, `predict`, `error_rate`: bAbI examples as arrays
@@ -49,7 +48,6 @@ _LAZY = {
     "tokenize": "memn2n_preprocessor",
     "MemN2NServing": "memn2n_serving",
     "export_memn2n": "memn2n_serving",
-    "compile_training_model": "memn2n_training",
     "linear_start_callbacks": "memn2n_training",
     "train_memn2n": "memn2n_training",
     "best_of_restarts": "memn2n_training",
@@ -93,7 +91,6 @@ __all__ = [
     "best_of_restarts",
     "build_arrays",
     "build_vocabulary",
-    "compile_training_model",
     "concat_arrays",
     "dense_stories",
     "error_rate",

@@ -261,17 +261,19 @@ def predict(model, arrays, batch_size=512):
     """`(predicted ids (N,), probabilities (N, V), attention (N, hops, M))`.
 
     Args:
-        model: a `MemN2N`.
+        model: a `MemN2NQuestionAnswerer` (its backbone gives the attention) or a
+            `MemN2N`.
         arrays: `vectorize` output.
         batch_size: int.
     """
+    network = getattr(model, "backbone", None) or model
     ds = make_dataset(arrays, batch_size=batch_size).map(lambda x, y: x)
-    out = model.predict(ds, verbose=0)
+    out = network.predict(ds, verbose=0)
     probabilities = np.asarray(out["probabilities"])
     return probabilities.argmax(-1), probabilities, np.asarray(out["attention"])
 
 
 def error_rate(model, arrays):
-    """Answer error in percent of `model` (a `MemN2N`) on `arrays`."""
+    """Answer error in percent of `model` (the task or its `MemN2N`) on `arrays`."""
     predicted, _, _ = predict(model, arrays)
     return float(100.0 * np.mean(predicted != arrays["answer"]))

@@ -120,7 +120,7 @@ def plot_attention(
     marked with `*` (the paper's Figure 2).
 
     Args:
-        model: a `MemN2N`.
+        model: a `MemN2NQuestionAnswerer` (or its `MemN2N`).
         examples: the `BabiExample`s that `arrays` hold.
         arrays: their `vectorize` output.
         vocab: the `Vocabulary` (for the predicted answer).

@@ -9,7 +9,6 @@ adjacent tying. There is no recurrent answer module.
 import keras
 
 from zoo.layers.memory_network import MemoryNetwork
-from zoo.models.training_view import training_view
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -21,22 +20,27 @@ class MemN2N(keras.Model):
     dict, as every model of the zoo: `probabilities (B, vocabulary_size)` (float32,
     the answer softmax) and `attention (B, hops, memory_size)` (float32, the memory
     attention of each hop; on empty slots it is the attention that went to no
-    sentence with `empty_slots="nil"`, and zero with `"mask"`). Train the
-    `training_model()` view, whose single output is the probabilities.
+    sentence with `empty_slots="nil"`, and zero with `"mask"`). It is trained as
+    the backbone of `MemN2NQuestionAnswerer`, whose single output is the
+    probabilities.
+
+    The defaults are the configuration the bAbI recipe trains with `--data` (the
+    paper's joint model: d = 50, 3 hops, adjacent tying, PE, TE, linear start, nil
+    empty slots); `vocabulary_size` and `sentence_length` come from the data.
 
     Args:
         vocabulary_size: int, word ids incl. `[PAD]`=0 and `[UNK]`=1; answers are
             words of the same vocabulary.
         memory_size: int, memory slots (50 in the paper).
         sentence_length: int, words per sentence and per question.
-        embedding_dim: int, `d` (20 per task, 50 jointly in the paper).
+        embedding_dim: int, `d` (50 jointly, 20 per task in the paper).
         hops: int, `K` (3).
         tying: `"adjacent"` or `"layerwise"`.
         position_encoding: bool, PE (else bag of words).
         temporal_encoding: bool, TE.
         linear_start: bool, start with linear attention (LS); switch it off with
-            `zoo.models.memn2n.LinearStart` or
-            `model.memory.set_linear_start(False)`.
+            `zoo.models.memn2n.LinearStart` (`MemN2NQuestionAnswerer.fit` adds one
+            when none is given) or `model.memory.set_linear_start(False)`.
         empty_slots: `"nil"` (default: empty memory slots compete in the softmax
             with score 0 and contribute nothing, as in the authors' code) or
             `"mask"` (they get no attention); see `MemoryNetwork`.
@@ -66,12 +70,12 @@ class MemN2N(keras.Model):
         vocabulary_size,
         memory_size=50,
         sentence_length=11,
-        embedding_dim=20,
+        embedding_dim=50,
         hops=3,
         tying="adjacent",
         position_encoding=True,
         temporal_encoding=True,
-        linear_start=False,
+        linear_start=True,
         empty_slots="nil",
         **kwargs,
     ):
@@ -141,12 +145,3 @@ class MemN2N(keras.Model):
         # A config without the entry describes a model trained with masked slots.
         config.setdefault("empty_slots", "mask")
         return cls(**config)
-
-    def training_model(self):
-        """A model sharing these layers whose single output is `probabilities`.
-
-        This view is what is compiled and fit (`fit` wants a target for every
-        output, and the attention maps have none); the `MemN2N` shares its trained
-        weights, including the linear-start switch. Every call returns the same view.
-        """
-        return training_view(self, self.get_layer("probabilities").output)

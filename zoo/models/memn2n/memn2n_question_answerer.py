@@ -16,6 +16,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.models.memn2n.clipped_sgd import ClippedSGD
+from zoo.models.memn2n.linear_start import LinearStart
 from zoo.models.memn2n.memn2n import MemN2N
 from zoo.models.memn2n.memn2n_question_answerer_preprocessor import (
     MemN2NQuestionAnswererPreprocessor,
@@ -37,21 +38,27 @@ class MemN2NQuestionAnswerer(Task):
     classes are the vocabulary's ids), so answers given to `fit`/`evaluate` are
     words of the preprocessor's vocabulary (stripped and lower-cased, as
     `zoo.data.babi` reads them) or their ids; an unknown answer is a `ValueError`
-    naming it and its index. `save("x.keras")`, `save_to_preset(dir)` /
-    `from_preset(dir)` and `export(...)` (the TF Serving SavedModel of
-    `zoo.models.memn2n.export_memn2n`) keep the vocabulary with the weights.
+    naming it and its index. `fit` also takes the recipe's preprocessed
+    `tf.data.Dataset` of `({"story", "question"} ids, answer ids)` batches.
+
+    A backbone built with its defaults is the bAbI recipe's network with `--data`,
+    linear start (LS) included: while the memory's attention is linear, `fit` adds
+    a `LinearStart` callback (the softmax comes back at the first epoch whose
+    validation loss, or training loss without validation data, did not fall) unless
+    its callbacks hold one already, as the recipe's schedule does
+    (`zoo.models.memn2n.linear_start_callbacks`).
+
+    `save("x.keras")`, `save_to_preset(dir)` / `from_preset(dir)` and `export(...)`
+    (the TF Serving SavedModel of `zoo.models.memn2n.export_memn2n`) keep the
+    vocabulary with the weights.
 
     Args:
         backbone: a `MemN2N` whose memory size and sentence length are the
             preprocessor's.
         preprocessor: a `MemN2NQuestionAnswererPreprocessor` with its vocabulary
             (the network's `vocabulary_size` words).
-        compile: compile with the recipe's optimizer: `ClippedSGD` (lr 0.01, each
-            weight's gradient norm clipped at 40), cross-entropy summed over the
-            batch, accuracy. Linear start is a training schedule of the recipe
-            (`zoo.models.memn2n.train_memn2n`), not part of this compile: a
-            backbone built with `linear_start=True` stays linear until
-            `backbone.memory.set_linear_start(False)`.
+        compile: compile with `default_compile()`, the recipe's optimizer and
+            loss (the recipe compiles with its own `--learning-rate`).
         **kwargs: `keras.Model` keyword arguments (`name`, ...).
 
     Example:
@@ -60,12 +67,13 @@ class MemN2NQuestionAnswerer(Task):
     stories = ["Mary went to the office.\\nJohn moved to the garden.", ...]
     questions = ["Where is Mary?", ...]
     answers = ["office", ...]
-    pre = MemN2NQuestionAnswererPreprocessor(memory_size=10)
+    pre = MemN2NQuestionAnswererPreprocessor()  # defaults: the recipe's with --data
     pre.adapt(stories, questions, answers)
     qa = MemN2NQuestionAnswerer(
-        MemN2N(pre.vocabulary_size, 10, pre.sentence_length), pre
+        MemN2N(pre.vocabulary_size, sentence_length=pre.sentence_length), pre
     )
-    qa.fit({"story": stories, "question": questions}, answers, epochs=20)
+    qa.fit({"story": stories, "question": questions}, answers, epochs=20,
+           validation_split=0.1)
     qa.predict_answers({"story": stories[:1], "question": ["Where is John?"]})
     ```
     """
@@ -95,13 +103,32 @@ class MemN2NQuestionAnswerer(Task):
         if compile:
             self.default_compile()
 
-    def default_compile(self):
-        """The recipe's optimizer and loss (`compile_training_model`'s, without
-        linear start): `ClippedSGD(0.01, clipnorm=40)`, summed cross-entropy."""
+    def default_compile(
+        self, learning_rate=0.005, clipnorm=40.0, jit_compile="auto", **optimizer_kwargs
+    ):
+        """The paper's optimizer and loss, the recipe's (its `--learning-rate` and
+        `--clipnorm` take their defaults from here).
+
+        `ClippedSGD` (each weight's summed gradient norm clipped at `clipnorm`, as
+        in the authors' code), cross-entropy summed over the batch (not averaged:
+        the logged loss is a per-batch sum, and the rate and the clipping norm mean
+        what they mean in the paper), answer accuracy. The rate is the paper's with
+        linear start (0.01 without it).
+
+        Args:
+            learning_rate: float.
+            clipnorm: float.
+            jit_compile: `"auto"`, True or False (XLA).
+            **optimizer_kwargs: more `ClippedSGD` arguments (e.g.
+                `zoo.training.averaging(cfg)`).
+        """
         self.compile(
-            optimizer=ClippedSGD(learning_rate=0.01, clipnorm=40.0),
+            optimizer=ClippedSGD(
+                learning_rate=learning_rate, clipnorm=clipnorm, **optimizer_kwargs
+            ),
             loss=keras.losses.SparseCategoricalCrossentropy(reduction="sum"),
             metrics=[keras.metrics.SparseCategoricalAccuracy("accuracy")],
+            jit_compile=jit_compile,
         )
 
     @property
@@ -193,6 +220,14 @@ class MemN2NQuestionAnswerer(Task):
             if not isinstance(vx, tf.data.Dataset):
                 self.check_inputs(vx)
             kwargs["validation_data"] = (vx, self.encode_answers(vy), *rest)
+        memory = self.backbone.memory
+        callbacks = list(kwargs.get("callbacks") or [])
+        if memory.linear_start_enabled and not any(
+            isinstance(c, LinearStart) for c in callbacks
+        ):
+            validated = validation is not None or kwargs.get("validation_split")
+            monitor = "val_loss" if validated else "loss"
+            kwargs["callbacks"] = [*callbacks, LinearStart(memory, monitor=monitor)]
         return super().fit(x, y, *args, **kwargs)
 
     def evaluate(self, x=None, y=None, *args, **kwargs):

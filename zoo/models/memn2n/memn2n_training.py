@@ -1,22 +1,17 @@
-"""The paper's training protocol for `MemN2N`: compile, fit, best of restarts.
+"""The paper's training protocol for `MemN2NQuestionAnswerer`: fit, best of restarts.
 
-- `compile_training_model`: SGD with each weight's summed gradient clipped
-  (`ClippedSGD`), cross-entropy summed over the batch, answer accuracy.
 - `linear_start_callbacks`: linear start (LS) and the step schedule around it.
-- `train_memn2n`: one run on bAbI arrays (random-noise empty memories, LS, the
-  schedule); returns the training error.
+- `train_memn2n`: one run of the compiled task on bAbI arrays (random-noise
+  empty memories, LS, the schedule); returns the training error.
 - `best_of_restarts`: several runs from different seeds, the one with the lowest
   training error kept (the paper's protocol), finished runs reused from their folder.
 - `train_groups`: the best of restarts of each model to train (one joint model, or
   one per task).
 """
 
-import contextlib
 import math
 import os
 import time
-
-import keras
 
 from zoo.models.memn2n.babi_arrays import (
     concat_arrays,
@@ -24,47 +19,12 @@ from zoo.models.memn2n.babi_arrays import (
     make_dataset,
     training_groups,
 )
-from zoo.models.memn2n.clipped_sgd import ClippedSGD
 from zoo.models.memn2n.linear_start import LinearStart
 from zoo.models.memn2n.linear_start_schedule import LinearStartSchedule
 from zoo.models.memn2n.run_cache import RunCache, run_key
 
 RESTART_SEED_STRIDE = 1000
 """Restart `r` of a run seeded `s` is seeded `s + 1000 r`."""
-
-
-def compile_training_model(
-    model, learning_rate=0.01, clipnorm=40.0, jit_compile="auto", **optimizer_kwargs
-):
-    """Compiles `model.training_model()` as in the paper and returns it.
-
-    SGD with the gradient norm clipped at `clipnorm`, cross-entropy summed over the
-    batch (not averaged), answer accuracy. The clipping bounds each weight's summed
-    gradient (`ClippedSGD`), as in the paper's implementation, so the learning
-    rate (0.01, or 0.005 with linear start) and the clipping norm (40) mean what
-    they mean there; the logged loss is therefore a per-batch sum.
-
-    Args:
-        model: a `MemN2N`.
-        learning_rate: float.
-        clipnorm: float.
-        jit_compile: `"auto"`, True or False (XLA).
-        **optimizer_kwargs: more `ClippedSGD` arguments (e.g.
-            `zoo.training.averaging(cfg)`).
-
-    Returns:
-        The compiled training view (fit it; `model` shares its weights).
-    """
-    trainer = model.training_model()
-    trainer.compile(
-        optimizer=ClippedSGD(
-            learning_rate=learning_rate, clipnorm=clipnorm, **optimizer_kwargs
-        ),
-        loss=keras.losses.SparseCategoricalCrossentropy(reduction="sum"),
-        metrics=[keras.metrics.SparseCategoricalAccuracy("accuracy")],
-        jit_compile=jit_compile,
-    )
-    return trainer
 
 
 def linear_start_callbacks(model, learning_rate, decay_every, ls_epochs=0, patience=1):
@@ -101,7 +61,7 @@ def linear_start_callbacks(model, learning_rate, decay_every, ls_epochs=0, patie
 
 
 def train_memn2n(
-    model,
+    task,
     train_arrays,
     valid_arrays,
     fit,
@@ -111,47 +71,32 @@ def train_memn2n(
     batch_size=32,
     seed=0,
     noise_rate=0.1,
-    clipnorm=40.0,
-    jit_compile=True,
     ls_epochs=0,
     ls_patience=1,
-    strategy=None,
-    optimizer_kwargs=None,
 ):
-    """Trains `model` on bAbI arrays with the paper's protocol.
+    """Trains the compiled task on bAbI arrays with the paper's protocol.
 
-    Compiles the training view (`compile_training_model`, inside `strategy`'s
-    scope when given), feeds shuffled batches with random-noise empty memories at
-    `noise_rate`, runs linear start and the schedule (`linear_start_callbacks`)
-    and leaves the softmax on at the end (a linear model is never served).
+    Feeds the task shuffled batches of word ids (its preprocessed `tf.data`
+    pipeline) with random-noise empty memories at `noise_rate`, runs linear start
+    and the schedule (`linear_start_callbacks`) and leaves the softmax on at the end
+    (a linear model is never served).
 
     Args:
-        model: a `MemN2N` (built inside `strategy`'s scope, if any).
+        task: a `MemN2NQuestionAnswerer`, compiled (`default_compile`, with the
+            rate `learning_rate`).
         train_arrays, valid_arrays: `babi_arrays.vectorize` outputs.
-        fit: `fit(trainer, train_ds, valid_ds, callbacks=...)` -> Keras `History`,
+        fit: `fit(task, train_ds, valid_ds, callbacks=...)` -> Keras `History`,
             e.g. `zoo.training.fit` with its configuration bound.
-        learning_rate, decay_every, clipnorm, jit_compile: see
-            `compile_training_model` and `linear_start_callbacks`.
+        learning_rate, decay_every, ls_epochs, ls_patience: see
+            `linear_start_callbacks`.
         batch_size: int (a last smaller batch is dropped when there is a full one).
         seed: shuffle and random-noise seed.
         noise_rate: random-noise (RN) rate, 0 = off.
-        ls_epochs, ls_patience: see `linear_start_callbacks`.
-        strategy: optional `tf.distribute.Strategy`.
-        optimizer_kwargs: optional dict of more `ClippedSGD` arguments.
 
     Returns:
         `(train_error, info)`: the training error in percent and a dict
         (`epochs`, `seconds`, `linear_start_ended`, `seed`).
     """
-    scope = strategy.scope() if strategy is not None else contextlib.nullcontext()
-    with scope:
-        trainer = compile_training_model(
-            model,
-            learning_rate=learning_rate,
-            clipnorm=clipnorm,
-            jit_compile=jit_compile,
-            **(optimizer_kwargs or {}),
-        )
     train_ds = make_dataset(
         train_arrays,
         batch_size=batch_size,
@@ -161,20 +106,21 @@ def train_memn2n(
         drop_remainder=len(train_arrays["answer"]) >= batch_size,
     )
     valid_ds = make_dataset(valid_arrays, batch_size=512)
+    memory = task.backbone.memory
     callbacks, linear = linear_start_callbacks(
-        model, learning_rate, decay_every, ls_epochs, ls_patience
+        task.backbone, learning_rate, decay_every, ls_epochs, ls_patience
     )
     start = time.time()
-    history = fit(trainer, train_ds, valid_ds, callbacks=callbacks)
-    if model.memory.linear_start_enabled:
-        model.memory.set_linear_start(False)
+    history = fit(task, train_ds, valid_ds, callbacks=callbacks)
+    if memory.linear_start_enabled:
+        memory.set_linear_start(False)
     info = {
         "epochs": len(history.history.get("loss", [])),
         "seconds": round(time.time() - start, 1),
         "linear_start_ended": linear.switched_at if linear else None,
         "seed": seed,
     }
-    return error_rate(model, train_arrays), info
+    return error_rate(task, train_arrays), info
 
 
 def best_of_restarts(train_run, restarts, run_dir, key, seed=0, log=print):
@@ -186,7 +132,7 @@ def best_of_restarts(train_run, restarts, run_dir, key, seed=0, log=print):
     it, and a larger `restarts` trains only the new ones.
 
     Args:
-        train_run: `train_run(run_dir, seed)` -> `(model, train_error, info)`, the
+        train_run: `train_run(run_dir, seed)` -> `(task, train_error, info)`, the
             training error in percent.
         restarts: int >= 1.
         run_dir: the group's folder.
@@ -195,7 +141,7 @@ def best_of_restarts(train_run, restarts, run_dir, key, seed=0, log=print):
         log: a function taking one line of text.
 
     Returns:
-        dict: `model` (the kept one), `train_error_percent` (its), `runs` (one
+        dict: `model` (the kept task), `train_error_percent` (its), `runs` (one
         dict per restart: `train_error_percent` and the run's info).
     """
     if not isinstance(restarts, int) or restarts < 1:
@@ -232,7 +178,7 @@ def train_groups(tasks, arrays, joint, train_run, restarts, run_dir, key, seed=0
         arrays: `build_arrays`' arrays (`arrays[task][split]`).
         joint: one model for every task with training data, else one per task.
         train_run: `train_run(train_arrays, valid_arrays, run_dir, seed)` ->
-            `(model, train_error, info)`, the training error in percent.
+            `(task, train_error, info)`, the training error in percent.
         restarts: int >= 1.
         run_dir: the models' folders are `run_dir/joint` or `run_dir/task<N>`.
         key: JSON-able description of what is trained; the model's label is added.

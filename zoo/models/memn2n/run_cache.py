@@ -28,9 +28,9 @@ class RunCache:
     a temporary name and renamed, `result.json` last: a run killed while saving is
     not reused, and a `final.keras` that cannot be read (a damaged file) is
     trained again, with a warning naming it. A full disk is a one-line
-    `zoo.errors.DiskFullError`. `final.keras` holds the network (a `MemN2N`), not
-    a task: the export's `VERSION.keras` is the `MemN2NQuestionAnswerer` task over
-    it.
+    `zoo.errors.DiskFullError`. The bAbI recipe keeps its trained
+    `MemN2NQuestionAnswerer` there (its vocabulary inside), the model it evaluates
+    and exports.
 
     Args:
         run_dir: the run's folder.

@@ -7,8 +7,7 @@
   `VERSION.encoder.keras`);
 - `SelfAttentiveEncoder`: word ids `(B, T)` -> `{"embedding" (B, r, 2u),
   "attention" (B, r, T)}`; saved alone, it is the reusable sentence embedder.
-- `SelfAttentiveClassifier`: encoder -> MLP -> `{"probabilities", "attention"}`;
-  `training_model()` is the view that is fit.
+- `SelfAttentiveClassifier`: encoder -> MLP -> `{"probabilities", "attention"}`.
 - `SentencePreprocessor`, `tokenize_sentences`: raw text -> word ids, in the graph.
 - `SentenceEmbedderServing`, `export_sentence_embedder`: the exported signatures
   (`serving_default`, `embed`, `preprocess`) and the standalone encoder files.

@@ -4,7 +4,6 @@ import keras
 
 from zoo.layers.arguments import check_dropout_rates, check_positive_ints
 from zoo.models.sentence_embedder.self_attentive_encoder import SelfAttentiveEncoder
-from zoo.models.training_view import training_view
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -25,8 +24,9 @@ class SelfAttentiveClassifier(keras.Model):
     Returns:
         A dict of float32 tensors: `"probabilities"` `(B, num_classes)` and the
         encoder's `"attention"` `A` `(B, r, T)`. The encoder's penalty is in
-        `model.losses`. `training_model()` is the single-output view that is compiled
-        and fit (the penalty is part of its training loss).
+        `model.losses`. `SelfAttentiveTextClassifier` (its `"probabilities"` on raw
+        text) is the model that is compiled and fit (the penalty is part of its
+        training loss).
 
     Example:
 
@@ -77,17 +77,6 @@ class SelfAttentiveClassifier(keras.Model):
         self.num_classes = num_classes
         self.hidden_units = hidden_units
         self.dropout = dropout
-
-    def training_model(self):
-        """The view that is compiled and fit: these layers, `probabilities` only.
-
-        Keras' `fit` wants a target for every output that has a loss or a metric;
-        compile this view (`loss="sparse_categorical_crossentropy",
-        metrics=["accuracy"]`) and fit it, and the classifier (and its encoder)
-        share its trained weights. The encoder's penalty is in the view's losses.
-        Every call returns the same view.
-        """
-        return training_view(self, self.output_dense.output)
 
     def get_config(self):
         return {
