@@ -167,13 +167,13 @@ def run_dataset(dataset, args, sizes, out_dir):
         tokenize_sentences,
     )
     from zoo.models.text_classifier import compile_classifier
+    from zoo.training import validate_more_often
     from zoo.training.text_classification import (
         build_word_vocabulary,
         evaluate_texts,
         initial_embeddings,
         labelled_dataset,
     )
-    from zoo.training import validate_more_often
 
     phrases = (
         not args.quick

@@ -45,12 +45,12 @@ from zoo.models.han import (
     HANTextClassifier,
     tokenize_documents,
 )
+from zoo.training import validate_more_often
 from zoo.training.text_classification import (
     build_word_vocabulary,
     initial_embeddings,
     labelled_dataset,
 )
-from zoo.training import validate_more_often
 
 DATASETS = {
     "imdb": {"path": "aclImdb", "text_column": "text", "label_column": None},

@@ -5,7 +5,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from zoo.recipes import memn2n_babi
 
 STORY = "Mary moved to the kitchen.\nJohn went to the garden.\nMary went to the office."
