@@ -116,7 +116,10 @@ case "$cmd" in
         setup
         ensure_chromium || true
         status=0
-        "$VENV/bin/python" -m pytest "$@" || status=$?
+        # One worker per core (at most 4), each test file on one worker: the suite
+        # spends much of its time in single-threaded tracing and fresh processes.
+        "$VENV/bin/python" -m pytest -n auto --maxprocesses 4 --dist loadfile "$@" \
+            || status=$?
         jax_status=0
         test_jax || jax_status=$?
         if [ "$jax_status" -ne 0 ]; then
