@@ -32,6 +32,7 @@ def test_the_run_folder_records_what_it_is_a_run_of(tmp_path):
     assert {k: identity[k] for k in IDENTITY} == IDENTITY
     assert identity["training"]["learning_rate"] == 0.05
     assert identity["model"].startswith("4 parameters in 2 arrays (")
+    assert identity["model_class"] == "Sequential"
 
 
 def test_a_matching_restart_resumes_and_says_so(tmp_path, capsys):
@@ -81,6 +82,18 @@ def test_another_model_is_refused(tmp_path):
     record["identity"]["model"] = "5 parameters in 2 arrays (feedfeedfeed)"
     (run_dir / "run.json").write_text(json.dumps(record))
     with pytest.raises(RunMismatchError, match="model: "):
+        quick_run(run_dir, run_identity=IDENTITY)
+
+
+def test_a_backup_of_another_model_class_is_another_run(tmp_path):
+    # Run folders written before the tasks were fit hold backups of a network's
+    # training view, whose weights do not load into the task.
+    run_dir = tmp_path / "run"
+    _interrupted(run_dir)
+    record = json.loads((run_dir / "run.json").read_text())
+    del record["identity"]["model_class"]
+    (run_dir / "run.json").write_text(json.dumps(record))
+    with pytest.raises(RunMismatchError, match='model_class: null -> "Sequential"'):
         quick_run(run_dir, run_identity=IDENTITY)
 
 

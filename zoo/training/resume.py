@@ -161,9 +161,15 @@ def model_signature(model):
 
 
 def run_identity_of(cfg, model, run_identity=None):
-    """The identity `fit` records for a run: `training`, `model` and the caller's
-    `run_identity` keys, as JSON would read it back (tuples become lists)."""
-    identity = {"training": cfg.identity(), "model": model_signature(model)}
+    """The identity `fit` records for a run: `training`, `model` (its size),
+    `model_class` (the object fit: a backup of another class's weights does not load
+    into it) and the caller's `run_identity` keys, as JSON would read it back (tuples
+    become lists)."""
+    identity = {
+        "training": cfg.identity(),
+        "model": model_signature(model),
+        "model_class": type(model).__name__,
+    }
     if run_identity is not None:
         if not isinstance(run_identity, dict):
             raise TypeError(
