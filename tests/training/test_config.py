@@ -105,24 +105,6 @@ def test_decay_flags_and_bad_values():
         TrainingConfig(decay_patience=0)
 
 
-def test_dropout_warmup_flag_and_bad_values():
-    assert toy.parse(["--dropout-warmup", "3"]).training.dropout_warmup == 3
-    assert TrainingConfig().dropout_warmup == 0  # off unless asked for
-    for bad in (-1, 1.5, True):
-        with pytest.raises(ValueError, match=f"dropout_warmup={bad!r}"):
-            TrainingConfig(dropout_warmup=bad)
-
-
-def test_dropout_start_flag_and_bad_values():
-    assert toy.parse(["--dropout-start", "0.5"]).training.dropout_start == 0.5
-    assert TrainingConfig().dropout_start == 1.0  # off unless asked for
-    for bad in (-0.1, 1.5):
-        with pytest.raises(ValueError, match=f"dropout_start={bad!r}"):
-            TrainingConfig(dropout_start=bad)
-    with pytest.raises(ValueError, match="use one"):
-        TrainingConfig(dropout_start=0.5, dropout_warmup=2)
-
-
 def test_importing_the_config_needs_no_tensorflow():
     code = (
         "import sys; from zoo.training import TrainingConfig; "

@@ -62,11 +62,6 @@ callback: training tokens per second per epoch, tracing and validation excluded.
   moving average of the weights, training continues from the raw ones; the momentum
   warms up, `min(ema, (1 + t) / (10 + t))` at step `t`, for any Keras optimizer
   (`zoo.training.weight_averaging`).
-- with `dropout_warmup` > 0, every dropout rate of the model scaled by
-  `pass / dropout_warmup` in the first passes over the data, logged as
-  `dropout_scale` (`zoo.training.callbacks.DropoutWarmup`); with `dropout_start` < 1,
-  every rate times `dropout_start` until the first validation without a better
-  `monitor` (`zoo.training.callbacks.PlateauDropout`).
 - with `schedule="cosine"`, cosine decay of the learning rate to zero over the run's
   steps; with `schedule="time"` over the minutes of `time_limit`, from the training
   clock, which a resumed run continues (`zoo.training.schedules`).
@@ -123,8 +118,6 @@ _EXPORTS = {
     "parse_tf_config": "zoo.training.distribution",
     "set_seed": "zoo.training.distribution",
     "worker_run_dir": "zoo.training.distribution",
-    "DropoutWarmup": "zoo.training.callbacks",
-    "PlateauDropout": "zoo.training.callbacks",
     "EpochLog": "zoo.training.callbacks",
     "NonFiniteLossError": "zoo.training.callbacks",
     "Throughput": "zoo.training.callbacks",

@@ -12,15 +12,12 @@
 - `EpochLog`: one plain line per epoch (no escape codes, no carriage returns), the
   progress output when standard output is not a terminal.
 - `ElapsedTime`: the seconds of training so far, logged as `elapsed_seconds`.
-- `DropoutWarmup`: every dropout rate scaled up from 0 over the first passes
-  (`dropout_warmup` > 0), the scale logged as `dropout_scale`.
 - `TrainingCurve`: the log's loss curves drawn as a PNG (`zoo.viz.training_curve`).
 """
 
 import csv
 import json
 import math
-import operator
 import os
 import re
 import sys
@@ -301,139 +298,6 @@ class LogLearningRate(keras.callbacks.Callback):
             optimizer = averaging_optimizer(self.model.optimizer)
             rate = self.schedule(optimizer.iterations)
             logs["learning_rate"] = float(keras.ops.convert_to_numpy(rate))
-
-
-def dropout_sites(model):
-    """`[(object, attribute, rate)]`: every dropout rate of `model`'s layers above 0:
-    `keras.layers.Dropout`'s `rate` and the `dropout` and `recurrent_dropout` of
-    recurrent cells (a GRU's or LSTM's cell, its copy in a bidirectional layer)."""
-    sites = []
-    for layer in keras_workarounds.all_layers(model):
-        if isinstance(layer, keras.layers.Dropout):
-            names = ("rate",)
-        elif hasattr(layer, "get_dropout_mask"):  # keras' DropoutRNNCell
-            names = ("dropout", "recurrent_dropout")
-        else:
-            continue
-        for name in names:
-            rate = getattr(layer, name, 0.0)
-            if rate:
-                sites.append((layer, name, float(rate)))
-    return sites
-
-
-class ScaledDropout(keras.callbacks.Callback):
-    """Trains with every dropout rate of the model (`dropout_sites`) times a scale
-    that subclasses set per epoch (`scale_at`).
-
-    The rates are Python numbers read when Keras traces the training step, so the
-    step is traced again whenever the scale changes. The scale is set again at every
-    epoch's start, a resumed run's first included, and is logged as
-    `dropout_scale`; the model's own rates are back when training ends (`restore`),
-    so `get_config`, saving and later training see them.
-    """
-
-    def __init__(self):
-        super().__init__()
-        self.sites, self.scale = [], None
-
-    def scale_at(self, epoch):
-        raise NotImplementedError
-
-    def on_train_begin(self, logs=None):
-        self.sites, self.scale = dropout_sites(self.model), None
-
-    def on_epoch_begin(self, epoch, logs=None):
-        scale = self.scale_at(epoch)
-        if scale == self.scale:
-            return
-        self._set(scale)
-        if getattr(self.model, "train_function", None) is not None:
-            self.model.make_train_function(force=True)
-
-    def on_epoch_end(self, epoch, logs=None):
-        if logs is not None:
-            logs["dropout_scale"] = self.scale
-
-    def on_train_end(self, logs=None):
-        self.restore()
-
-    def restore(self):
-        """Puts the model's own rates back (`fit` calls it after an error too)."""
-        self._set(1.0)
-
-    def _set(self, scale):
-        for layer, name, rate in self.sites:
-            setattr(layer, name, rate * scale)
-        self.scale = scale
-
-
-class DropoutWarmup(ScaledDropout):
-    """Trains the first `passes` passes over the data with lower dropout: every rate
-    times `min(1, pass / passes)`, so 0 in the first pass and the model's own rates
-    from pass `passes + 1` on ("late dropout": an undertrained model learns fastest
-    without it, a longer run needs it against overfitting). See `ScaledDropout`.
-
-    Args:
-        passes: passes over the training data during which the rates rise.
-        rounds_per_epoch: Keras epochs per pass (`validations_per_epoch`).
-    """
-
-    def __init__(self, passes, rounds_per_epoch=1):
-        super().__init__()
-        if passes < 1 or rounds_per_epoch < 1:
-            raise ValueError(
-                "`passes` and `rounds_per_epoch` must be >= 1. Received: "
-                f"passes={passes!r}, rounds_per_epoch={rounds_per_epoch!r}"
-            )
-        self.passes, self.rounds = passes, rounds_per_epoch
-
-    def scale_at(self, epoch):
-        return min(1.0, (epoch // self.rounds) / self.passes)
-
-
-class PlateauDropout(ScaledDropout):
-    """Trains with every dropout rate times `start` until the first validation
-    without a better `monitor`, then with the model's own rates: low dropout while
-    the model still improves on validation, the full rates once it stops. See
-    `ScaledDropout`.
-
-    Args:
-        start: the scale before the plateau, in [0, 1).
-        monitor: the validation quantity (a key of the epoch logs).
-        mode: "auto", "min" or "max" for `monitor`.
-        history: `monitor` of the epochs a resumed run has already trained, in
-            order (None for an epoch without it).
-    """
-
-    def __init__(self, start, monitor, mode="auto", history=()):
-        super().__init__()
-        if not 0 <= start < 1:
-            raise ValueError(f"`start` must be in [0, 1). Received: start={start!r}")
-        self.start, self.monitor = start, monitor
-        self.better = operator.gt if maximize(monitor, mode) else operator.lt
-        self.history = list(history)
-
-    def on_train_begin(self, logs=None):
-        super().on_train_begin(logs)
-        self.best, self.plateau = None, False
-        for value in self.history:
-            self._observe(value)
-
-    def scale_at(self, epoch):
-        return 1.0 if self.plateau else self.start
-
-    def on_epoch_end(self, epoch, logs=None):
-        super().on_epoch_end(epoch, logs)
-        self._observe((logs or {}).get(self.monitor))
-
-    def _observe(self, value):
-        if value is None or self.plateau:
-            return
-        if self.best is None or self.better(value, self.best):
-            self.best = value
-        else:
-            self.plateau = True
 
 
 class EpochLog(keras.callbacks.Callback):

@@ -66,13 +66,6 @@ class TrainingConfig:
             is of recent weights, not of the initial ones
             (`zoo.training.weight_averaging`). The model's optimizer must be
             built with `**averaging(cfg)`.
-        dropout_warmup: the first this many passes over the training data train
-            with every dropout rate of the model scaled by `pass / dropout_warmup`
-            (0 in the first pass; `zoo.training.callbacks.DropoutWarmup`; 0: off).
-        dropout_start: every dropout rate of the model times this until the first
-            validation without a better `monitor`, the model's rates after
-            (`zoo.training.callbacks.PlateauDropout`; 1: off). Not with
-            `dropout_warmup`.
         schedule: "constant" (`learning_rate` throughout, unless decayed on a
             plateau), "cosine" (from `learning_rate` to zero over the run's steps;
             the optimizer must be built with
@@ -185,19 +178,6 @@ class TrainingConfig:
         check="open_fraction",
         metavar="MOMENTUM",
     )
-    dropout_warmup: int = _option(
-        0,
-        "train the first N passes over the data with every dropout rate scaled by "
-        "pass/N (none in the first pass, the model's rates from pass N+1; 0: off)",
-        check="non_negative",
-        metavar="N",
-    )
-    dropout_start: float = _option(
-        1.0,
-        "train with every dropout rate times S until the first validation without "
-        "a better score, with the model's rates after (1: off)",
-        metavar="S",
-    )
     schedule: str = _option(
         "constant",
         "constant learning rate (with optional decay on a plateau), or a cosine "
@@ -264,22 +244,6 @@ class TrainingConfig:
         if not _is_int(self.patience) or self.patience < 0:
             raise ConfigError(
                 f"`patience` must be an int >= 0. Received: patience={self.patience!r}"
-            )
-        if not _is_int(self.dropout_warmup) or self.dropout_warmup < 0:
-            raise ConfigError(
-                "`dropout_warmup` must be an int >= 0 (0: off). "
-                f"Received: dropout_warmup={self.dropout_warmup!r}"
-            )
-        if not 0 <= self.dropout_start <= 1:
-            raise ConfigError(
-                "`dropout_start` must be in [0, 1] (1: off). "
-                f"Received: dropout_start={self.dropout_start!r}"
-            )
-        if self.dropout_warmup and self.dropout_start < 1:
-            raise ConfigError(
-                "`dropout_warmup` and `dropout_start` both scale the dropout rates; "
-                f"use one. Received: dropout_warmup={self.dropout_warmup!r}, "
-                f"dropout_start={self.dropout_start!r}"
             )
         if not _is_int(self.decay_patience) or self.decay_patience < 1:
             raise ConfigError(

@@ -12,13 +12,11 @@ import tensorflow as tf
 from zoo.io import remove_temporaries
 from zoo.training import keras_workarounds
 from zoo.training.callbacks import (
-    DropoutWarmup,
     ElapsedTime,
     EpochLog,
     LogLearningRate,
     NaNGuard,
     PlateauDecay,
-    PlateauDropout,
     ResumableEarlyStopping,
     TimedSnapshots,
     TrainingCurve,
@@ -168,14 +166,6 @@ def _fit(
         all_callbacks.append(AverageIn(weights))
     all_callbacks += list(callbacks or [])
     monitored = monitor_values(csv_path, monitor) if resuming else ()
-    scaled_dropout = None
-    if cfg.dropout_warmup:
-        scaled_dropout = DropoutWarmup(cfg.dropout_warmup, cfg.validations_per_epoch)
-    elif cfg.dropout_start < 1:
-        # After the callbacks that put `monitor` in the epoch logs.
-        scaled_dropout = PlateauDropout(cfg.dropout_start, monitor, cfg.mode, monitored)
-    if scaled_dropout is not None:
-        all_callbacks.append(scaled_dropout)
     snapshots = None
     # A resumed run continues the interrupted run's clock.
     previous = last_value(csv_path, "elapsed_seconds") if resuming else 0.0
@@ -283,11 +273,8 @@ def _fit(
                 **fit_kwargs,
             )
     finally:
-        # Also after an error or an interruption: the curve of the epochs logged,
-        # and the model's own dropout rates.
+        # Also after an error or an interruption: the curve of the epochs logged.
         curve.draw()
-        if scaled_dropout is not None:
-            scaled_dropout.restore()
 
 
 def _advance_shuffle(train_ds, fit_kwargs, strategy):
