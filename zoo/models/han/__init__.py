@@ -17,8 +17,11 @@ from zoo.models.han.han_preprocessor import (
     HANPreprocessor,
     tokenize_documents,
 )
-from zoo.models.han.han_serving import HANServing, export_han_classifier
-from zoo.models.han.han_text_classifier import HANTextClassifier
+from zoo.models.han.han_serving import HANServing
+from zoo.models.han.han_text_classifier import (
+    HANTextClassifier,
+    export_han_classifier,
+)
 from zoo.models.han.han_text_classifier_preprocessor import (
     HANTextClassifierPreprocessor,
 )

@@ -1,4 +1,5 @@
-"""`HANServing`: the HAN export's signatures (string in), and `export_han_classifier`.
+"""`HANServing`: the HAN export's signatures (string in; written by
+`zoo.models.han.export_han_classifier`).
 
 Signatures of `saved_models/han/VERSION/`:
 
@@ -18,7 +19,6 @@ more is refused with InvalidArgument before any work).
 
 import tensorflow as tf
 
-from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
 from zoo.models.text_classifier_serving import TEXT_SPEC, TextClassifierServing
 
 
@@ -64,49 +64,3 @@ class HANServing(TextClassifierServing):
             "explain": self.explain,
             "preprocess": self.preprocess,
         }
-
-
-def export_han_classifier(
-    model,
-    preprocessor,
-    label_names,
-    base_dir="saved_models",
-    name="han",
-    warmup_texts=None,
-    metadata=None,
-    max_batch_size=DEFAULT_MAX_BATCH_SIZE,
-    task=None,
-):
-    """Exports `base_dir/name/VERSION/` (and `VERSION.keras`); returns the folder.
-
-    The model, preprocessor, class names and batch limit make the `HANServing`;
-    the rest is `TextClassifierServing.export`'s (warm-up documents: a short example
-    when none are given). The manifest records the labels and the limits.
-    `VERSION.keras` is the `HANTextClassifier` task (`task`, or one made of the
-    model, preprocessor and class names): it predicts on raw strings.
-    """
-    if task is None:
-        from zoo.models.han.han_text_classifier import HANTextClassifier
-        from zoo.models.han.han_text_classifier_preprocessor import (
-            HANTextClassifierPreprocessor,
-        )
-
-        task = HANTextClassifier(
-            model,
-            HANTextClassifierPreprocessor.from_module(preprocessor),
-            label_names,
-            compile=False,
-        )
-    module = HANServing(model, preprocessor, label_names, max_batch_size)
-    return module.export(
-        base_dir,
-        name,
-        warmup_texts or ["a short example document."],
-        metadata,
-        keras_outputs=("probabilities", "sentence_attention", "word_attention"),
-        keras_model=task,
-        limits={
-            "max_sentences": preprocessor.max_sentences,
-            "max_words": preprocessor.max_words,
-        },
-    )

@@ -2,7 +2,9 @@
 
 import keras
 
+from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
 from zoo.models.han.han_classifier import HANClassifier
+from zoo.models.han.han_serving import HANServing
 from zoo.models.han.han_text_classifier_preprocessor import (
     HANTextClassifierPreprocessor,
 )
@@ -87,8 +89,6 @@ class HANTextClassifier(TextClassifier):
         """Writes `base_dir/name/VERSION/` (TF Serving) and `VERSION.keras` (this
         task); returns the version folder. See `export_han_classifier`."""
         self.check_tensorflow_backend("export")
-        from zoo.models.han.han_serving import export_han_classifier
-
         return export_han_classifier(
             self.backbone,
             self.preprocessor.module,
@@ -99,3 +99,44 @@ class HANTextClassifier(TextClassifier):
             metadata=metadata,
             task=self,
         )
+
+
+def export_han_classifier(
+    model,
+    preprocessor,
+    label_names,
+    base_dir="saved_models",
+    name="han",
+    warmup_texts=None,
+    metadata=None,
+    max_batch_size=DEFAULT_MAX_BATCH_SIZE,
+    task=None,
+):
+    """Exports `base_dir/name/VERSION/` (and `VERSION.keras`); returns the folder.
+
+    The model, preprocessor, class names and batch limit make the `HANServing`;
+    the rest is `TextClassifierServing.export`'s (warm-up documents: a short example
+    when none are given). The manifest records the labels and the limits.
+    `VERSION.keras` is the `HANTextClassifier` task (`task`, or one made of the
+    model, preprocessor and class names): it predicts on raw strings.
+    """
+    if task is None:
+        task = HANTextClassifier(
+            model,
+            HANTextClassifierPreprocessor.from_module(preprocessor),
+            label_names,
+            compile=False,
+        )
+    module = HANServing(model, preprocessor, label_names, max_batch_size)
+    return module.export(
+        base_dir,
+        name,
+        warmup_texts or ["a short example document."],
+        metadata,
+        keras_outputs=("probabilities", "sentence_attention", "word_attention"),
+        keras_model=task,
+        limits={
+            "max_sentences": preprocessor.max_sentences,
+            "max_words": preprocessor.max_words,
+        },
+    )

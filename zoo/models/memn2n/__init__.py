@@ -47,7 +47,7 @@ _LAZY = {
     "MAX_STORY_BYTES": "memn2n_preprocessor",
     "tokenize": "memn2n_preprocessor",
     "MemN2NServing": "memn2n_serving",
-    "export_memn2n": "memn2n_serving",
+    "export_memn2n": "memn2n_question_answerer",
     "linear_start_callbacks": "memn2n_training",
     "train_memn2n": "memn2n_training",
     "best_of_restarts": "memn2n_training",

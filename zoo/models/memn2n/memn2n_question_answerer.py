@@ -21,6 +21,7 @@ from zoo.models.memn2n.memn2n import MemN2N
 from zoo.models.memn2n.memn2n_question_answerer_preprocessor import (
     MemN2NQuestionAnswererPreprocessor,
 )
+from zoo.models.memn2n.memn2n_serving import MemN2NServing
 from zoo.models.task import Task, _short
 from zoo.text.vocabulary import RESERVED
 
@@ -326,8 +327,6 @@ class MemN2NQuestionAnswerer(Task):
         """Writes `base_dir/name/VERSION/` (TF Serving) and `VERSION.keras` (this
         task); returns the version folder. See `export_memn2n`."""
         self.check_tensorflow_backend("export")
-        from zoo.models.memn2n.memn2n_serving import export_memn2n
-
         return export_memn2n(
             self.backbone,
             self.preprocessor.asset_paths["vocabulary.txt"],
@@ -356,3 +355,79 @@ def _check_sizes(backbone, preprocessor):
             f"({backbone.vocabulary_size}) words. Received: "
             f"{preprocessor.vocabulary_size} words"
         )
+
+
+DEFAULT_WARMUP = {
+    "story": ["Mary went to the office.\nJohn moved to the garden."],
+    "question": ["Where is Mary?"],
+}
+"""The warm-up request of an export given no examples."""
+
+
+def export_memn2n(
+    model, vocab_file, base_dir, examples=(), metadata=None, name="memn2n", task=None
+):
+    """Exports a trained `MemN2N` as `base_dir/name/VERSION/` (+ `VERSION.keras`).
+
+    The `MemN2NServing` signatures, warm-up requests made of `examples`, the check
+    that `serving_default` gives the Keras model's probabilities, and the input
+    limits in the manifest (`zoo.export.export_model`). `VERSION.keras` is the
+    `MemN2NQuestionAnswerer` task (`task`, or one made of the model and the
+    vocabulary): it predicts on raw stories and questions, and its `.backbone` is
+    the network that reads the `preprocess` signature's outputs.
+
+    Args:
+        model: the trained `MemN2N`.
+        vocab_file: its vocabulary file.
+        base_dir: the TF Serving base folder.
+        examples: a few `BabiExample`s, or `{"story": [str],
+            "question": [str]}`, for the warm-up requests (a short example story
+            when empty).
+        metadata: optional dict for the manifest (`limits` are added).
+        name: the export's model name.
+        task: optional `MemN2NQuestionAnswerer` over `model`, saved as
+            `VERSION.keras` (its preprocessor's story limit is the export's).
+
+    Returns:
+        The version folder.
+    """
+    from zoo.export import export_model
+
+    if task is None:
+        module = MemN2NServing(model, vocab_file)
+        task = MemN2NQuestionAnswerer(
+            model,
+            MemN2NQuestionAnswererPreprocessor.from_module(module.preprocessor),
+        )
+    else:
+        if task.backbone is not model:
+            raise ValueError(
+                "`task` must be the task over `model`. Received: a task over "
+                f"{task.backbone.name!r}, model {model.name!r}"
+            )
+        module = MemN2NServing(
+            model, vocab_file, max_story_bytes=task.preprocessor.max_story_bytes
+        )
+    if isinstance(examples, dict):
+        warmup = {key: list(examples[key]) for key in ("story", "question")}
+    else:
+        examples = list(examples)
+        warmup = {
+            "story": ["\n".join(ex.story) for ex in examples],
+            "question": [ex.question for ex in examples],
+        }
+    if not warmup["story"]:
+        warmup = DEFAULT_WARMUP
+    return export_model(
+        module,
+        name=name,
+        signatures=module.signatures(),
+        base_dir=base_dir,
+        keras_model=task,
+        warmup={"serving_default": warmup},
+        keras_check={
+            "signature": "serving_default",
+            "outputs": {"probabilities": "probabilities", "attention": "attention"},
+        },
+        metadata={**(metadata or {}), "limits": module.limits()},
+    )

@@ -21,13 +21,13 @@ from zoo.models.sentence_embedder.self_attentive_encoder import SelfAttentiveEnc
 from zoo.models.sentence_embedder.self_attentive_text_classifier import (
     SelfAttentiveTextClassifier,
     SentenceEmbedder,
+    export_sentence_embedder,
 )
 from zoo.models.sentence_embedder.self_attentive_text_classifier_preprocessor import (
     SelfAttentiveTextClassifierPreprocessor,
 )
 from zoo.models.sentence_embedder.sentence_embedder_serving import (
     SentenceEmbedderServing,
-    export_sentence_embedder,
 )
 from zoo.models.sentence_embedder.sentence_embedder_training import (
     CLIPNORM,

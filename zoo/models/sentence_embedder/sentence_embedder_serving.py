@@ -1,4 +1,5 @@
-"""`SentenceEmbedderServing`: the sentence embedder's signatures, and its export.
+"""`SentenceEmbedderServing`: the sentence embedder's signatures (written by
+`zoo.models.sentence_embedder.export_sentence_embedder`).
 
 Signatures of `saved_models/sentence_embedder/VERSION/`:
 
@@ -24,11 +25,8 @@ its `.backbone`), both read by `keras.saving.load_model` after `import zoo`, no
 vocabulary, for `SentencePreprocessor` on the encoder's token ids).
 """
 
-import shutil
-
 import tensorflow as tf
 
-from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
 from zoo.models.text_classifier_serving import TEXT_SPEC, TextClassifierServing
 
 
@@ -66,73 +64,3 @@ class SentenceEmbedderServing(TextClassifierServing):
             "embed": self.embed,
             "preprocess": self.preprocess,
         }
-
-
-def export_sentence_embedder(
-    model,
-    preprocessor,
-    label_names,
-    base_dir="saved_models",
-    name="sentence_embedder",
-    warmup_texts=None,
-    metadata=None,
-    max_batch_size=DEFAULT_MAX_BATCH_SIZE,
-    task=None,
-):
-    """Exports `base_dir/name/VERSION/`, `VERSION.keras` and the standalone encoder.
-
-    The model (a `SelfAttentiveClassifier`), preprocessor, class names and batch
-    limit make the `SentenceEmbedderServing`; the rest is
-    `TextClassifierServing.export`'s (warm-up sentences, for `serving_default` and
-    `embed`: a short example when none are given). The manifest records the labels,
-    the limits and the encoder's files and sizes.
-
-    `VERSION.keras` is the `SelfAttentiveTextClassifier` task (`task`, or one made
-    of the model, preprocessor and class names); `VERSION.encoder.keras` is a
-    `SentenceEmbedder` of `model.encoder` with the same vocabulary. Both predict on
-    raw strings; their networks (token ids in) are `.backbone`.
-    """
-    from zoo.models.sentence_embedder.self_attentive_text_classifier import (
-        SelfAttentiveTextClassifier,
-        SelfAttentiveTextClassifierPreprocessor,
-        SentenceEmbedder,
-    )
-
-    if task is None:
-        task = SelfAttentiveTextClassifier(
-            model,
-            SelfAttentiveTextClassifierPreprocessor.from_module(preprocessor),
-            label_names,
-            compile=False,
-        )
-    module = SentenceEmbedderServing(model, preprocessor, label_names, max_batch_size)
-    encoder = model.encoder
-    embedder = SentenceEmbedder(
-        encoder,
-        SelfAttentiveTextClassifierPreprocessor.from_module(preprocessor),
-        name=f"{encoder.name}_embedder",
-    )
-    return module.export(
-        base_dir,
-        name,
-        warmup_texts or ["a short example sentence ."],
-        {
-            **(metadata or {}),
-            "encoder": {
-                "file": "../<VERSION>.encoder.keras (beside this version folder): "
-                "a SentenceEmbedder (raw strings in), the encoder is its .backbone",
-                "vocabulary": "../<VERSION>.encoder.vocab.txt",
-                "num_hops": encoder.num_hops,
-                "embedding_width": encoder.output_dim,
-            },
-        },
-        warmup_signatures=("serving_default", "embed"),
-        keras_model=task,
-        limits={"max_length": preprocessor.max_length},
-        extra_files={
-            ".encoder.keras": embedder.save,
-            ".encoder.vocab.txt": lambda path: shutil.copyfile(
-                preprocessor.vocab_file, path
-            ),
-        },
-    )
