@@ -1,6 +1,8 @@
 """Task: preprocessed datasets, `from_preset` keyword arguments (keras-hub's) and the
 TensorFlow-only methods."""
 
+import os
+
 import keras
 import numpy as np
 import pytest
@@ -288,3 +290,37 @@ def test_the_backend_check_passes_on_tensorflow(monkeypatch):
     monkeypatch.setattr(keras.backend, "backend", lambda: "torch")
     with pytest.raises(ConfigError, match=r"^zoo predict needs .* running on torch$"):
         check_tensorflow_backend("zoo predict")
+
+
+def test_a_preset_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    import errno
+
+    from zoo.errors import DiskFullError
+
+    task = han.make_task()
+    target = tmp_path / "presets" / "han"
+
+    def full(directory):
+        with open(os.path.join(directory, "vocabulary.txt"), "w") as f:
+            f.write("[PAD]\n")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(task.preprocessor, "save_assets", full)
+    with pytest.raises(DiskFullError) as error:
+        task.save_to_preset(target)
+    assert str(error.value) == (
+        f"{target}: the disk is full (No space left on device); no preset written"
+    )
+    assert os.listdir(tmp_path / "presets") == []  # no staging folder, no preset
+    monkeypatch.undo()
+    # The same call again writes the preset, which is then never overwritten.
+    task.save_to_preset(target)
+    assert sorted(os.listdir(target)) == [
+        "assets", "config.json", "metadata.json", "model.weights.h5",
+        "preprocessor.json", "task.json",
+    ]  # fmt: skip
+    with pytest.raises(ConfigError, match="exists and is not empty"):
+        task.save_to_preset(target)
+    (tmp_path / "a_file").write_text("x")
+    with pytest.raises(ConfigError, match="a_file exists and is not empty"):
+        task.save_to_preset(tmp_path / "a_file")

@@ -22,12 +22,13 @@ import datetime
 import inspect
 import json
 import os
+import shutil
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from zoo.errors import ConfigError
+from zoo.errors import ConfigError, DiskFullError, is_disk_full
 
 CONFIG_FILE = "config.json"
 TASK_CONFIG_FILE = "task.json"
@@ -234,23 +235,57 @@ class Task(keras.Model):
         `config.json` and `model.weights.h5`: the network; `preprocessor.json` and
         `assets/preprocessor/`: the preprocessor and its vocabularies;
         `task.json`: the task's own arguments; `metadata.json`: versions and size.
-        The folder must not exist or be empty: a preset is never overwritten.
+        The folder must not exist or be empty: a preset is never overwritten
+        (`ConfigError`). It is written in a staging folder beside it and renamed into
+        place, so a failure leaves none; a full disk is a `DiskFullError`.
         """
-        import zoo
+        from zoo.io import temporary_path
 
-        preset_dir = os.fspath(preset_dir)
-        if os.path.exists(preset_dir) and os.listdir(preset_dir):
-            raise ValueError(
-                f"save_to_preset: {preset_dir!r} exists and is not empty (a preset is "
-                "never overwritten)"
+        preset_dir = os.path.abspath(os.fspath(preset_dir))
+        if os.path.lexists(preset_dir) and not (
+            os.path.isdir(preset_dir) and not os.listdir(preset_dir)
+        ):
+            raise ConfigError(
+                f"save_to_preset: {preset_dir} exists and is not empty (a preset is "
+                "never overwritten); pass another folder"
             )
         if self.preprocessor is None:
             raise ValueError("save_to_preset: the task has no preprocessor")
-        os.makedirs(os.path.join(preset_dir, PREPROCESSOR_ASSETS), exist_ok=True)
+        os.makedirs(os.path.dirname(preset_dir), exist_ok=True)
+        # Written in a staging folder beside the target and renamed into place: a
+        # failure (a full disk) leaves no half-written preset.
+        staging = temporary_path(preset_dir)
+        os.mkdir(staging)
+        try:
+            self._write_preset(staging)
+            if os.path.isdir(preset_dir):
+                os.rmdir(preset_dir)  # empty
+            os.rename(staging, preset_dir)
+        except Exception as e:
+            if not is_disk_full(e):
+                raise
+            reason = " ".join((getattr(e, "strerror", None) or str(e)).split())[:120]
+            raise DiskFullError(
+                f"{preset_dir}: the disk is full ({reason}); no preset written", reason
+            ) from None
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return preset_dir
+
+    def _write_preset(self, preset_dir):
+        import zoo
+        from zoo.training.checkpoints import InMemoryWeightsFile
+
+        os.makedirs(os.path.join(preset_dir, PREPROCESSOR_ASSETS))
         _write_json(
             preset_dir, CONFIG_FILE, keras.saving.serialize_keras_object(self.backbone)
         )
-        self.backbone.save_weights(os.path.join(preset_dir, MODEL_WEIGHTS_FILE))
+        # Made in memory, then written with a plain write: h5py writing straight to
+        # a full disk can crash the process.
+        weights = InMemoryWeightsFile()
+        self.backbone.save_weights(weights)
+        with open(os.path.join(preset_dir, MODEL_WEIGHTS_FILE), "wb") as f:
+            f.write(weights.getbuffer())
         _write_json(
             preset_dir,
             PREPROCESSOR_CONFIG_FILE,
@@ -278,7 +313,6 @@ class Task(keras.Model):
                 ),
             },
         )
-        return preset_dir
 
     @classmethod
     def from_preset(cls, preset, load_weights=True, **kwargs):

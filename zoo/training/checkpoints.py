@@ -138,7 +138,7 @@ def seed_states(model):
     return [v for v in model.variables if id(v) not in weights]
 
 
-class _InMemoryWeightsFile(io.BytesIO):
+class InMemoryWeightsFile(io.BytesIO):
     """A weights file in memory. `Model.save_weights` takes it for a path: Keras
     checks the `.weights.h5` ending of `str(filepath)` and writes a `BytesIO`
     through h5py."""
@@ -153,7 +153,7 @@ def _save_weights(model, path):
     import h5py
     import numpy as np
 
-    buffer = _InMemoryWeightsFile()
+    buffer = InMemoryWeightsFile()
     model.save_weights(buffer)
     with h5py.File(buffer, "a") as f:
         group = f.create_group(SEED_STATES)
