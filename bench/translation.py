@@ -213,7 +213,7 @@ def load_trained(args, run_dir):
         checkpoint = os.path.join(run_dir, "best.keras")
         if not os.path.isfile(checkpoint):
             raise SystemExit(f"--decode-only: no trained model at {checkpoint}")
-        checkpointed = keras.saving.load_model(checkpoint)  # the training view
+        checkpointed = keras.saving.load_model(checkpoint)  # the task that was fit
         if args.raw_weights:
             swap_weight_average(checkpointed)
         model.set_weights(checkpointed.get_weights())

@@ -92,13 +92,13 @@ def parse_args(argv=None):
 
 
 def build(args):
-    """`(model, training dataset)` as the recipe builds them for these flags."""
+    """`(task, training dataset)` as the recipe builds them for these flags: the
+    compiled `Seq2SeqTextTranslator` (no preprocessor: the batches are encoded)."""
     from zoo.data.parallel import load_parallel, split_corpus
     from zoo.demo.parallel import demo_corpus
-    from zoo.fastpath.fused_adam import FusedAdam
     from zoo.fastpath.precision import resolve_dtype
     from zoo.models.translation import (
-        MaskedSparseCrossentropy,
+        Seq2SeqTextTranslator,
         Seq2SeqTranslator,
         TranslationPreprocessor,
         translation_dataset,
@@ -141,11 +141,14 @@ def build(args):
         name="seq2seq_translator",
     )
     training = TrainingConfig(learning_rate=args.learning_rate, ema=args.ema)
-    model.training_model().compile(
-        optimizer=FusedAdam(args.learning_rate, clipnorm=5.0, **averaging(training)),
-        loss=MaskedSparseCrossentropy(args.label_smoothing),
+    task = Seq2SeqTextTranslator(model, compile=False)
+    task.default_compile(
+        args.learning_rate,
+        label_smoothing=args.label_smoothing,
+        jit_compile="auto",
+        **averaging(training),
     )
-    return model, dataset
+    return task, dataset
 
 
 def main(argv=None):
@@ -154,14 +157,13 @@ def main(argv=None):
     import tensorflow as tf
 
     os.makedirs(args.run_dir, exist_ok=True)
-    model, dataset = build(args)
+    task, dataset = build(args)
     batches = list(dataset.take(args.batches))
     tokens = sum(
         int(tf.reduce_sum(tf.cast(labels > 0, tf.int32))) for _, labels in batches
     )
-    trainer = model.training_model()
-    trainer.make_train_function()
-    step = trainer.train_function
+    task.make_train_function()
+    step = task.train_function
 
     def one_pass():
         start = time.perf_counter()

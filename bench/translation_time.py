@@ -236,7 +236,7 @@ def zoo_translator(run_dir):
     exported = model.get_weights()
 
     def load(path):
-        load_snapshot(model.training_model(), path)
+        load_snapshot(model, path)  # the task's weights: its network's, in order
 
     def end(sources):
         model.set_weights(exported)

@@ -125,21 +125,40 @@ def parse(argv):
 
 
 def build(config, source_vocab_size=50, target_vocab_size=60):
-    """The recipe's model for `config` on vocabularies of the given sizes."""
-    from zoo.recipes.translation import NAME, build_model, make_optimizer
+    """The network of the recipe's task for `config` on vocabularies of the given
+    sizes."""
+    return build_task(config, source_vocab_size, target_vocab_size).backbone
 
+
+def build_task(config, source_vocab_size=50, target_vocab_size=60):
+    """The recipe's compiled task for `config` on vocabularies of the given sizes."""
+    import tempfile
+
+    import tensorflow as tf
+    from zoo.recipes.translation import NAME, build_task
+
+    from zoo.models.translation import TranslationPreprocessor
+    from zoo.text.subword import RESERVED_TOKENS, save_vocabulary
     from zoo.training.steps import RecipeRun
 
-    pre = types.SimpleNamespace(
-        source_vocab_size=source_vocab_size,
-        target_vocab_size=target_vocab_size,
-        max_length=64,
+    folder = tempfile.mkdtemp(prefix="translation-vocab-")
+    files = [
+        save_vocabulary(
+            RESERVED_TOKENS + [f"{side}{i}" for i in range(size - 4)],
+            os.path.join(folder, f"{side}.txt"),
+        )
+        for side, size in (("s", source_vocab_size), ("t", target_vocab_size))
+    ]
+    data = types.SimpleNamespace(
+        preprocessor=TranslationPreprocessor(*files, max_length=64)
     )
-    optimizer = make_optimizer(RecipeRun(NAME, config, None, config.run_dir))
-    return build_model(config, types.SimpleNamespace(preprocessor=pre), optimizer)
+    run = RecipeRun(NAME, config, tf.distribute.get_strategy(), config.run_dir)
+    return build_task(config, data, run, log=lambda line: None)
 
 
 def test_selection_and_training_defaults(tmp_path):
+    from zoo.models.translation import penalty_list
+
     data = ["--data", str(tmp_path)]
     real = parse(data)
     assert (real.select_on, real.training.monitor, real.training.mode) == (
@@ -167,7 +186,7 @@ def test_selection_and_training_defaults(tmp_path):
     # beam search without the coverage penalty with --data (chosen on validation)
     # the length penalty chosen on validation after training with --data
     assert (real.beam_width, real.alpha, real.beta) == (5, "auto", 0.0)
-    assert real.alphas() == [0.6, 1.0, 1.3, 1.6, 2.0]
+    assert penalty_list(real.alpha_grid) == [0.6, 1.0, 1.3, 1.6, 2.0]
     assert (parse([]).alpha, parse([]).beta) == (0.6, 0.2)
     assert parse([*data, "--alpha", "0.8"]).alpha == 0.8
     assert parse(["--alpha", "auto"]).alpha == "auto"
@@ -256,10 +275,19 @@ def test_model_flags_reach_the_model():
     assert build(parse(["--readout", "tanh"])).decoder.readout_type == "tanh"
     model = build(parse(["--attention", "luong", "--window", "local-p"]))
     assert (model.attention, model.window) == ("luong", "local-p")
-    # the view that is fit is compiled: the fused Adam, clipped per weight
-    optimizer = model.training_model().optimizer
+    # the task that is fit is compiled by its default_compile: the fused Adam,
+    # clipped per weight, at the flags' rate; its preprocessor has the vocabularies
+    task = build_task(parse(["--label-smoothing", "0.2", "--learning-rate", "0.01"]))
+    assert type(task).__name__ == "Seq2SeqTextTranslator"
+    assert task.preprocessor.source_vocab_size == task.backbone.source_vocab_size == 50
+    optimizer = task.optimizer
     assert type(optimizer).__name__ == "FusedAdam" and optimizer.clipnorm == 5.0
-    assert model.training_model().loss.label_smoothing == 0.1
+    assert float(optimizer.learning_rate) == pytest.approx(0.01)
+    assert task.loss.label_smoothing == 0.2
+    # the searches are the flags' ("auto": the task's alpha until it is chosen)
+    assert (task.beam_width, task.alpha, task.beta) == (5, 0.6, 0.2)
+    task = build_task(parse(["--data", "/tmp", "--beam-width", "3"]))
+    assert (task.beam_width, task.alpha, task.beta) == (3, 1.0, 0.0)
 
 
 @pytest.mark.parametrize(

@@ -12,10 +12,10 @@ def main(argv=None):
     with steps.recipe_run(NAME, config) as run:
         data = load_data(config, run.log)     # read, split, vocabulary, tf.data
         with run.strategy.scope():
-            model = build_model(config, data, run.optimizer())
-        run.fit(model.training_model(), data.train, data.validation,
+            task = build_model(config, data, run.optimizer())  # compiled
+        run.fit(task, data.train, data.validation,
                 data_fingerprint=data.fingerprint)
-        metrics = evaluate(model, data)
+        metrics = evaluate(task, data)
         run.write_metrics(data.description, metrics)
         version = None if config.no_export else export(...)
     return run.result(EXPORT_NAME, "accuracy", metrics["accuracy"], version)

@@ -13,6 +13,7 @@ from zoo.models.translation import (
     Seq2SeqTranslatorPreprocessor,
     TranslationServing,
     Translator,
+    penalty_list,
 )
 
 ROOT = pathlib.Path(__file__).parents[3]
@@ -21,15 +22,10 @@ SEARCH = ("beam_width", "beta", "length_a", "length_b")
 
 @pytest.fixture(scope="module")
 def recipe_with_data(tmp_path_factory):
-    """`(config, data, model)`: the recipe's flags with `--data` (a folder of
-    generated pairs), its data and the model it builds."""
-    from zoo.recipes.translation import (
-        NAME,
-        build_model,
-        load_data,
-        make_optimizer,
-        parse,
-    )
+    """`(config, data, task)`: the recipe's flags with `--data` (a folder of
+    generated pairs), its data and the task it builds, compiles and fits."""
+    import tensorflow as tf
+    from zoo.recipes.translation import NAME, build_task, load_data, parse
 
     from zoo.demo.parallel import demo_corpus
     from zoo.training.steps import RecipeRun
@@ -43,9 +39,9 @@ def recipe_with_data(tmp_path_factory):
     (root / "test.de").write_text("\n".join(corpus.targets[110:]) + "\n")
     config = parse(["--data", str(root), "--run-dir", str(root / "run")])
     data = load_data(config, log=lambda line: None)
-    run = RecipeRun(NAME, config, None, config.run_dir)
-    model = build_model(config, data, make_optimizer(run), log=lambda line: None)
-    return config, data, model
+    run = RecipeRun(NAME, config, tf.distribute.get_strategy(), config.run_dir)
+    task = build_task(config, data, run, log=lambda line: None)
+    return config, data, task
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +59,7 @@ def _without_name(config):
 
 
 def test_the_backbone_is_the_recipes_model(recipe_with_data, task_with_defaults):
-    model, backbone = recipe_with_data[2], task_with_defaults.backbone
+    model, backbone = recipe_with_data[2].backbone, task_with_defaults.backbone
     assert _without_name(backbone.get_config()) == _without_name(model.get_config())
     # the measured configuration, spelled out
     config = backbone.get_config()
@@ -105,7 +101,7 @@ def test_the_searches_are_the_recipes(recipe_with_data, task_with_defaults):
     assert (task.beam_width, task.beta) == (5, 0.0)
     # the recipe chooses alpha on validation; the task's number is what that chose
     # on Multi30k de->en, one of the recipe's grid
-    assert config.alpha == "auto" and task.alpha in config.alphas()
+    assert config.alpha == "auto" and task.alpha in penalty_list(config.alpha_grid)
     results = json.loads(
         (ROOT / "docs/results/translation_alpha_auto.json").read_text()
     )
@@ -119,9 +115,11 @@ def test_the_searches_are_the_recipes(recipe_with_data, task_with_defaults):
 
 
 def test_default_compile_is_the_recipes_training(recipe_with_data, task_with_defaults):
-    config, trainer = recipe_with_data[0], recipe_with_data[2].training_model()
+    config, trainer = recipe_with_data[0], recipe_with_data[2]  # the recipe's task
     task = task_with_defaults
     assert config.training.learning_rate == 2e-3
+    assert type(task.optimizer).__name__ == type(trainer.optimizer).__name__
+    assert type(task.optimizer).__name__ == "FusedAdam"
     for optimizer in (task.optimizer, trainer.optimizer):  # float32 variables
         assert float(optimizer.learning_rate) == pytest.approx(2e-3, rel=1e-6)
     assert task.optimizer.clipnorm == trainer.optimizer.clipnorm == 5.0

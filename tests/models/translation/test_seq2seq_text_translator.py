@@ -79,14 +79,18 @@ def test_pairs_are_encoded_as_the_recipes_training_batches():
     assert _rows(inputs, labels) == expected and len(expected) == len(SOURCES)
     first = inputs["target_ids"].numpy()[:, 0]
     assert first.tolist() == [RESERVED_TOKENS.index("[START]")] * len(SOURCES)
-    # the task's loss is the recipe's: the training view with the family's loss
-    trainer = task.backbone.training_model()
-    trainer.compile(loss=MaskedSparseCrossentropy(0.1), jit_compile=False)
+    # the task's loss is the recipe's: on the raw pairs, and on the batches the
+    # recipe encodes (a dataset of ids is fit and evaluated as it is)
+    encoded = tf.data.Dataset.from_tensors((inputs, labels))
+    expected = keras.ops.convert_to_numpy(
+        MaskedSparseCrossentropy(0.1)(labels, task(inputs))
+    )
     np.testing.assert_allclose(
         task.evaluate(SOURCES, TARGETS, batch_size=len(SOURCES), verbose=0),
-        trainer.evaluate(inputs, labels, batch_size=len(SOURCES), verbose=0),
+        expected,
         rtol=1e-5,
     )
+    np.testing.assert_allclose(task.evaluate(encoded, verbose=0), expected, rtol=1e-5)
 
 
 def test_fit_learns_the_corpus_from_a_dataset_of_pairs():
@@ -241,3 +245,44 @@ def test_bad_inputs_are_one_line_errors():
             call()
         assert "\n" not in str(info.value), str(info.value)
     assert task.translate([]) == []
+
+
+def test_default_compile_is_the_recipes_optimizer_with_its_options():
+    from zoo.fastpath.fused_adam import FusedAdam
+
+    task = make_task()  # compiled with the defaults
+    assert type(task.optimizer) is FusedAdam and task.optimizer.clipnorm == 5.0
+    assert float(task.optimizer.learning_rate) == pytest.approx(2e-3)
+    assert task.loss.label_smoothing == 0.1
+    # the recipe passes its rate schedule, weight averaging and XLA switch
+    schedule = keras.optimizers.schedules.ExponentialDecay(0.01, 10, 0.5)
+    task.default_compile(
+        schedule, label_smoothing=0.2, jit_compile=True, use_ema=True, ema_momentum=0.9
+    )
+    task.optimizer.iterations.assign(10)
+    assert float(task.optimizer.learning_rate) == pytest.approx(0.005)  # scheduled
+    assert task.optimizer.use_ema and task.optimizer.ema_momentum == 0.9
+    assert task.loss.label_smoothing == 0.2
+
+
+def test_choose_alpha_sets_the_best_validation_length_penalty():
+    from zoo.metrics import corpus_bleu
+
+    task = make_task(beam_width=3)
+    assert task.translator(3).alpha == 0.6
+    lines = []
+    scores = task.choose_alpha(SOURCES, TARGETS, [0.0, 2.0], log=lines.append)
+    assert list(scores) == [0.0, 2.0]
+    assert task.alpha == max(scores, key=scores.get)  # ties: the earlier
+    assert lines[-1].startswith(f"length penalty: alpha {task.alpha} (best validation")
+    # the task's searches use the chosen penalty (not the one traced before)
+    assert task.translator(3).alpha == task.alpha
+    hypotheses = task.translate(SOURCES, beam_width=3)
+    assert scores[task.alpha] == pytest.approx(corpus_bleu(hypotheses, TARGETS)[0])
+    # greedy: no search is run, the penalty changes no translation
+    greedy = make_task(beam_width=1)
+    assert greedy.choose_alpha(SOURCES, TARGETS, [0.6, 2.0], log=None) == {}
+    assert greedy.alpha == 1.0
+    greedy.preprocessor = None
+    with pytest.raises(ValueError, match="choose_alpha needs the task's preprocessor"):
+        greedy.choose_alpha(SOURCES, TARGETS, [0.6])

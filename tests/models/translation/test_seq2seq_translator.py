@@ -5,7 +5,11 @@ import numpy as np
 import pytest
 
 from tests.models.translation.tiny import TINY
-from zoo.models.translation import MaskedSparseCrossentropy, Seq2SeqTranslator
+from zoo.models.translation import (
+    MaskedSparseCrossentropy,
+    Seq2SeqTextTranslator,
+    Seq2SeqTranslator,
+)
 
 DATA = pathlib.Path(__file__).parent / "data"
 
@@ -27,10 +31,15 @@ def _logits(model, inputs, **kwargs):
     return keras.ops.convert_to_numpy(model(inputs, **kwargs)["logits"])
 
 
+def _task(model):
+    """The task that is compiled and fit: the network's logits, no preprocessor."""
+    return Seq2SeqTextTranslator(model, compile=False)
+
+
 def test_keras_roundtrip_and_fit(tmp_path):
     model = _model(attention="luong", window="local-p", encoder_layers=2)
     inputs, labels = _batch()
-    trainer = model.training_model()
+    trainer = _task(model)
     # eager: one step on a tiny batch needs no graph tracing (the graph path is
     # exercised by the recipe test)
     trainer.compile("adam", MaskedSparseCrossentropy(0.1), run_eagerly=True)
@@ -63,27 +72,28 @@ def test_outputs_are_logits_and_float32_attention():
     np.testing.assert_allclose(weights[0], 1 / 7, atol=1e-6)
 
 
-def test_training_model_is_a_logits_view_of_the_same_weights(tmp_path):
+def test_the_task_fits_the_logits_of_the_same_weights(tmp_path):
     model = _model()
     inputs, labels = _batch()
-    trainer = model.training_model()
-    assert trainer is model.training_model()  # built once: its compile state stays
+    trainer = _task(model)
+    # the task's weights are the network's, in the network's order (a backup or a
+    # snapshot of the task loads into the network by order)
     assert [id(w) for w in trainer.weights] == [id(w) for w in model.weights]
     np.testing.assert_array_equal(_logits(model, inputs), trainer(inputs))
-    # the view is not a sublayer of the model: nothing extra is saved or listed
+    # the task is not a sublayer of the network: nothing extra is saved or listed
     assert trainer not in model.layers
     assert len(model.get_config()) == len(_model().get_config())
     trainer.compile("adam", MaskedSparseCrossentropy())
     before = _logits(model, inputs)
     trainer.fit(inputs, labels, epochs=1, verbose=0)  # no target for the attention
     after = _logits(model, inputs)
-    assert np.abs(after - before).max() > 1e-4  # fitting the view trains the model
-    # a checkpoint of the view (what training writes) loads into a new translator
+    assert np.abs(after - before).max() > 1e-4  # fitting the task trains the network
+    # a checkpoint of the task (what training writes) loads into a new translator
     path = str(tmp_path / "best.keras")
     trainer.save(path)
-    fresh = Seq2SeqTranslator.from_config(model.get_config())
-    fresh.load_weights(path)
-    np.testing.assert_allclose(_logits(fresh, inputs), after, atol=1e-6)
+    loaded = keras.saving.load_model(path)
+    assert type(loaded) is Seq2SeqTextTranslator and loaded.preprocessor is None
+    np.testing.assert_allclose(_logits(loaded.backbone, inputs), after, atol=1e-6)
     fresh = Seq2SeqTranslator.from_config(model.get_config())
     fresh.set_weights(keras.saving.load_model(path).get_weights())
     np.testing.assert_allclose(_logits(fresh, inputs), after, atol=1e-6)
@@ -243,9 +253,10 @@ def test_tied_output_layer_is_the_target_embedding(tmp_path, attention, embeddin
             model = Seq2SeqTranslator.from_config(
                 {**model.get_config(), "training_logits_dtype": dtype}
             )
-        model.training_model().compile("adam", MaskedSparseCrossentropy(0.1))
+        trainer = _task(model)
+        trainer.compile("adam", MaskedSparseCrossentropy(0.1))
         before = model.decoder.embedding.embeddings.numpy()
-        history = model.training_model().fit(inputs, labels, epochs=2, verbose=0)
+        history = trainer.fit(inputs, labels, epochs=2, verbose=0)
         assert np.all(np.isfinite(history.history["loss"]))
         after = model.decoder.embedding.embeddings.numpy()
         # the output side updates every row, not only the ids fed as inputs

@@ -59,3 +59,21 @@ def test_shuffle_is_seeded_and_count_target_tokens(preprocessor):
     expected = sum(min(len(t.split()), 5) + 1 for t in corpus.targets)
     assert tokens == expected
     assert batches == sum(1 for _ in ds) >= 30 // 4
+
+
+def test_load_translation_splits_samples_each_split_with_its_limit():
+    from zoo.models.translation import load_translation_splits
+
+    lines = []
+    splits = load_translation_splits(
+        None, ("src", "tgt"), 0, demo_size=200, limits=(50, 5), log=lines.append
+    )
+    assert {name: len(c) for name, c in splits.items()} == {
+        "train": 50,
+        "val": 5,
+        "test": 5,
+    }
+    assert [line.split("]")[0] for line in lines] == ["[train", "[val", "[test"]
+    again = load_translation_splits(None, ("src", "tgt"), 0, demo_size=200, log=None)
+    assert len(again["train"]) > 150  # no limit: all of the 90% split
+    assert set(splits["train"].sources) <= set(again["train"].sources)

@@ -98,3 +98,22 @@ def test_choose_length_penalty_scores_each_beam_search(translator_model, preproc
         1.0,
         {},
     )
+
+
+def test_length_penalties_of_a_command_line():
+    from zoo.models.translation import (
+        non_negative_or_auto,
+        number_or_auto,
+        penalty_list,
+    )
+
+    assert penalty_list("0.6, 1,2.0") == [0.6, 1.0, 2.0]
+    with pytest.raises(ValueError, match="not a number: 'x'"):
+        penalty_list("0.6,x")
+    with pytest.raises(ValueError, match="every value must be a finite number >= 0"):
+        penalty_list("0.6,inf")
+    assert (number_or_auto("auto"), number_or_auto("0.5")) == ("auto", 0.5)
+    non_negative_or_auto("auto")
+    non_negative_or_auto(0.0)
+    with pytest.raises(ValueError, match="must be >= 0 or auto"):
+        non_negative_or_auto(-0.1)

@@ -1,14 +1,15 @@
 """Translation: `Seq2SeqTranslator`, its preprocessor, serving module and training pieces.
 
 - `Seq2SeqTranslator`: bidirectional RNN encoder + attention decoder (Bahdanau,
-  Luong or none); `model(inputs)` returns `{"logits", "attention"}`,
-  `model.training_model()` is the view to compile and fit.
+  Luong or none); `model(inputs)` returns `{"logits", "attention"}`.
 - `TranslationPreprocessor`: the source and target subword tokenizers, in the graph
   (`vocabulary_cache_key` names what a vocabulary was learned from).
-- `Seq2SeqTextTranslator`: the task on raw text (`fit(sources, targets)`,
-  `translate(texts)`, `.keras` with its vocabularies, presets, `export`), with its
-  `Seq2SeqTranslatorPreprocessor` layer (sentence pairs -> ids and labels). The
-  constructors' defaults are the configuration the recipe trains with `--data`.
+- `Seq2SeqTextTranslator`: the task on raw text (`fit(sources, targets)` or on the
+  recipe's preprocessed batches, `translate(texts)`, `choose_alpha`, `.keras` with
+  its vocabularies, presets, `export`), with its `Seq2SeqTranslatorPreprocessor`
+  layer (sentence pairs -> ids and labels): the model the recipe compiles, fits,
+  evaluates and exports. The constructors' defaults are the configuration the
+  recipe trains with `--data`.
 - `Translator`, `translate_corpus`: text to translations with greedy or beam search;
   `evaluate_translations`: a test corpus translated, timed and scored (BLEU),
   `evaluate_searches` for several searches; `score_snapshots`: the same for each
@@ -19,8 +20,10 @@
   `teacher_forced`) and the export with its manifest.
 - Training: `MaskedSparseCrossentropy` (the loss), `ValidationBleu` (the callback
   that adds `val_bleu`), `choose_on_validation` and `choose_length_penalty` (the
-  search setting of the best validation BLEU), `translation_dataset`
-  (length-bucketed batches over `BUCKETS`), `count_target_tokens`.
+  search setting of the best validation BLEU; `penalty_list`, `number_or_auto`,
+  `non_negative_or_auto` read length penalties), `load_translation_splits` (the
+  recipe's sentence pairs), `translation_dataset` (length-bucketed batches over
+  `BUCKETS`), `count_target_tokens`.
 
 Importing this package registers the Keras classes (`package="zoo"`).
 """
@@ -34,6 +37,7 @@ from zoo.models.translation.seq2seq_translator_preprocessor import (
 from zoo.models.translation.translation_dataset import (
     BUCKETS,
     count_target_tokens,
+    load_translation_splits,
     translation_dataset,
 )
 from zoo.models.translation.translation_preprocessor import (
@@ -60,6 +64,9 @@ from zoo.models.translation.validation_bleu import (
     ValidationBleu,
     choose_length_penalty,
     choose_on_validation,
+    non_negative_or_auto,
+    number_or_auto,
+    penalty_list,
 )
 
 __all__ = [
@@ -80,6 +87,10 @@ __all__ = [
     "evaluate_translations",
     "export_translator",
     "heatmap_title",
+    "load_translation_splits",
+    "non_negative_or_auto",
+    "number_or_auto",
+    "penalty_list",
     "plot_translation_attention",
     "score_snapshots",
     "translate_corpus",

@@ -5,6 +5,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
+from zoo.fastpath.fused_adam import FusedAdam  # registered: a saved task's optimizer
 from zoo.models.task import Task
 from zoo.models.translation.masked_sparse_crossentropy import MaskedSparseCrossentropy
 from zoo.models.translation.seq2seq_translator import Seq2SeqTranslator
@@ -12,6 +13,7 @@ from zoo.models.translation.seq2seq_translator_preprocessor import (
     Seq2SeqTranslatorPreprocessor,
 )
 from zoo.models.translation.translator import Translator, as_text, translate_corpus
+from zoo.models.translation.validation_bleu import choose_length_penalty
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -22,10 +24,12 @@ class Seq2SeqTextTranslator(Task):
     `Seq2SeqTranslatorPreprocessor`. `fit(x=sources, y=targets)` or
     `fit(tf.data.Dataset of (source, target) strings)` trains with teacher forcing
     on the pairs encoded as the recipe's training batches are (the decoder reads
-    `[START] subwords`, the labels are `subwords [END]`; the recipe also groups
-    pairs of similar length into batches, `fit` does not). `evaluate` takes the
-    same pairs and gives the loss. The compiled graph's output is the logits
-    `(B, Tt, V)`.
+    `[START] subwords`, the labels are `subwords [END]`). A `tf.data.Dataset` of
+    batches already encoded, `({"source_ids", "target_ids"}, labels)`, is fit as
+    it is: the recipe fits its length-bucketed batches (`translation_dataset`)
+    that way. `evaluate` takes the same pairs and gives the loss. The compiled
+    graph's output is the logits `(B, Tt, V)`: the task is the model that is
+    compiled and fit.
 
     `translate(texts)` decodes with the family's `Translator` (greedy, or beam search
     with `beam_width`), exactly as the export's `translate_greedy` and
@@ -42,12 +46,12 @@ class Seq2SeqTextTranslator(Task):
     `Seq2SeqTranslator` and of `Seq2SeqTranslatorPreprocessor` (and its `adapt`)
     are the configuration the recipe trains with `--data` and BENCHMARKS.md
     measures; only the vocabulary sizes and `max_length` come from the data. The
-    recipe chooses the length penalty on validation after training (`--alpha
-    auto`, among 0.6, 1.0, 1.3, 1.6 and 2.0); the default `alpha=1.0` is what it
-    chose on Multi30k de->en (docs/results/translation_alpha_auto.json). The recipe
-    also keeps the epoch of the best validation BLEU, halves the rate when it
-    stops improving, averages the weights and groups pairs of similar length into
-    batches (docs/recipes.md#translation).
+    recipe chooses the length penalty on validation after training
+    (`choose_alpha`, among 0.6, 1.0, 1.3, 1.6 and 2.0); the default `alpha=1.0` is
+    what it chose on Multi30k de->en (docs/results/translation_alpha_auto.json).
+    The recipe also keeps the epoch of the best validation BLEU, halves the rate
+    when it stops improving, averages the weights and groups pairs of similar
+    length into batches (docs/recipes.md#translation).
 
     Args:
         backbone: a `Seq2SeqTranslator`.
@@ -126,16 +130,35 @@ class Seq2SeqTextTranslator(Task):
         if compile:
             self.default_compile()
 
-    def default_compile(self, learning_rate=2e-3, clipnorm=5.0, label_smoothing=0.1):
-        """Adam (`learning_rate`, each weight's gradient norm clipped at
-        `clipnorm`) and the label-smoothed `MaskedSparseCrossentropy`: the recipe's
-        settings (its `--learning-rate` and `--label-smoothing` take their defaults
-        from here), without its fused optimizer, schedule, weight averaging and XLA
-        (batches vary in shape: XLA would recompile for each)."""
+    def default_compile(
+        self,
+        learning_rate=2e-3,
+        clipnorm=5.0,
+        label_smoothing=0.1,
+        jit_compile=False,
+        **optimizer_kwargs,
+    ):
+        """The recipe's optimizer and loss (its `--learning-rate` and
+        `--label-smoothing` take their defaults from here).
+
+        `FusedAdam` (Keras' Adam, fused; each weight's gradient norm clipped at
+        `clipnorm`) and the label-smoothed `MaskedSparseCrossentropy`. The recipe
+        passes its rate schedule, weight averaging and XLA switch.
+
+        Args:
+            learning_rate: a float or a `keras.optimizers.schedules` schedule.
+            clipnorm: float.
+            label_smoothing: float in [0, 1).
+            jit_compile: `keras.Model.compile`'s (default False: batches of
+                free lengths vary in shape, which XLA would recompile for; the
+                recipe's length buckets bound the shapes).
+            **optimizer_kwargs: more `FusedAdam` arguments (e.g.
+                `zoo.training.averaging(cfg)`).
+        """
         self.compile(
-            optimizer=keras.optimizers.Adam(learning_rate, clipnorm=clipnorm),
+            optimizer=FusedAdam(learning_rate, clipnorm=clipnorm, **optimizer_kwargs),
             loss=MaskedSparseCrossentropy(label_smoothing),
-            jit_compile=False,
+            jit_compile=jit_compile,
         )
 
     # --- Training on sentence pairs -----------------------------------------------
@@ -221,10 +244,12 @@ class Seq2SeqTextTranslator(Task):
         return [_with_attention(o) for o in outputs]
 
     def translator(self, beam_width=1):
-        """The `Translator` of `translate` (one per beam width, traced once)."""
+        """The `Translator` of `translate` (one per beam width and search setting,
+        traced once)."""
         self.check_tensorflow_backend("translator")
         module = self.preprocessor.module
-        key = (beam_width, id(module))
+        search = (self.alpha, self.beta, self.length_a, self.length_b)
+        key = (beam_width, id(module), search)
         found = self._translators.by_key.get(key)
         if found is None:
             found = Translator(
@@ -238,6 +263,40 @@ class Seq2SeqTextTranslator(Task):
             )
             self._translators.by_key[key] = found
         return found
+
+    def choose_alpha(self, sources, references, alphas, log=print):
+        """Sets `alpha` to the GNMT length penalty whose beam search translates the
+        validation pairs best.
+
+        Each penalty of `alphas` is tried with this task's beam search
+        (`beam_width`, `beta`, `length_a`, `length_b`) on `sources`; the one of the
+        best cased BLEU against `references` wins (ties: the earlier;
+        `choose_length_penalty`). With `beam_width` 1 no search is run and `alpha`
+        becomes 1.0: the penalty changes no greedy translation, only its score.
+
+        Args:
+            sources, references: the validation sentences (lists of str).
+            alphas: the penalties tried, in order.
+            log: gets one line per penalty and the choice (`None`: nowhere).
+
+        Returns:
+            `{alpha: BLEU}` (empty with `beam_width` 1).
+        """
+        self.check_tensorflow_backend("choose_alpha")
+        if self.preprocessor is None:
+            raise ValueError(
+                "choose_alpha needs the task's preprocessor (raw text in). Received: "
+                "preprocessor=None"
+            )
+        search = dict(beta=self.beta, length_a=self.length_a, length_b=self.length_b)
+        self.alpha, scores = choose_length_penalty(
+            self.backbone, self.preprocessor.module, self.beam_width, alphas,
+            sources, references, log, **search,
+        )  # fmt: skip
+        if log is not None:
+            why = "best validation BLEU of the grid" if scores else "greedy: no search"
+            log(f"length penalty: alpha {self.alpha} ({why})")
+        return scores
 
     def predict(self, x=None, batch_size=None, **kwargs):
         """Greedy translations of `x` (sources: a list or array of str, or a

@@ -6,7 +6,6 @@ from keras import ops
 from zoo.layers.arguments import check_dropout_rates, check_positive_ints
 from zoo.layers.attention_decoder import AttentionDecoder
 from zoo.layers.bidirectional_rnn import BidirectionalRNN
-from zoo.models.training_view import training_view
 
 RNNS = ("gru", "lstm")
 # The earlier defaults (zoo 0.2.0), before they became the recipe's measured
@@ -39,9 +38,9 @@ class Seq2SeqTranslator(keras.Model):
     where `target_ids` starts with `[START]`. The output is a dict: `"logits"`
     `(B, Tt, V)` for the next tokens and `"attention"` `(B, Tt, Ts)`, float32, the
     weights each target position gives the source positions (padded source
-    positions get 0; uniform weights for `attention="none"`). `training_model()` is
-    the view whose single output is the logits: the model that is compiled and fit.
-    For decoding, `encode()` gives the memory and initial state and
+    positions get 0; uniform weights for `attention="none"`). The model that is
+    compiled and fit is the task, `Seq2SeqTextTranslator`, whose single output is
+    these logits (the attention weights have no target). For decoding, `encode()` gives the memory and initial state and
     `decoder.step()` advances one token (see `zoo.decoding.seq2seq`).
 
     The defaults are the configuration the translation recipe trains with `--data`
@@ -106,8 +105,7 @@ class Seq2SeqTranslator(keras.Model):
     ...                           decoder_units=32)  # tied: embedding_dim = units
     >>> outputs = model({"source_ids": src, "target_ids": tgt_in})
     >>> outputs["logits"].shape, outputs["attention"].shape  # (B, Tt, 120), (B, Tt, Ts)
-    >>> trainer = model.training_model()  # compile and fit this one
-    >>> trainer.compile("adam", MaskedSparseCrossentropy(0.1))
+    >>> task = Seq2SeqTextTranslator(model)  # compiled; fit this one
 
     Reference:
         Bahdanau, Cho and Bengio 2015; Luong, Pham and Manning 2015 (see
@@ -253,16 +251,6 @@ class Seq2SeqTranslator(keras.Model):
         self.encoders = encoders
         self.bridges = bridges
         self.decoder = decoder
-
-    def training_model(self):
-        """The view that is compiled and fit: these layers, `logits` only.
-
-        Keras' `fit` wants a target for every output that has a loss or a metric,
-        and the attention weights have none; compile this view (e.g. with
-        `MaskedSparseCrossentropy`) and fit it, and the translator shares its trained
-        weights. Every call returns the same view.
-        """
-        return training_view(self, self.output["logits"])
 
     def encode(self, source_ids, training=False):
         """Runs the encoder for decoding.

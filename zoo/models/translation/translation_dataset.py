@@ -1,4 +1,4 @@
-"""Length-bucketed training batches for `Seq2SeqTranslator`."""
+"""The translation recipe's splits and length-bucketed batches for `Seq2SeqTranslator`."""
 
 import tensorflow as tf
 
@@ -67,3 +67,52 @@ def count_target_tokens(dataset):
         lambda total, n: (total[0] + n, total[1] + 1),
     )
     return int(tokens), int(batches)
+
+
+def load_translation_splits(
+    data,
+    languages,
+    seed,
+    valid_data=None,
+    test_data=None,
+    source_column=None,
+    max_words=80,
+    demo_size=2400,
+    limits=(None, None),
+    log=print,
+):
+    """The `{"train", "val", "test"}` sentence pairs (`zoo.data.parallel.ParallelCorpus`).
+
+    Without `data`: the generated demo pair (`zoo.demo.parallel.demo_corpus` of
+    `demo_size` pairs), split 90/5/5. Otherwise `zoo.data.parallel.load_parallel`:
+    `data` (and `valid_data`, `test_data`) a folder of
+    `{train,val|valid|dev,test}.{SRC,TGT}[.gz]`, a TSV of pairs (`source_column`) or
+    `SRC_FILE,TGT_FILE`; missing splits are seeded 2% parts of the training pairs,
+    and training pairs over `max_words` words are skipped.
+
+    Args:
+        data, valid_data, test_data: as above (None: the demo pair).
+        languages: `(source, target)` language codes (the files' suffixes).
+        seed: the seed of the splits and of the samples.
+        source_column, max_words, demo_size: as above.
+        limits: `(train, evaluation)`: each split is a seeded sample of at most that
+            many pairs (None: all).
+        log: gets one line per split (`None`: nowhere).
+    """
+    from zoo.data import parallel
+    from zoo.demo.parallel import demo_corpus
+    from zoo.training.steps import sample_indices
+
+    if data is None:
+        parts = parallel.split_corpus(demo_corpus(demo_size, seed), (0.05, 0.05), seed)
+        splits = dict(zip(("train", "val", "test"), parts, strict=True))
+    else:
+        path, files = parallel.file_specs(data, valid_data, test_data)
+        kw = dict(seed=seed, files=files, source_column=source_column)
+        splits = parallel.load_parallel(path, *languages, max_words, **kw)
+    for split, corpus in splits.items():
+        indices = sample_indices(len(corpus), limits[split != "train"], seed)
+        splits[split] = corpus if indices is None else corpus.subset(indices)
+        if log is not None:
+            log(f"[{split}] {len(splits[split])} pairs; {corpus.report}")
+    return splits

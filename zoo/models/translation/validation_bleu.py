@@ -1,5 +1,6 @@
 """BLEU of validation translations: every epoch (`ValidationBleu`) and to choose a
-search setting (`choose_on_validation`, `choose_length_penalty`)."""
+search setting (`choose_on_validation`, `choose_length_penalty`; `penalty_list` and
+`number_or_auto` read the length penalties of a command line)."""
 
 import keras
 
@@ -113,3 +114,28 @@ def choose_length_penalty(
         log,
         name=lambda alpha: f"beam {beam_width}, alpha {alpha}",
     )
+
+
+def number_or_auto(text):
+    """A float, or the word `auto` (a length penalty chosen on validation)."""
+    return "auto" if text == "auto" else float(text)
+
+
+def non_negative_or_auto(value):
+    """Refuses (`ValueError`) a value that is neither `"auto"` nor >= 0."""
+    if value != "auto" and not value >= 0:
+        raise ValueError("must be >= 0 or auto")
+
+
+def penalty_list(text):
+    """The floats of `text`, a comma-separated list of finite numbers >= 0
+    (`ValueError` naming the first bad part otherwise)."""
+    values = []
+    for part in text.split(","):
+        try:
+            values.append(float(part))
+        except ValueError:
+            raise ValueError(f"not a number: {part.strip()!r}") from None
+    if not all(0 <= v < float("inf") for v in values):
+        raise ValueError("every value must be a finite number >= 0")
+    return values
