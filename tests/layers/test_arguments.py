@@ -19,7 +19,9 @@ from zoo.layers import (
     StructuredSelfAttention,
 )
 from zoo.layers.arguments import (
+    check_bools,
     check_dropout_rates,
+    check_one_of,
     check_optional_positive_ints,
     check_positive_ints,
 )
@@ -163,3 +165,19 @@ def test_classifier_refuses_bad_dropout():
     encoder = encoder_cls(30, embedding_dim=8, lstm_units=8, num_hops=2)
     with pytest.raises(ValueError, match=r"Received: dropout=1\.5"):
         classifier_cls(encoder, num_classes=2, hidden_units=8, dropout=1.5)
+
+
+def test_one_of_and_bools_name_the_value():
+    check_one_of(("gru", "lstm"), cell="gru")
+    check_bools(input_feeding=False)
+    with pytest.raises(ValueError) as error:
+        check_one_of(("gru", "lstm"), cell="rnn")
+    assert str(error.value) == (
+        "`cell` must be one of ('gru', 'lstm'). Received: cell='rnn'"
+    )
+    with pytest.raises(ValueError) as error:
+        check_bools(input_feeding=0)
+    assert (
+        str(error.value)
+        == "`input_feeding` must be True or False. Received: input_feeding=0"
+    )

@@ -25,8 +25,11 @@ from zoo.decoding.greedy import (
     PAD_ID,
     START_ID,
     max_target_lengths,
+    only_token,
+    run_search,
+    write_step,
 )
-from zoo.decoding.penalties import coverage_penalty, length_penalty
+from zoo.decoding.penalties import coverage_penalty, gnmt_score, length_penalty
 
 __all__ = ["beam_search", "tile_beams", "top_k_last_axis"]
 
@@ -138,9 +141,6 @@ def beam_search(
     row_offsets = tf.range(batch)[:, None] * k  # (B, 1)
     banned = [pad_id, start_id]
 
-    def cond(t, ids, state, finished, *_):
-        return tf.logical_and(t < max_steps, tf.logical_not(tf.reduce_all(finished)))
-
     def body(t, ids, state, finished, lengths, log_prob, coverage, tokens, attention):
         logits, weights, new_state = step_fn(ids, state, memory, t)
         logits = tf.cast(logits, tf.float32)  # (B * K, V)
@@ -158,10 +158,7 @@ def beam_search(
         # An end-only beam (finished, or at its length limit) has one candidate: the
         # end marker with log-prob 0; its other slots are fillers that never rank.
         end_only = tf.logical_or(finished, t + 1 >= limits)[:, :, None]  # (B, K, 1)
-        end_only_lp = tf.where(
-            tf.equal(tf.range(per_beam), 0), 0.0, tf.constant(NEG_INF, tf.float32)
-        )
-        top_lp = tf.where(end_only, end_only_lp, top_lp)
+        top_lp = tf.where(end_only, only_token(0, per_beam), top_lp)
         top_tokens = tf.where(end_only, end_id, top_tokens)
         alive_f = 1.0 - tf.cast(finished, tf.float32)  # (B, K)
         weights = tf.reshape(tf.cast(weights, tf.float32), [batch, k, -1])
@@ -181,11 +178,13 @@ def beam_search(
         lengths = tf.gather(new_lengths, parent, batch_dims=1)
         coverage = tf.gather(new_coverage, parent, batch_dims=1)
         step_weights = tf.gather(weights, parent, batch_dims=1)  # (B, K, Ts)
-        at_t = tf.one_hot(t, max_steps, dtype=tf.float32)
-        tokens = tf.gather(tokens, parent, batch_dims=1)
-        tokens = tokens + tf.cast(at_t, tf.int32)[None, None, :] * token[:, :, None]
-        attention = tf.gather(attention, parent, batch_dims=1)
-        attention = attention + at_t[None, None, :, None] * step_weights[:, :, None, :]
+        tokens, attention = write_step(
+            t,
+            tf.gather(tokens, parent, batch_dims=1),
+            tf.gather(attention, parent, batch_dims=1),
+            token,
+            step_weights,
+        )
         finished = tf.logical_or(parent_finished, tf.equal(token, end_id))
         rows = tf.reshape(row_offsets + parent, [-1])  # (B * K,)
         state = tf.nest.map_structure(lambda s: tf.gather(s, rows), new_state)
@@ -204,24 +203,12 @@ def beam_search(
 
     # Only beam 0 is live at the start, so the first step does not pick K copies of
     # the same token.
-    first = tf.where(tf.equal(tf.range(k), 0), 0.0, tf.constant(NEG_INF, tf.float32))
-    loop_vars = (
-        tf.constant(0, tf.int32),
-        tf.fill([batch * k], tf.constant(start_id, tf.int32)),
-        state,
-        tf.zeros([batch, k], tf.bool),
-        tf.zeros([batch, k], tf.int32),
-        tf.tile(first[None, :], [batch, 1]),
-        tf.zeros([batch, k, source_len], tf.float32),
-        tf.zeros([batch, k, max_steps], tf.int32),
-        tf.zeros([batch, k, max_steps, source_len], tf.float32),
+    start = tf.fill([batch * k], tf.constant(start_id, tf.int32))
+    log_prob = tf.tile(only_token(0, k)[None, :], [batch, 1])
+    lengths, log_prob, coverage, tokens, attention = run_search(
+        body, [batch, k], start, state, log_prob, source_len, max_steps
     )
-    _, _, _, _, lengths, log_prob, coverage, tokens, attention = tf.while_loop(
-        cond, body, loop_vars, maximum_iterations=max_steps
-    )
-    scores = log_prob / length_penalty(lengths, alpha) + coverage_penalty(
-        coverage, mask_bk, beta
-    )  # (B, K)
+    scores = gnmt_score(log_prob, lengths, coverage, mask_bk, alpha, beta)  # (B, K)
     best = tf.argmax(scores, axis=1, output_type=tf.int32)  # (B,)
     return {
         "tokens": tf.gather(tokens, best, batch_dims=1),

@@ -55,12 +55,54 @@ def ban_tokens(log_probs, banned):
     return tf.where(hit, tf.constant(NEG_INF, tf.float32), log_probs)
 
 
+def only_token(token_id, depth):
+    """Log-probs `(depth,)` that allow only `token_id`: 0 there, `NEG_INF` elsewhere."""
+    allowed = tf.equal(tf.range(depth), token_id)
+    return tf.where(allowed, 0.0, tf.constant(NEG_INF, tf.float32))
+
+
+def write_step(t, tokens, attention, token, weights):
+    """Writes step `t` into the outputs: `token` `(...)` into `tokens` `(..., L)`,
+    its attention `weights` `(..., Ts)` into `attention` `(..., L, Ts)`."""
+    at_t = tf.one_hot(t, tokens.shape[-1], dtype=tf.float32)  # (L,)
+    tokens = tokens + tf.cast(at_t, tf.int32) * token[..., None]
+    attention = attention + at_t[:, None] * weights[..., None, :]
+    return tokens, attention
+
+
+def run_search(body, shape, ids, state, log_prob, source_len, max_steps):
+    """Runs a search's `body` in one `tf.while_loop` until every hypothesis has
+    finished or `max_steps` steps are done.
+
+    The loop variables are `(t, ids, state, finished, lengths, log_prob, coverage,
+    tokens, attention)`; the last six have the leading shape `shape` (`[B]` for
+    greedy search, `[B, K]` for beam search) and start at zero (`log_prob` at the
+    value given), then `()`, `()`, `()`, `(Ts,)`, `(L,)` and `(L, Ts)`.
+
+    Returns:
+        The final `(lengths, log_prob, coverage, tokens, attention)`.
+    """
+
+    def cond(t, ids, state, finished, *_):
+        return tf.logical_and(t < max_steps, tf.logical_not(tf.reduce_all(finished)))
+
+    loop_vars = (
+        tf.constant(0, tf.int32),
+        ids,
+        state,
+        tf.zeros(shape, tf.bool),
+        tf.zeros(shape, tf.int32),
+        log_prob,
+        tf.zeros([*shape, source_len], tf.float32),
+        tf.zeros([*shape, max_steps], tf.int32),
+        tf.zeros([*shape, max_steps, source_len], tf.float32),
+    )
+    return tf.while_loop(cond, body, loop_vars, maximum_iterations=max_steps)[4:]
+
+
 def force_end(log_probs, must_end, end_id=END_ID):
     """Rows where `must_end` only allow `end_id` (log-prob 0)."""
-    vocab = tf.shape(log_probs)[-1]
-    end_only = tf.where(
-        tf.equal(tf.range(vocab), end_id), 0.0, tf.constant(NEG_INF, tf.float32)
-    )
+    end_only = only_token(end_id, tf.shape(log_probs)[-1])
     must_end = tf.expand_dims(must_end, -1)
     return tf.where(must_end, tf.broadcast_to(end_only, tf.shape(log_probs)), log_probs)
 
@@ -103,9 +145,6 @@ def greedy_search(
     source_len = tf.shape(source_mask)[1]
     limits = max_target_lengths(source_mask, max_steps, length_a, length_b)
 
-    def cond(t, ids, state, finished, *_):
-        return tf.logical_and(t < max_steps, tf.logical_not(tf.reduce_all(finished)))
-
     def body(t, ids, state, finished, lengths, log_prob, coverage, tokens, attention):
         logits, weights, new_state = step_fn(ids, state, memory, t)
         log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1)
@@ -117,9 +156,7 @@ def greedy_search(
         alive_f = tf.cast(alive, tf.float32)
         next_ids = tf.where(alive, next_ids, pad_id)
         weights = tf.cast(weights, tf.float32) * alive_f[:, None]
-        at_t = tf.one_hot(t, max_steps, dtype=tf.float32)  # (L,)
-        tokens = tokens + tf.cast(at_t, tf.int32)[None, :] * next_ids[:, None]
-        attention = attention + at_t[None, :, None] * weights[:, None, :]
+        tokens, attention = write_step(t, tokens, attention, next_ids, weights)
         log_prob = log_prob + token_log_prob * alive_f
         coverage = coverage + weights
         lengths = lengths + tf.cast(alive, tf.int32)
@@ -136,19 +173,10 @@ def greedy_search(
             attention,
         )
 
-    loop_vars = (
-        tf.constant(0, tf.int32),
-        tf.fill([batch], tf.constant(start_id, tf.int32)),
-        initial_state,
-        tf.zeros([batch], tf.bool),
-        tf.zeros([batch], tf.int32),
-        tf.zeros([batch], tf.float32),
-        tf.zeros([batch, source_len], tf.float32),
-        tf.zeros([batch, max_steps], tf.int32),
-        tf.zeros([batch, max_steps, source_len], tf.float32),
-    )
-    _, _, _, _, lengths, log_prob, coverage, tokens, attention = tf.while_loop(
-        cond, body, loop_vars, maximum_iterations=max_steps
+    start = tf.fill([batch], tf.constant(start_id, tf.int32))
+    log_prob = tf.zeros([batch], tf.float32)
+    lengths, log_prob, coverage, tokens, attention = run_search(
+        body, [batch], start, initial_state, log_prob, source_len, max_steps
     )
     scores = gnmt_score(log_prob, lengths, coverage, source_mask, alpha, beta)
     return {

@@ -33,10 +33,7 @@ def decode_translator(
     """
     source_ids = tf.cast(source_ids, tf.int32)
     memory, state, source_mask = model.encode(source_ids, training=False)
-
-    def step_fn(ids, step_state, step_memory, position):
-        return model.decoder.step(ids, step_state, step_memory, position)
-
+    step_fn = model.decoder.step  # (ids, state, memory, position)
     kwargs = dict(
         max_steps=max_steps,
         alpha=alpha,

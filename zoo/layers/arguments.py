@@ -1,36 +1,41 @@
-"""Argument checks shared by the zoo's layers and models.
+"""Argument checks, configs and symbolic outputs shared by the zoo's layers and models.
 
-Each raises a `ValueError` naming the argument and the value received, before any
-weight or sublayer is built, e.g.
+Each check raises a `ValueError` naming the argument and the value received, before
+any weight or sublayer is built, e.g.
 `` `units` must be a positive integer. Received: units=0 ``. Integers must be Python
 `int`s (not `bool`, not floats such as `64.0`), so that a layer's config stays what
 the caller wrote.
+
+`argument_config` and `output_spec` write the two parts of a layer that repeat its
+arguments and its outputs: the `get_config` entries and the `KerasTensor`s of
+`compute_output_spec`.
 """
 
 import numbers
+
+import keras
 
 
 def _is_positive_int(value):
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
+def _refuse(name, value, requirement):
+    raise ValueError(f"`{name}` must be {requirement}. Received: {name}={value!r}")
+
+
 def check_positive_ints(**values):
     """Raises a `ValueError` naming the first keyword whose value is not an `int` > 0."""
     for name, value in values.items():
         if not _is_positive_int(value):
-            raise ValueError(
-                f"`{name}` must be a positive integer. Received: {name}={value!r}"
-            )
+            _refuse(name, value, "a positive integer")
 
 
 def check_optional_positive_ints(**values):
     """As `check_positive_ints`, but `None` (a size derived from the inputs) passes."""
     for name, value in values.items():
         if value is not None and not _is_positive_int(value):
-            raise ValueError(
-                f"`{name}` must be a positive integer or None. "
-                f"Received: {name}={value!r}"
-            )
+            _refuse(name, value, "a positive integer or None")
 
 
 def check_dropout_rates(**rates):
@@ -43,4 +48,38 @@ def check_dropout_rates(**rates):
             and 0.0 <= rate < 1.0
         )
         if not valid:
-            raise ValueError(f"`{name}` must be in [0, 1). Received: {name}={rate!r}")
+            _refuse(name, rate, "in [0, 1)")
+
+
+def check_one_of(choices, **values):
+    """Raises a `ValueError` naming the first keyword whose value is not in `choices`,
+    e.g. `` `cell` must be one of ('gru', 'lstm'). Received: cell='rnn' ``."""
+    for name, value in values.items():
+        if value not in choices:
+            _refuse(name, value, f"one of {choices}")
+
+
+def check_bools(**values):
+    """Raises a `ValueError` naming the first keyword whose value is not a `bool`."""
+    for name, value in values.items():
+        if not isinstance(value, bool):
+            _refuse(name, value, "True or False")
+
+
+def argument_config(layer, names):
+    """The `get_config` entries `{name: layer.<name>}`, initializers serialized."""
+    config = {}
+    for name in names:
+        value = getattr(layer, name)
+        if isinstance(value, keras.initializers.Initializer):
+            value = keras.initializers.serialize(value)
+        config[name] = value
+    return config
+
+
+def output_spec(layer, output_shape, *score_shapes, return_scores=False):
+    """The symbolic output `(output_shape)` of `layer`, in its compute dtype; with
+    `return_scores=True` the tuple of it and the tensors of `score_shapes`."""
+    shapes = (output_shape, *score_shapes) if return_scores else (output_shape,)
+    specs = [keras.KerasTensor(tuple(s), dtype=layer.compute_dtype) for s in shapes]
+    return tuple(specs) if return_scores else specs[0]

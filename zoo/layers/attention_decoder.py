@@ -6,18 +6,20 @@ from keras import ops
 from zoo.layers import probability as probability_lib
 from zoo.layers import recurrence
 from zoo.layers.arguments import (
+    argument_config,
+    check_bools,
     check_dropout_rates,
+    check_one_of,
     check_optional_positive_ints,
     check_positive_ints,
+    output_spec,
 )
-from zoo.layers.bahdanau_attention import BahdanauAttention
-from zoo.layers.luong_attention import LuongAttention
+from zoo.layers.bahdanau_attention import BahdanauAttention, weighted_sum
+from zoo.layers.luong_attention import LUONG_SCORES, WINDOWS, LuongAttention
 from zoo.layers.recurrence import gru_update, lstm_update
 
 ATTENTIONS = ("bahdanau", "luong", "none")
 CELLS = ("gru", "lstm")
-LUONG_SCORES = ("dot", "general", "concat", "location", "cosine")
-LUONG_WINDOWS = (None, "local-m", "local-p")
 LOGITS_DTYPES = ("float32", "bfloat16")
 READOUTS = ("tanh", "layer_norm")
 
@@ -201,43 +203,16 @@ class AttentionDecoder(keras.layers.Layer):
                 "`attention_normalize` applies to attention='bahdanau' only. "
                 f"Received: attention={attention!r}"
             )
-        if not isinstance(input_feeding, bool):
-            raise ValueError(
-                "`input_feeding` must be True or False. Received: "
-                f"input_feeding={input_feeding!r}"
-            )
-        if attention not in ATTENTIONS:
-            raise ValueError(
-                f"`attention` must be one of {ATTENTIONS}. Received: "
-                f"attention={attention!r}"
-            )
-        if score not in LUONG_SCORES:
-            raise ValueError(
-                f"`score` must be one of {LUONG_SCORES}. Received: score={score!r}"
-            )
-        if window not in LUONG_WINDOWS:
-            raise ValueError(
-                f"`window` must be one of {LUONG_WINDOWS}. Received: window={window!r}"
-            )
-        if cell not in CELLS:
-            raise ValueError(f"`cell` must be one of {CELLS}. Received: cell={cell!r}")
+        check_bools(input_feeding=input_feeding, tie_embeddings=tie_embeddings)
+        check_one_of(ATTENTIONS, attention=attention)
+        check_one_of(LUONG_SCORES, score=score)
+        check_one_of(WINDOWS, window=window)
+        check_one_of(CELLS, cell=cell)
         if embedding_dropout is None:
             embedding_dropout = dropout
         check_dropout_rates(dropout=dropout, embedding_dropout=embedding_dropout)
-        if training_logits_dtype not in LOGITS_DTYPES:
-            raise ValueError(
-                f"`training_logits_dtype` must be one of {LOGITS_DTYPES}. Received: "
-                f"training_logits_dtype={training_logits_dtype!r}"
-            )
-        if readout not in READOUTS:
-            raise ValueError(
-                f"`readout` must be one of {READOUTS}. Received: readout={readout!r}"
-            )
-        if not isinstance(tie_embeddings, bool):
-            raise ValueError(
-                "`tie_embeddings` must be True or False. Received: "
-                f"tie_embeddings={tie_embeddings!r}"
-            )
+        check_one_of(LOGITS_DTYPES, training_logits_dtype=training_logits_dtype)
+        check_one_of(READOUTS, readout=readout)
         if (
             tie_embeddings
             and attention == "luong"
@@ -272,10 +247,9 @@ class AttentionDecoder(keras.layers.Layer):
         self.embedding = keras.layers.Embedding(
             vocab_size, self.embedding_dim, name="target_embedding"
         )
-        if cell == "gru":
-            self.cell = keras.layers.GRUCell(units, name="cell")
-        else:
-            self.cell = keras.layers.LSTMCell(units, name="cell")
+        cell_class = keras.layers.GRUCell if cell == "gru" else keras.layers.LSTMCell
+        self.cell = cell_class(units, name="cell")
+        self.attention_layer = self.attentional = self.readout = None
         if attention == "bahdanau":
             self.attention_layer = BahdanauAttention(
                 attention_units or units,
@@ -284,43 +258,34 @@ class AttentionDecoder(keras.layers.Layer):
                 name="attention",
             )
         elif attention == "luong":
-            luong_units = (
-                attention_units if (score == "concat" or window == "local-p") else None
-            )
+            uses_units = score == "concat" or window == "local-p"
             self.attention_layer = LuongAttention(
                 score=score,
-                units=luong_units,
+                units=attention_units if uses_units else None,
                 window=window,
                 window_size=window_size,
                 probability=attention_probability,
                 name="attention",
             )
-        else:
-            self.attention_layer = None
-        if attention == "luong":
             self.attentional = keras.layers.Dense(
                 units, activation="tanh", use_bias=False, name="attentional_state"
             )
-            self.readout = None
-        else:
-            self.attentional = None
+        if attention != "luong":
             self.readout = keras.layers.Dense(
                 self.readout_dim,
                 activation="tanh" if readout == "tanh" else None,
                 name="readout",
             )
         # created only when used, so that "tanh" decoders keep their weights
-        self.readout_norm = (
-            keras.layers.LayerNormalization(name="readout_norm")
-            if readout == "layer_norm"
-            else None
-        )
+        self.readout_norm = None
+        if readout == "layer_norm":
+            self.readout_norm = keras.layers.LayerNormalization(name="readout_norm")
         self.embedding_dropout = keras.layers.Dropout(self.embedding_dropout_rate)
         self.readout_dropout = keras.layers.Dropout(self.dropout)
-        if tie_embeddings:
-            self.output_projection = None  # E^T and `output_bias` (see build)
-        else:
-            self.output_projection = keras.layers.Dense(vocab_size, name="logits")
+        # with tie_embeddings: E^T and `output_bias` (see build)
+        self.output_projection = (
+            None if tie_embeddings else keras.layers.Dense(vocab_size, name="logits")
+        )
 
     @property
     def readout_dim(self):
@@ -405,9 +370,8 @@ class AttentionDecoder(keras.layers.Layer):
             A tuple of `(B, units)` tensors: the RNN state(s), then (Luong) the
             attentional vector fed back as input, initially zeros.
         """
-        rnn_state = (
-            list(rnn_state) if isinstance(rnn_state, (list, tuple)) else [rnn_state]
-        )
+        if not isinstance(rnn_state, (list, tuple)):
+            rnn_state = [rnn_state]
         if len(rnn_state) != self.num_rnn_states:
             raise ValueError(
                 f"A {self.cell_type} decoder needs {self.num_rnn_states} initial "
@@ -491,28 +455,22 @@ class AttentionDecoder(keras.layers.Layer):
         thus carries only the RNN output, and the contexts of all steps are formed
         in one product after it.
         """
-        memory, keys, mask = memory_bundle[:3]
+        keys, mask = memory_bundle[1:3]
         rnn_state = list(state[: self.num_rnn_states])
         if self.attention == "bahdanau":
             attention = self.attention_layer.align(
                 rnn_state[0], keys, value_mask=mask, training=training
             )
             # c_t W_x = sum_j a_tj (m_j W_x)
-            share = _weighted_sum(attention, memory_bundle[4])  # (B, G)
+            share = weighted_sum(attention, memory_bundle[4])  # (B, G)
             output, new_rnn = self._rnn(projected + share, None, rnn_state, weights)
             return output, attention, tuple(new_rnn)
         if self.attention == "luong":
             feed = state[self.num_rnn_states] if self.input_feeding else None
             output, new_rnn = self._rnn(projected, feed, rnn_state, weights)
-            context, attention = self.attention_layer.attend(
-                output,
-                keys,
-                memory,
-                value_mask=mask,
-                position=position,
-                training=training,
+            attentional, attention = self._luong_attend(
+                output, memory_bundle, position, training
             )
-            attentional = self.attentional(ops.concatenate([context, output], axis=-1))
             return attentional, attention, (*new_rnn, attentional)
         output, new_rnn = self._rnn(projected, None, rnn_state, weights)
         attention = ops.cast(keys, output.dtype)  # the uniform weights
@@ -526,7 +484,7 @@ class AttentionDecoder(keras.layers.Layer):
             return features
         memory, fixed_context = memory_bundle[0], memory_bundle[3]
         if self.attention == "bahdanau":
-            context = _weighted_sum(attention, memory)  # (B, [Tt,] De)
+            context = weighted_sum(attention, memory)  # (B, [Tt,] De)
         else:
             context = fixed_context
             if len(features.shape) == 3:
@@ -546,15 +504,13 @@ class AttentionDecoder(keras.layers.Layer):
             kernel, bias = ops.transpose(self.embedding.embeddings), self.output_bias
         else:
             kernel, bias = self.output_projection.kernel, self.output_projection.bias
-        dtype = self.compute_dtype
+        dtype = product_dtype = self.compute_dtype
         if training and self.training_logits_dtype == "bfloat16":
             # mixed precision: bfloat16 product; bias and logits in the compute dtype
-            product = ops.matmul(
-                ops.cast(features, "bfloat16"), ops.cast(kernel, "bfloat16")
-            )
-            return ops.cast(product, dtype) + ops.cast(bias, dtype)
-        product = ops.matmul(ops.cast(features, dtype), ops.cast(kernel, dtype))
-        return product + ops.cast(bias, dtype)
+            product_dtype = "bfloat16"
+        features = ops.cast(features, product_dtype)
+        product = ops.matmul(features, ops.cast(kernel, product_dtype))
+        return ops.cast(product, dtype) + ops.cast(bias, dtype)
 
     def step(self, token_ids, state, memory_bundle, position=0, training=None):
         """Decodes one token for every row.
@@ -665,15 +621,23 @@ class AttentionDecoder(keras.layers.Layer):
             with this).
         """
         outputs = ops.transpose(outputs, (1, 0, 2))  # (B, Tt, U)
+        features, attention = self._luong_attend(outputs, memory_bundle, 0, training)
+        return ops.transpose(features, (1, 0, 2)), ops.transpose(attention, (1, 0, 2))
+
+    def _luong_attend(self, output, memory_bundle, position, training):
+        """Luong after the RNN: `c_t, a_t = attend(h_t)` and the attentional state
+        `h~_t = tanh(W_c [c_t; h_t])`, for one step `(B, U)` or all steps
+        `(B, Tt, U)`. Returns `(h~, a)`."""
         memory, keys, mask = memory_bundle[:3]
         context, attention = self.attention_layer.attend(
-            outputs, keys, memory, value_mask=mask, position=0, training=training
+            output,
+            keys,
+            memory,
+            value_mask=mask,
+            position=position,
+            training=training,
         )
-        features = self.attentional(ops.concatenate([context, outputs], axis=-1))
-        return (
-            ops.transpose(features, (1, 0, 2)),
-            ops.transpose(attention, (1, 0, 2)),
-        )
+        return self.attentional(ops.concatenate([context, output], axis=-1)), attention
 
     def compute_mask(self, inputs, mask=None):
         return None
@@ -686,47 +650,23 @@ class AttentionDecoder(keras.layers.Layer):
         return logits
 
     def compute_output_spec(self, inputs, training=None, return_attention=False):
-        target, memory = inputs[0], inputs[1]
-        logits = keras.KerasTensor(
-            (*target.shape, self.vocab_size), dtype=self.compute_dtype
+        target, memory = tuple(inputs[0].shape), tuple(inputs[1].shape)
+        return output_spec(
+            self,
+            (*target, self.vocab_size),
+            (*target, memory[1]),
+            return_scores=return_attention,
         )
-        if not return_attention:
-            return logits
-        weights = keras.KerasTensor(
-            (*target.shape, memory.shape[1]), dtype=self.compute_dtype
-        )
-        return logits, weights
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "vocab_size": self.vocab_size,
-                "units": self.units,
-                "embedding_dim": self.embedding_dim,
-                "attention": self.attention,
-                "score": self.score,
-                "window": self.window,
-                "window_size": self.window_size,
-                "attention_units": self.attention_units,
-                "cell": self.cell_type,
-                "dropout": self.dropout,
-                "training_logits_dtype": self.training_logits_dtype,
-                "tie_embeddings": self.tie_embeddings,
-                "embedding_dropout": self.embedding_dropout_rate,
-                "readout": self.readout_type,
-                "max_source_length": self.max_source_length,
-                "attention_probability": self.attention_probability,
-                "attention_normalize": self.attention_normalize,
-                "input_feeding": self.input_feeding,
-            }
-        )
-        return config
-
-
-def _weighted_sum(attention, values):
-    """`attention @ values` for one step `(B, Ts)` or all steps `(B, Tt, Ts)`, with
-    `values` `(B, Ts, D)`: `(B, D)` or `(B, Tt, D)`."""
-    if len(attention.shape) == 3:
-        return ops.matmul(attention, values)
-    return ops.squeeze(ops.matmul(ops.expand_dims(attention, 1), values), 1)
+        sizes = ("vocab_size", "units", "embedding_dim", "max_source_length")
+        attention = ("attention", "score", "window", "window_size", "attention_units")
+        options = ("attention_probability", "attention_normalize", "input_feeding")
+        output = ("dropout", "training_logits_dtype", "tie_embeddings")
+        renamed = {
+            "cell": self.cell_type,
+            "embedding_dropout": self.embedding_dropout_rate,
+            "readout": self.readout_type,
+        }
+        config = argument_config(self, sizes + attention + options + output)
+        return {**super().get_config(), **config, **renamed}

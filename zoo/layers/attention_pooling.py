@@ -3,8 +3,8 @@
 import keras
 from keras import ops
 
-from zoo.layers.arguments import check_positive_ints
-from zoo.layers.initializers import fresh_initializer
+from zoo.layers.arguments import argument_config, check_positive_ints, output_spec
+from zoo.layers.initializers import fresh_weights
 from zoo.layers.masking import masked_softmax
 
 
@@ -82,22 +82,15 @@ class AttentionPooling(keras.layers.Layer):
                 "AttentionPooling expects inputs of shape (..., T, D) with a known D. "
                 f"Received: input_shape={input_shape!r}"
             )
-        dim = input_shape[-1]
-        self.kernel = self.add_weight(
-            name="kernel",
-            shape=(dim, self.units),
-            initializer=fresh_initializer(self.kernel_initializer, 0),
-        )
-        self.bias = (
-            self.add_weight(name="bias", shape=(self.units,), initializer="zeros")
-            if self.use_bias
-            else None
-        )
-        self.context = self.add_weight(
-            name="context",
-            shape=(self.units,),
-            initializer=fresh_initializer(self.context_initializer, 1),
-        )
+        add = fresh_weights(self)
+        units = self.units
+        self.kernel = add("kernel", (input_shape[-1], units), self.kernel_initializer)
+        self.bias = None
+        if self.use_bias:
+            self.bias = self.add_weight(
+                name="bias", shape=(units,), initializer="zeros"
+            )
+        self.context = add("context", (units,), self.context_initializer)
 
     def call(self, inputs, mask=None, return_attention_scores=False):
         hidden = ops.matmul(inputs, self.kernel)  # (..., T, units)
@@ -120,26 +113,13 @@ class AttentionPooling(keras.layers.Layer):
         return input_shape[:-2] + input_shape[-1:]
 
     def compute_output_spec(self, inputs, mask=None, return_attention_scores=False):
-        pooled = keras.KerasTensor(
-            self.compute_output_shape(inputs.shape), dtype=self.compute_dtype
+        return output_spec(
+            self,
+            self.compute_output_shape(inputs.shape),
+            inputs.shape[:-1],
+            return_scores=return_attention_scores,
         )
-        if return_attention_scores:
-            weights = keras.KerasTensor(inputs.shape[:-1], dtype=self.compute_dtype)
-            return pooled, weights
-        return pooled
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "units": self.units,
-                "use_bias": self.use_bias,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-                "context_initializer": keras.initializers.serialize(
-                    self.context_initializer
-                ),
-            }
-        )
-        return config
+        names = ("units", "use_bias", "kernel_initializer", "context_initializer")
+        return {**super().get_config(), **argument_config(self, names)}

@@ -4,9 +4,9 @@ import keras
 from keras import ops
 
 from zoo.layers import probability as probability_lib
-from zoo.layers.arguments import check_positive_ints
-from zoo.layers.initializers import fresh_initializer
-from zoo.layers.masking import masked_softmax
+from zoo.layers.arguments import argument_config, check_positive_ints, output_spec
+from zoo.layers.initializers import fresh_weights
+from zoo.layers.masking import zero_padded_queries
 from zoo.layers.scores import concat_score, project
 
 
@@ -38,26 +38,12 @@ def unpack_attention_mask(mask, layer_name):
     return mask[0], mask[1]
 
 
-def apply_attention(weights, value, query_mask=None):
-    """Zeroes padded query rows of `weights` and returns `(weights @ value, weights)`."""
-    if query_mask is not None:
-        keep = ops.expand_dims(ops.cast(query_mask, weights.dtype), axis=-1)
-        weights = weights * keep  # (B, Tq, Tv)
-    return ops.matmul(weights, value), weights  # (B, Tq, dv)
-
-
-def attention_output_spec(layer, inputs, return_attention_scores):
-    """Symbolic outputs: context `(..., dv)` and optionally weights `(..., Tv)`."""
-    query, value, _ = unpack_attention_inputs(inputs, layer.__class__.__name__)
-    context = keras.KerasTensor(
-        (*query.shape[:-1], value.shape[-1]), dtype=layer.compute_dtype
-    )
-    if not return_attention_scores:
-        return context
-    weights = keras.KerasTensor(
-        (*query.shape[:-1], value.shape[-2]), dtype=layer.compute_dtype
-    )
-    return context, weights
+def weighted_sum(weights, values):
+    """`weights @ values` for one step `(B, Tv)` or all steps `(B, Tq, Tv)`, with
+    `values` `(B, Tv, D)`: `(B, D)` or `(B, Tq, D)`."""
+    if len(weights.shape) == 3:
+        return ops.matmul(weights, values)
+    return ops.squeeze(ops.matmul(ops.expand_dims(weights, 1), values), 1)
 
 
 class ProjectedKeyAttention(keras.layers.Layer):
@@ -65,16 +51,60 @@ class ProjectedKeyAttention(keras.layers.Layer):
 
     Subclasses implement `project_keys(key)` and `attend(query, keys, value,
     value_mask=None, training=None, query_mask=None)`; `call()` goes through both, so
-    teacher-forced and step-by-step (decoder) use compute the same thing.
+    teacher-forced and step-by-step (decoder) use compute the same thing. The base
+    holds what both layers share: the `probability` and `seed` arguments (with the
+    Gumbel noise's seed generator), the built check and the weight casts.
     """
+
+    def __init__(self, probability="softmax", seed=None, **kwargs):
+        super().__init__(**kwargs)
+        self.probability = probability_lib.validate(probability)
+        self.seed = seed
+        self.seed_generator = (
+            keras.random.SeedGenerator(seed) if probability == "gumbel" else None
+        )
+        self.supports_masking = True
+
+    def _weight(self, variable):
+        return ops.cast(variable, self.compute_dtype)
+
+    def _check_built(self, method):
+        if not self.built:
+            raise ValueError(
+                f"{self.name}: call build([query_shape, value_shape]) or call the "
+                f"layer once before {method}(). Received: built={self.built!r}"
+            )
+
+    def _depths(self, input_shape):
+        """`(query depth, key depth, value shape)` from `build`'s input shapes; the
+        depths must be known."""
+        query_shape, value_shape, key_shape = unpack_attention_inputs(
+            input_shape, self.__class__.__name__
+        )
+        if query_shape[-1] is None or key_shape[-1] is None:
+            raise ValueError(
+                f"{self.__class__.__name__} needs known query and key depths. "
+                f"Received: input_shape={input_shape!r}"
+            )
+        return query_shape[-1], key_shape[-1], value_shape
+
+    def _probabilities(self, scores, mask, training):
+        """`zoo.layers.probability.attention_probabilities` with this layer's
+        `probability` and seed generator."""
+        return probability_lib.attention_probabilities(
+            scores,
+            mask,
+            self.probability,
+            training=training,
+            seed_generator=self.seed_generator,
+        )
 
     def call(self, inputs, mask=None, training=None, return_attention_scores=False):
         query, value, key = unpack_attention_inputs(inputs, self.__class__.__name__)
         query_mask, value_mask = unpack_attention_mask(mask, self.__class__.__name__)
-        keys = self.project_keys(key)
         context, weights = self.attend(
             query,
-            keys,
+            self.project_keys(key),
             value,
             value_mask=value_mask,
             training=training,
@@ -98,7 +128,13 @@ class ProjectedKeyAttention(keras.layers.Layer):
     def compute_output_spec(
         self, inputs, mask=None, training=None, return_attention_scores=False
     ):
-        return attention_output_spec(self, inputs, return_attention_scores)
+        query, value, _ = unpack_attention_inputs(inputs, self.__class__.__name__)
+        return output_spec(
+            self,
+            self.compute_output_shape([query.shape, value.shape]),
+            (*query.shape[:-1], value.shape[-2]),
+            return_scores=return_attention_scores,
+        )
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -186,92 +222,41 @@ class BahdanauAttention(ProjectedKeyAttention):
         seed=None,
         **kwargs,
     ):
-        super().__init__(**kwargs)
+        super().__init__(probability=probability, seed=seed, **kwargs)
         check_positive_ints(units=units)
         self.units = units
         self.normalize = bool(normalize)
-        self.probability = probability_lib.validate(probability)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.seed = seed
-        self.seed_generator = (
-            keras.random.SeedGenerator(seed) if probability == "gumbel" else None
-        )
-        self.supports_masking = True
 
     def build(self, input_shape):
-        query_shape, value_shape, key_shape = unpack_attention_inputs(
-            input_shape, self.__class__.__name__
-        )
-        query_dim, key_dim = query_shape[-1], key_shape[-1]
-        if query_dim is None or key_dim is None:
-            raise ValueError(
-                "BahdanauAttention needs known query and key depths. "
-                f"Received: input_shape={input_shape!r}"
-            )
-        self.query_kernel = self.add_weight(
-            name="query_kernel",
-            shape=(query_dim, self.units),
-            initializer=fresh_initializer(self.kernel_initializer, 0),
-        )
-        self.key_kernel = self.add_weight(
-            name="key_kernel",
-            shape=(key_dim, self.units),
-            initializer=fresh_initializer(self.kernel_initializer, 1),
-        )
-        self.key_bias = (
-            self.add_weight(
-                name="key_bias",
-                shape=(self.units,),
-                initializer=fresh_initializer(self.bias_initializer, 3),
-            )
-            if self.use_bias
-            else None
-        )
-        self.attention_v = self.add_weight(
-            name="attention_v",
-            shape=(self.units,),
-            initializer=fresh_initializer(self.kernel_initializer, 2),
-        )
+        query_dim, key_dim, _ = self._depths(input_shape)
+        add = fresh_weights(self)
+        units = self.units
+        kernel, bias = self.kernel_initializer, self.bias_initializer
+        self.query_kernel = add("query_kernel", (query_dim, units), kernel, 0)
+        self.key_kernel = add("key_kernel", (key_dim, units), kernel, 1)
+        self.key_bias = add("key_bias", (units,), bias, 3) if self.use_bias else None
+        self.attention_v = add("attention_v", (units,), kernel, 2)
+        self.attention_g = self.attention_b = None
         if self.normalize:
             self.attention_g = self.add_weight(
                 name="attention_g",
                 shape=(),
-                initializer=keras.initializers.Constant((1.0 / self.units) ** 0.5),
+                initializer=keras.initializers.Constant((1.0 / units) ** 0.5),
             )
-            self.attention_b = self.add_weight(
-                name="attention_b",
-                shape=(self.units,),
-                initializer=fresh_initializer(self.bias_initializer, 4),
-            )
-        else:
-            self.attention_g = self.attention_b = None
-
-    def _weight(self, variable):
-        return ops.cast(variable, self.compute_dtype)
-
-    def _check_built(self, method):
-        if not self.built:
-            raise ValueError(
-                f"{self.name}: call build([query_shape, value_shape]) or call the "
-                f"layer once before {method}(). Received: built={self.built!r}"
-            )
+            self.attention_b = add("attention_b", (units,), bias, 4)
 
     def project_keys(self, key):
         """Projects the keys once per sequence: `W_k key (+ b)`, `(B, Tv, units)`."""
         self._check_built("project_keys")
         key = ops.cast(key, self.compute_dtype)
         keys = project(key, self._weight(self.key_kernel))  # (B, Tv, units)
-        bias = None
-        if self.key_bias is not None:
-            bias = self._weight(self.key_bias)
-        if self.attention_b is not None:
-            b = self._weight(self.attention_b)
-            bias = b if bias is None else bias + b
-        if bias is not None:
-            keys = keys + bias
-        return keys
+        biases = [
+            self._weight(b) for b in (self.key_bias, self.attention_b) if b is not None
+        ]
+        return keys + sum(biases) if biases else keys
 
     def scoring_vector(self):
         """`v`, or `g * v / ||v||` when `normalize=True`."""
@@ -299,17 +284,9 @@ class BahdanauAttention(ProjectedKeyAttention):
             `(B, Tq, dv)` and `(B, Tq, Tv)` otherwise.
         """
         self._check_built("attend")
-        single_step = len(query.shape) == 2
-        value = ops.cast(value, self.compute_dtype)
-        if single_step:
-            query = ops.expand_dims(query, axis=1)  # (B, 1, dq)
-            if query_mask is not None:
-                query_mask = ops.expand_dims(query_mask, axis=1)
         weights = self.align(query, keys, value_mask, training=training)
-        context, weights = apply_attention(weights, value, query_mask)
-        if single_step:
-            context = ops.squeeze(context, axis=1)
-            weights = ops.squeeze(weights, axis=1)
+        weights = zero_padded_queries(query_mask, weights)[0]
+        context = weighted_sum(weights, ops.cast(value, self.compute_dtype))
         return context, weights
 
     def align(self, query, keys, value_mask=None, training=None):
@@ -337,31 +314,10 @@ class BahdanauAttention(ProjectedKeyAttention):
         mask = None
         if value_mask is not None:
             mask = ops.expand_dims(ops.cast(value_mask, "bool"), axis=-2)  # (B, 1, Tv)
-        if self.probability == "softmax":
-            weights = masked_softmax(scores, mask)
-        else:
-            weights = probability_lib.attention_probabilities(
-                scores,
-                mask,
-                self.probability,
-                training=training,
-                seed_generator=self.seed_generator,
-            )
+        weights = self._probabilities(scores, mask, training)
         return ops.squeeze(weights, axis=1) if single_step else weights
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "units": self.units,
-                "normalize": self.normalize,
-                "probability": self.probability,
-                "use_bias": self.use_bias,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-                "seed": self.seed,
-            }
-        )
-        return config
+        names = ("units", "normalize", "probability", "use_bias", "seed")
+        initializers = ("kernel_initializer", "bias_initializer")
+        return {**super().get_config(), **argument_config(self, names + initializers)}

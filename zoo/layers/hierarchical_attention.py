@@ -3,7 +3,13 @@
 import keras
 from keras import ops
 
-from zoo.layers.arguments import check_dropout_rates, check_positive_ints
+from zoo.layers.arguments import (
+    argument_config,
+    check_dropout_rates,
+    check_one_of,
+    check_positive_ints,
+    output_spec,
+)
 from zoo.layers.attention_pooling import AttentionPooling
 from zoo.layers.bidirectional_rnn import BidirectionalRNN
 from zoo.layers.masking import masked_softmax
@@ -97,14 +103,8 @@ class HierarchicalAttentionEncoder(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if rnn_type not in _RNN_TYPES:
-            raise ValueError(
-                f"`rnn_type` must be one of {_RNN_TYPES}. Received: rnn_type={rnn_type!r}"
-            )
-        if pooling not in _POOLINGS:
-            raise ValueError(
-                f"`pooling` must be one of {_POOLINGS}. Received: pooling={pooling!r}"
-            )
+        check_one_of(_RNN_TYPES, rnn_type=rnn_type)
+        check_one_of(_POOLINGS, pooling=pooling)
         check_positive_ints(
             rnn_units=rnn_units,
             word_context_units=word_context_units,
@@ -121,6 +121,7 @@ class HierarchicalAttentionEncoder(keras.layers.Layer):
 
         self.word_rnn = self._bidirectional("word_rnn")
         self.sentence_rnn = self._bidirectional("sentence_rnn")
+        self.word_pooling = self.sentence_pooling = None
         if pooling == "attention":
             self.word_pooling = AttentionPooling(
                 word_context_units, dtype=self.dtype_policy, name="word_attention"
@@ -130,9 +131,6 @@ class HierarchicalAttentionEncoder(keras.layers.Layer):
                 dtype=self.dtype_policy,
                 name="sentence_attention",
             )
-        else:
-            self.word_pooling = None
-            self.sentence_pooling = None
 
     def _bidirectional(self, name):
         cls = keras.layers.GRU if self.rnn_type == "gru" else keras.layers.LSTM
@@ -206,24 +204,21 @@ class HierarchicalAttentionEncoder(keras.layers.Layer):
     def compute_output_spec(
         self, inputs, mask=None, return_attention_scores=False, training=None
     ):
-        dtype = self.compute_dtype
-        documents = keras.KerasTensor(self.compute_output_shape(inputs.shape), dtype)
-        if return_attention_scores:
-            sentence_weights = keras.KerasTensor(tuple(inputs.shape)[:2], dtype)
-            word_weights = keras.KerasTensor(tuple(inputs.shape)[:3], dtype)
-            return documents, sentence_weights, word_weights
-        return documents
+        shape = tuple(inputs.shape)
+        return output_spec(
+            self,
+            self.compute_output_shape(shape),
+            shape[:2],
+            shape[:3],
+            return_scores=return_attention_scores,
+        )
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "rnn_type": self.rnn_type,
-                "rnn_units": self.rnn_units,
-                "word_context_units": self.word_context_units,
-                "sentence_context_units": self.sentence_context_units,
-                "dropout": self.dropout,
-                "pooling": self.pooling,
-            }
+        names = (
+            "rnn_type",
+            "rnn_units",
+            "word_context_units",
+            "sentence_context_units",
         )
-        return config
+        options = ("dropout", "pooling")
+        return {**super().get_config(), **argument_config(self, names + options)}

@@ -4,8 +4,10 @@ A Keras 3 initializer seeded with an integer, or unseeded, returns the same valu
 at every call. A layer that passes one initializer instance to several weights of
 the same shape therefore starts them equal: query and key kernels, or every
 embedding table of a memory network. `fresh_initializer` gives each weight a copy
-of its own.
+of its own; `fresh_weights` adds a layer's weights that way.
 """
+
+import itertools
 
 import keras
 
@@ -45,3 +47,26 @@ def fresh_initializer(initializer, index=0):
     if config["seed"] is not None:
         config["seed"] = int(config["seed"]) + int(index)
     return initializer.__class__.from_config(config)
+
+
+def fresh_weights(layer):
+    """A function that adds weights to `layer`, each with a draw of its own.
+
+    `add(name, shape, initializer, index=None)` is `layer.add_weight` with the
+    initializer `fresh_initializer(initializer, index)`; without `index`, the weights
+    take the indices 0, 1, 2, ... in the order they are added.
+
+    Example:
+
+    >>> add = fresh_weights(self)  # in a layer's build()
+    >>> self.query_kernel = add("query_kernel", (dim, units), self.kernel_initializer)
+    >>> self.key_kernel = add("key_kernel", (dim, units), self.kernel_initializer)
+    """
+    draws = itertools.count()
+
+    def add(name, shape, initializer, index=None):
+        index = next(draws) if index is None else index
+        initializer = fresh_initializer(initializer, index)
+        return layer.add_weight(name=name, shape=shape, initializer=initializer)
+
+    return add

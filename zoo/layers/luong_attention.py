@@ -1,20 +1,23 @@
 """LuongAttention: global and local (monotonic / predictive) multiplicative attention."""
 
-import itertools
-
 import keras
 from keras import ops
 
-from zoo.layers import probability as probability_lib
 from zoo.layers import scores as scores_lib
-from zoo.layers.arguments import check_optional_positive_ints, check_positive_ints
-from zoo.layers.bahdanau_attention import (
-    ProjectedKeyAttention,
-    apply_attention,
-    unpack_attention_inputs,
+from zoo.layers.arguments import (
+    argument_config,
+    check_one_of,
+    check_optional_positive_ints,
+    check_positive_ints,
 )
-from zoo.layers.initializers import fresh_initializer
-from zoo.layers.masking import masked_softmax, merge_masks, precise_dtype
+from zoo.layers.bahdanau_attention import ProjectedKeyAttention
+from zoo.layers.initializers import fresh_weights
+from zoo.layers.masking import (
+    masked_softmax,
+    merge_masks,
+    precise_dtype,
+    zero_padded_queries,
+)
 
 LUONG_SCORES = ("dot", "general", "concat", "location", "cosine")
 WINDOWS = (None, "local-m", "local-p")
@@ -137,16 +140,9 @@ class LuongAttention(ProjectedKeyAttention):
         window_gather="auto",
         **kwargs,
     ):
-        super().__init__(**kwargs)
-        if score not in LUONG_SCORES:
-            raise ValueError(
-                f"LuongAttention score must be one of {list(LUONG_SCORES)}. "
-                f"Received: score={score!r}"
-            )
-        if window not in WINDOWS:
-            raise ValueError(
-                f"window must be one of {list(WINDOWS)}. Received: window={window!r}"
-            )
+        super().__init__(probability=probability, seed=seed, **kwargs)
+        check_one_of(LUONG_SCORES, score=score)
+        check_one_of(WINDOWS, window=window)
         check_positive_ints(window_size=window_size)
         check_optional_positive_ints(units=units)
         if units is not None and score != "concat" and window != "local-p":
@@ -154,41 +150,23 @@ class LuongAttention(ProjectedKeyAttention):
                 "units is used only by score='concat' and window='local-p'. "
                 f"Received: units={units!r}, score={score!r}, window={window!r}"
             )
+        check_one_of((True, False, "auto"), window_gather=window_gather)
         self.score = score
         self.units = units
         self.scale = bool(scale)
         self.window = window
         self.window_size = window_size
         self.window_gaussian = bool(window_gaussian)
-        if window_gather not in (True, False, "auto"):
-            raise ValueError(
-                "window_gather must be True, False or 'auto'. "
-                f"Received: window_gather={window_gather!r}"
-            )
         self.window_gather = window_gather
-        self.probability = probability_lib.validate(probability)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.seed = seed
-        self.seed_generator = (
-            keras.random.SeedGenerator(seed) if probability == "gumbel" else None
-        )
-        self.supports_masking = True
 
     def build(self, input_shape):
-        query_shape, value_shape, key_shape = unpack_attention_inputs(
-            input_shape, self.__class__.__name__
-        )
-        query_dim, key_dim = query_shape[-1], key_shape[-1]
-        if query_dim is None or key_dim is None:
-            raise ValueError(
-                "LuongAttention needs known query and key depths. "
-                f"Received: input_shape={input_shape!r}"
-            )
+        query_dim, key_dim, value_shape = self._depths(input_shape)
         hidden = self.units or query_dim
-        draws = itertools.count()  # each weight its own draw (see fresh_initializer)
+        add = fresh_weights(self)  # each weight its own draw
 
-        def new_initializer():
-            return fresh_initializer(self.kernel_initializer, next(draws))
+        def weight(name, shape):
+            return add(name, shape, self.kernel_initializer)
 
         self.kernel = self.query_kernel = self.key_kernel = self.attention_v = None
         self.scale_weight = self.position_kernel = self.position_v = None
@@ -201,23 +179,11 @@ class LuongAttention(ProjectedKeyAttention):
             )
         if self.score == "general":
             # Stored as (dk, dq) so that project_keys(k) = k @ kernel = (W_a^T k).
-            self.kernel = self.add_weight(
-                name="kernel", shape=(key_dim, query_dim), initializer=new_initializer()
-            )
+            self.kernel = weight("kernel", (key_dim, query_dim))
         elif self.score == "concat":
-            self.query_kernel = self.add_weight(
-                name="query_kernel",
-                shape=(query_dim, hidden),
-                initializer=new_initializer(),
-            )
-            self.key_kernel = self.add_weight(
-                name="key_kernel",
-                shape=(key_dim, hidden),
-                initializer=new_initializer(),
-            )
-            self.attention_v = self.add_weight(
-                name="attention_v", shape=(hidden,), initializer=new_initializer()
-            )
+            self.query_kernel = weight("query_kernel", (query_dim, hidden))
+            self.key_kernel = weight("key_kernel", (key_dim, hidden))
+            self.attention_v = weight("attention_v", (hidden,))
         elif self.score == "location":
             max_length = value_shape[-2] if len(value_shape) >= 2 else None
             if max_length is None:
@@ -227,38 +193,16 @@ class LuongAttention(ProjectedKeyAttention):
                     f"Received: value shape {tuple(value_shape)!r}"
                 )
             self.max_length = int(max_length)
-            self.kernel = self.add_weight(
-                name="kernel",
-                shape=(query_dim, self.max_length),
-                initializer=new_initializer(),
-            )
+            self.kernel = weight("kernel", (query_dim, self.max_length))
         if self.scale or self.score == "cosine":
+            start = COSINE_SHARPNESS if self.score == "cosine" else 1.0
+            initializer = keras.initializers.Constant(start)
             self.scale_weight = self.add_weight(
-                name="scale",
-                shape=(),
-                initializer=keras.initializers.Constant(
-                    COSINE_SHARPNESS if self.score == "cosine" else 1.0
-                ),
+                name="scale", shape=(), initializer=initializer
             )
         if self.window == "local-p":
-            self.position_kernel = self.add_weight(
-                name="position_kernel",
-                shape=(query_dim, hidden),
-                initializer=new_initializer(),
-            )
-            self.position_v = self.add_weight(
-                name="position_v", shape=(hidden,), initializer=new_initializer()
-            )
-
-    def _weight(self, variable):
-        return ops.cast(variable, self.compute_dtype)
-
-    def _check_built(self, method):
-        if not self.built:
-            raise ValueError(
-                f"{self.name}: call build([query_shape, value_shape]) or call the "
-                f"layer once before {method}(). Received: built={self.built!r}"
-            )
+            self.position_kernel = weight("position_kernel", (query_dim, hidden))
+            self.position_v = weight("position_v", (hidden,))
 
     def project_keys(self, key):
         """Projects the keys once per sequence (`general`: `(B, Tv, dq)`; `concat`:
@@ -272,6 +216,9 @@ class LuongAttention(ProjectedKeyAttention):
         return key
 
     def _scores(self, query, keys, source_length):
+        """Scores `(..., Tq, Tv)` of queries `(..., Tq, dq)` and projected keys
+        `(..., Tv, dk)`: all keys `(B, Tv, dk)`, or the keys gathered for each query
+        row `(B, Tq, W, dk)` with the query rows `(B, Tq, 1, dq)`."""
         if self.score in ("dot", "general"):
             scores = scores_lib.dot_score(query, keys)
         elif self.score == "cosine":
@@ -308,14 +255,10 @@ class LuongAttention(ProjectedKeyAttention):
             start = ops.cast(ops.convert_to_tensor(position), dtype)
             start = ops.reshape(start, (-1, 1))  # (B or 1, 1)
             return ops.expand_dims(start + rows, axis=-1)  # (B or 1, Tq, 1)
-        hidden = ops.tanh(
-            scores_lib.project(
-                ops.cast(query, dtype), ops.cast(self.position_kernel, dtype)
-            )
-        )
-        gate = ops.sigmoid(
-            ops.sum(hidden * ops.cast(self.position_v, dtype), axis=-1, keepdims=True)
-        )  # (B, Tq, 1)
+        kernel = ops.cast(self.position_kernel, dtype)
+        hidden = ops.tanh(scores_lib.project(ops.cast(query, dtype), kernel))
+        v = ops.cast(self.position_v, dtype)
+        gate = ops.sigmoid(ops.sum(hidden * v, axis=-1, keepdims=True))  # (B, Tq, 1)
         if value_mask is not None:
             length = ops.sum(ops.cast(value_mask, dtype), axis=-1)  # (B,)
             length = ops.reshape(length, (-1, 1, 1))
@@ -323,11 +266,10 @@ class LuongAttention(ProjectedKeyAttention):
             length = ops.cast(source_length, dtype)
         return length * gate
 
-    def _window(self, p, source_length):
-        """Window mask `(.., Tq, Tv)` and log Gaussian factor around `p`."""
+    def _window(self, distance):
+        """The window mask `distance <= D` and the log Gaussian factor (`None`
+        without `window_gaussian`) of the distances `abs(s - p_t)` to the centre."""
         dtype = precise_dtype(self.compute_dtype)
-        positions = ops.cast(ops.arange(source_length), dtype)  # (Tv,)
-        distance = ops.abs(positions - p)  # (B or 1, Tq, Tv)
         half_width = float(self.window_size)
         inside = distance <= ops.cast(half_width, dtype)
         if not self.window_gaussian:
@@ -335,8 +277,19 @@ class LuongAttention(ProjectedKeyAttention):
         # Clamp outside the window (masked anyway) so no dtype ever overflows.
         distance = ops.minimum(distance, ops.cast(half_width + 1.0, dtype))
         sigma = half_width / 2.0
-        log_gauss = -ops.square(distance) / ops.cast(2.0 * sigma * sigma, dtype)
-        return inside, log_gauss
+        return inside, -ops.square(distance) / ops.cast(2.0 * sigma * sigma, dtype)
+
+    def _normalise(self, scores, mask, log_gauss, training):
+        """Weights from scores: the Gaussian factor multiplies soft weights, and is
+        added (as its log) to the scores of the hard variants."""
+        if self.probability == "softmax":
+            weights = masked_softmax(scores, mask)
+            if log_gauss is not None:
+                weights = weights * ops.cast(ops.exp(log_gauss), weights.dtype)
+            return weights
+        if log_gauss is not None:
+            scores = scores + ops.cast(log_gauss, scores.dtype)
+        return self._probabilities(scores, mask, training)
 
     def attend(
         self,
@@ -378,26 +331,26 @@ class LuongAttention(ProjectedKeyAttention):
         value = ops.cast(value, self.compute_dtype)
         if single_step:
             query = ops.expand_dims(query, axis=1)  # (B, 1, dq)
-            if query_mask is not None:
-                query_mask = ops.expand_dims(query_mask, axis=1)
         source_length = value.shape[-2]
         if source_length is None:
             source_length = ops.shape(value)[-2]
         gather = self.window_gather is True or (
             self.window_gather == "auto" and single_step
         )
+        args = (query, keys, value, value_mask, source_length, position, training)
         if self.window is not None and gather and self.score != "location":
-            context, weights = self._attend_gathered(
-                query, keys, value, value_mask, source_length, position, training
-            )
-            if query_mask is not None:
-                keep = ops.cast(query_mask, weights.dtype)
-                weights = weights * ops.expand_dims(keep, axis=-1)
-                context = context * ops.expand_dims(ops.cast(keep, context.dtype), -1)
-            if single_step:
-                context = ops.squeeze(context, axis=1)
-                weights = ops.squeeze(weights, axis=1)
-            return context, weights
+            context, weights = self._attend_gathered(*args)
+        else:
+            context, weights = self._attend_all(*args)
+        if single_step:
+            context = ops.squeeze(context, axis=1)
+            weights = ops.squeeze(weights, axis=1)
+        return zero_padded_queries(query_mask, context, weights)
+
+    def _attend_all(
+        self, query, keys, value, value_mask, source_length, position, training
+    ):
+        """Scores every source position, then masks: `(context, weights)`."""
         scores = self._scores(query, keys, source_length)  # (B, Tq, Tv)
         mask = None
         if value_mask is not None:
@@ -405,27 +358,12 @@ class LuongAttention(ProjectedKeyAttention):
         log_gauss = None
         if self.window is not None:
             p = self.aligned_position(query, value_mask, source_length, position)
-            inside, log_gauss = self._window(p, source_length)
+            dtype = precise_dtype(self.compute_dtype)
+            positions = ops.cast(ops.arange(source_length), dtype)  # (Tv,)
+            inside, log_gauss = self._window(ops.abs(positions - p))  # (B|1, Tq, Tv)
             mask = merge_masks(mask, inside)
-        if self.probability == "softmax":
-            weights = masked_softmax(scores, mask)
-            if log_gauss is not None:
-                weights = weights * ops.cast(ops.exp(log_gauss), weights.dtype)
-        else:
-            if log_gauss is not None:
-                scores = scores + ops.cast(log_gauss, scores.dtype)
-            weights = probability_lib.attention_probabilities(
-                scores,
-                mask,
-                self.probability,
-                training=training,
-                seed_generator=self.seed_generator,
-            )
-        context, weights = apply_attention(weights, value, query_mask)
-        if single_step:
-            context = ops.squeeze(context, axis=1)
-            weights = ops.squeeze(weights, axis=1)
-        return context, weights
+        weights = self._normalise(scores, mask, log_gauss, training)
+        return ops.matmul(weights, value), weights  # (B, Tq, dv)
 
     def _attend_gathered(
         self, query, keys, value, value_mask, source_length, position, training
@@ -448,54 +386,25 @@ class LuongAttention(ProjectedKeyAttention):
         index = center + ops.cast(offsets, "int32")  # (B, Tq, W)
         inside = (index >= 0) & (index < source_length)
         index = ops.clip(index, 0, ops.cast(source_length, "int32") - 1)
-        distance = ops.abs(ops.cast(index, dtype) - p)  # (B, Tq, W)
-        inside = inside & (distance <= ops.cast(float(self.window_size), dtype))
+        within, log_gauss = self._window(ops.abs(ops.cast(index, dtype) - p))
+        inside = inside & within  # (B, Tq, W)
         if value_mask is not None:
             inside = inside & _gather_rows(ops.cast(value_mask, "bool"), index)
         window_keys = _gather_rows(keys, index)  # (B, Tq, W, dk)
         window_values = _gather_rows(value, index)  # (B, Tq, W, dv)
-        if self.score in ("dot", "general"):
-            scores = ops.sum(ops.expand_dims(query, 2) * window_keys, axis=-1)
-        elif self.score == "cosine":
-            unit_q = _unit(query)
-            scores = ops.sum(ops.expand_dims(unit_q, 2) * _unit(window_keys), axis=-1)
-        else:  # concat
-            processed = scores_lib.project(query, self._weight(self.query_kernel))
-            hidden = ops.tanh(ops.expand_dims(processed, 2) + window_keys)
-            scores = ops.sum(hidden * self._weight(self.attention_v), axis=-1)
-        if self.scale_weight is not None:
-            scores = scores * self._weight(self.scale_weight)  # (B, Tq, W)
-        log_gauss = None
-        if self.window_gaussian:
-            half_width = float(self.window_size)
-            distance = ops.minimum(distance, ops.cast(half_width + 1.0, dtype))
-            sigma = half_width / 2.0
-            log_gauss = -ops.square(distance) / ops.cast(2.0 * sigma * sigma, dtype)
-        if self.probability == "softmax":
-            weights = masked_softmax(scores, inside)
-            if log_gauss is not None:
-                weights = weights * ops.cast(ops.exp(log_gauss), weights.dtype)
-        else:
-            if log_gauss is not None:
-                scores = scores + ops.cast(log_gauss, scores.dtype)
-            weights = probability_lib.attention_probabilities(
-                scores,
-                inside,
-                self.probability,
-                training=training,
-                seed_generator=self.seed_generator,
-            )
+        scores = self._scores(ops.expand_dims(query, 2), window_keys, None)
+        scores = ops.squeeze(scores, axis=2)  # (B, Tq, W)
+        weights = self._normalise(scores, inside, log_gauss, training)
         weights = ops.cast(weights, value.dtype)
         context = ops.sum(ops.expand_dims(weights, -1) * window_values, axis=2)
         # Back to (B, Tq, Tv), scattered (the clipped duplicates at the edges carry
         # weight 0, and duplicates are summed).
-        shape = (batch, rows, width)
-        b = ops.broadcast_to(
-            ops.reshape(ops.arange(batch, dtype="int32"), (-1, 1, 1)), shape
-        )
-        q = ops.broadcast_to(
-            ops.reshape(ops.arange(rows, dtype="int32"), (1, -1, 1)), shape
-        )
+        b, q, _ = ops.meshgrid(
+            ops.arange(batch, dtype="int32"),
+            ops.arange(rows, dtype="int32"),
+            ops.arange(width, dtype="int32"),
+            indexing="ij",
+        )  # (B, Tq, W) each
         where = ops.reshape(ops.stack([b, q, index], axis=-1), (-1, 3))
         dense = ops.scatter(
             where, ops.reshape(weights, (-1,)), (batch, rows, source_length)
@@ -503,24 +412,9 @@ class LuongAttention(ProjectedKeyAttention):
         return context, dense
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "score": self.score,
-                "units": self.units,
-                "scale": self.scale,
-                "window": self.window,
-                "window_size": self.window_size,
-                "window_gaussian": self.window_gaussian,
-                "window_gather": self.window_gather,
-                "probability": self.probability,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-                "seed": self.seed,
-            }
-        )
-        return config
+        names = ("score", "units", "scale", "probability", "kernel_initializer", "seed")
+        window = ("window", "window_size", "window_gaussian", "window_gather")
+        return {**super().get_config(), **argument_config(self, names + window)}
 
 
 def _gather_rows(values, index):
@@ -531,11 +425,3 @@ def _gather_rows(values, index):
     flat = ops.reshape(values, (batch * length, *values.shape[2:]))
     picked = ops.take(flat, ops.reshape(index + offsets, (-1,)), axis=0)
     return ops.reshape(picked, (*ops.shape(index), *values.shape[2:]))
-
-
-def _unit(x, epsilon=1e-6):
-    """`x / ||x||` over the last axis (as `scores.cosine_score` normalises)."""
-    norm = ops.sqrt(
-        ops.maximum(ops.sum(ops.square(x), axis=-1, keepdims=True), epsilon)
-    )
-    return x / norm

@@ -62,13 +62,9 @@ def attention_mask(
     """
     parts = []
     if value_mask is not None:
-        parts.append(
-            ops.expand_dims(ops.cast(value_mask, "bool"), axis=-2)
-        )  # (B, 1, Tv)
+        parts.append(ops.expand_dims(value_mask, axis=-2))  # (B, 1, Tv)
     if query_mask is not None:
-        parts.append(
-            ops.expand_dims(ops.cast(query_mask, "bool"), axis=-1)
-        )  # (B, Tq, 1)
+        parts.append(ops.expand_dims(query_mask, axis=-1))  # (B, Tq, 1)
     if causal:
         if q_len is None or v_len is None:
             raise ValueError(
@@ -103,9 +99,11 @@ def masked_softmax(scores, mask=None, axis=-1):
     return ops.where(mask, weights, ops.zeros_like(weights))
 
 
-def masked_sum(values, mask=None, axis=-1):
-    """Sum over `axis` counting only unmasked entries."""
-    if mask is None:
-        return ops.sum(values, axis=axis)
-    mask = ops.cast(mask, values.dtype)
-    return ops.sum(values * mask, axis=axis)
+def zero_padded_queries(query_mask, *tensors):
+    """`tensors` `(B, [Tq,] ...)` with the rows of padded queries (`query_mask`
+    `(B, [Tq])` False) set to zero; `tensors` unchanged when `query_mask` is `None`."""
+    if query_mask is None:
+        return tensors
+    return tuple(
+        x * ops.expand_dims(ops.cast(query_mask, x.dtype), axis=-1) for x in tensors
+    )

@@ -8,6 +8,8 @@ a learned vector per memory slot, so the model knows how recent a sentence is.
 import keras
 from keras import ops
 
+from zoo.layers.arguments import argument_config, check_one_of, check_positive_ints
+
 _PE_LENGTH = ("padded", "words")
 
 
@@ -77,10 +79,7 @@ class PositionEncoding(keras.layers.Layer):
 
     def __init__(self, length="padded", scale=2.0, **kwargs):
         super().__init__(**kwargs)
-        if length not in _PE_LENGTH:
-            raise ValueError(
-                f"`length` must be one of {_PE_LENGTH}. Received: length={length!r}"
-            )
+        check_one_of(_PE_LENGTH, length=length)
         if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
             raise ValueError(
                 f"`scale` must be a positive number. Received: scale={scale!r}"
@@ -136,9 +135,7 @@ class PositionEncoding(keras.layers.Layer):
         return input_shape[:-2] + input_shape[-1:]
 
     def get_config(self):
-        config = super().get_config()
-        config.update({"length": self.length, "scale": self.scale})
-        return config
+        return {**super().get_config(), **argument_config(self, ("length", "scale"))}
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -183,11 +180,7 @@ class TemporalEncoding(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if not isinstance(memory_size, int) or memory_size <= 0:
-            raise ValueError(
-                "`memory_size` must be a positive int. "
-                f"Received: memory_size={memory_size!r}"
-            )
+        check_positive_ints(memory_size=memory_size)
         self.memory_size = memory_size
         if embeddings_initializer is None:
             embeddings_initializer = keras.initializers.RandomNormal(stddev=0.1)
@@ -227,13 +220,5 @@ class TemporalEncoding(keras.layers.Layer):
         return tuple(input_shape)
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "memory_size": self.memory_size,
-                "embeddings_initializer": keras.initializers.serialize(
-                    self.embeddings_initializer
-                ),
-            }
-        )
-        return config
+        names = ("memory_size", "embeddings_initializer")
+        return {**super().get_config(), **argument_config(self, names)}

@@ -5,7 +5,12 @@ import itertools
 import keras
 from keras import ops
 
-from zoo.layers.arguments import check_positive_ints
+from zoo.layers.arguments import (
+    argument_config,
+    check_one_of,
+    check_positive_ints,
+    output_spec,
+)
 from zoo.layers.initializers import fresh_initializer
 from zoo.layers.masking import masked_softmax, precise_dtype
 from zoo.layers.memory_encoding import PositionEncoding, TemporalEncoding
@@ -136,27 +141,12 @@ class MemoryNetwork(keras.layers.Layer):
             memory_size=memory_size,
             hops=hops,
         )
-        if tying not in _TYING:
-            raise ValueError(
-                f"`tying` must be one of {_TYING}. Received: tying={tying!r}"
-            )
+        check_one_of(_TYING, tying=tying)
+        check_one_of((None, *_QUERY_UPDATE), query_update=query_update)
+        check_one_of(_OUTPUT_MODE, output_mode=output_mode)
+        check_one_of(_EMPTY_SLOTS, empty_slots=empty_slots)
         if query_update is None:
             query_update = "add" if tying == "adjacent" else "linear"
-        if query_update not in _QUERY_UPDATE:
-            raise ValueError(
-                f"`query_update` must be None or one of {_QUERY_UPDATE}. "
-                f"Received: query_update={query_update!r}"
-            )
-        if output_mode not in _OUTPUT_MODE:
-            raise ValueError(
-                f"`output_mode` must be one of {_OUTPUT_MODE}. "
-                f"Received: output_mode={output_mode!r}"
-            )
-        if empty_slots not in _EMPTY_SLOTS:
-            raise ValueError(
-                f"`empty_slots` must be one of {_EMPTY_SLOTS}. "
-                f"Received: empty_slots={empty_slots!r}"
-            )
         self.empty_slots = empty_slots
         self.vocabulary_size = vocabulary_size
         self.embedding_dim = embedding_dim
@@ -175,72 +165,45 @@ class MemoryNetwork(keras.layers.Layer):
         # Under a 16-bit policy the whole memory computation runs in float32
         # (`masking.precise_dtype`): its rounding compounds hop by hop. The layer's
         # outputs are cast back to its compute dtype.
-        inner = (
-            self.dtype_policy
-            if precise_dtype(self.compute_dtype) == self.compute_dtype
-            else "float32"
-        )
+        precise = precise_dtype(self.compute_dtype) == self.compute_dtype
+        inner = self.dtype_policy if precise else "float32"
 
         # Every table gets a draw of its own (`fresh_initializer`): one initializer
         # instance would start A, C and the temporal tables of all hops equal, a
         # symmetry that training does not break.
         draws = itertools.count()
 
-        def embedding(name):
-            return keras.layers.Embedding(
-                vocabulary_size,
-                embedding_dim,
-                embeddings_initializer=fresh_initializer(
-                    self.embeddings_initializer, next(draws)
-                ),
-                dtype=inner,
-                name=name,
-            )
-
-        def temporal(name):
-            return TemporalEncoding(
-                memory_size,
-                embeddings_initializer=fresh_initializer(
-                    self.embeddings_initializer, next(draws)
-                ),
-                dtype=inner,
-                name=name,
+        def table(layer_class, *sizes, name):
+            initializer = fresh_initializer(self.embeddings_initializer, next(draws))
+            return layer_class(
+                *sizes, embeddings_initializer=initializer, dtype=inner, name=name
             )
 
         # The layer's variables, indexed by role below.
         if tying == "adjacent":
-            self.embeddings = [embedding(f"embedding_{k}") for k in range(hops + 1)]
-            self.temporal = (
-                [temporal(f"temporal_{k}") for k in range(hops + 1)]
-                if self.temporal_encoding
-                else []
-            )
+            embeddings = [f"embedding_{k}" for k in range(hops + 1)]
+            temporal = [f"temporal_{k}" for k in range(hops + 1)]
         else:
-            self.embeddings = [
-                embedding("question_embedding"),
-                embedding("input_embedding"),
-                embedding("output_embedding"),
-            ]
-            self.temporal = (
-                [temporal("input_temporal"), temporal("output_temporal")]
-                if self.temporal_encoding
-                else []
-            )
+            embeddings = ["question_embedding", "input_embedding", "output_embedding"]
+            temporal = ["input_temporal", "output_temporal"]
+        self.embeddings = [
+            table(keras.layers.Embedding, vocabulary_size, embedding_dim, name=name)
+            for name in embeddings
+        ]
+        self.temporal = [
+            table(TemporalEncoding, memory_size, name=name)
+            for name in (temporal if self.temporal_encoding else [])
+        ]
         self.encoder = PositionEncoding(dtype=inner, name="position")
-        self.query_map = (
-            keras.layers.Dense(
+        self.query_map = self.answer = None
+        if query_update == "linear":
+            self.query_map = keras.layers.Dense(
                 embedding_dim, use_bias=False, dtype=inner, name="query_map"
             )
-            if query_update == "linear"
-            else None
-        )
-        self.answer = (
-            keras.layers.Dense(
+        if output_mode == "logits" and tying == "layerwise":
+            self.answer = keras.layers.Dense(
                 vocabulary_size, use_bias=False, dtype=inner, name="answer"
             )
-            if output_mode == "logits" and tying == "layerwise"
-            else None
-        )
 
     # --- roles of the weights -------------------------------------------------
     def _question_index(self):
@@ -364,21 +327,6 @@ class MemoryNetwork(keras.layers.Layer):
     def compute_mask(self, inputs, mask=None):
         return None
 
-    def compute_output_spec(
-        self, inputs, mask=None, return_attention_scores=False, training=None
-    ):
-        question, story = inputs
-        output = keras.KerasTensor(
-            self.compute_output_shape([question.shape, story.shape]),
-            dtype=self.compute_dtype,
-        )
-        if not return_attention_scores:
-            return output
-        attention = keras.KerasTensor(
-            (story.shape[0], self.hops, story.shape[1]), dtype=self.compute_dtype
-        )
-        return output, attention
-
     def compute_output_shape(self, input_shape):
         question_shape, story_shape = input_shape
         width = (
@@ -386,24 +334,26 @@ class MemoryNetwork(keras.layers.Layer):
         )
         return (question_shape[0], width)
 
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "vocabulary_size": self.vocabulary_size,
-                "embedding_dim": self.embedding_dim,
-                "memory_size": self.memory_size,
-                "hops": self.hops,
-                "tying": self.tying,
-                "position_encoding": self.position_encoding,
-                "temporal_encoding": self.temporal_encoding,
-                "linear_start": self.linear_start,
-                "query_update": self.query_update,
-                "output_mode": self.output_mode,
-                "empty_slots": self.empty_slots,
-                "embeddings_initializer": keras.initializers.serialize(
-                    self.embeddings_initializer
-                ),
-            }
+    def compute_output_spec(
+        self, inputs, mask=None, return_attention_scores=False, training=None
+    ):
+        question, story = inputs
+        return output_spec(
+            self,
+            self.compute_output_shape([question.shape, story.shape]),
+            (story.shape[0], self.hops, story.shape[1]),
+            return_scores=return_attention_scores,
         )
-        return config
+
+    def get_config(self):
+        sizes = ("vocabulary_size", "embedding_dim", "memory_size", "hops")
+        encoding = ("position_encoding", "temporal_encoding", "embeddings_initializer")
+        options = (
+            "tying",
+            "linear_start",
+            "query_update",
+            "output_mode",
+            "empty_slots",
+        )
+        config = argument_config(self, sizes + encoding + options)
+        return {**super().get_config(), **config}

@@ -91,13 +91,13 @@ def cosine_score(query, keys, epsilon=1e-6):
 
     `epsilon` guards the norm of all-zero vectors (their score is 0).
     """
-    q = query / ops.sqrt(
-        ops.maximum(ops.sum(ops.square(query), axis=-1, keepdims=True), epsilon)
-    )
-    k = keys / ops.sqrt(
-        ops.maximum(ops.sum(ops.square(keys), axis=-1, keepdims=True), epsilon)
-    )
-    return dot_score(q, k)
+    return dot_score(_unit(query, epsilon), _unit(keys, epsilon))
+
+
+def _unit(x, epsilon):
+    """`x / ||x||` over the last axis, the squared norm at least `epsilon`."""
+    squared_norm = ops.sum(ops.square(x), axis=-1, keepdims=True)
+    return x / ops.sqrt(ops.maximum(squared_norm, epsilon))
 
 
 def general_score(query, keys, kernel=None):

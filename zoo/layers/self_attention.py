@@ -1,18 +1,19 @@
 """SelfAttention: multi-head scaled dot-product intra-attention over one sequence."""
 
-import itertools
 import math
 
 import keras
 from keras import ops
 
 from zoo.layers.arguments import (
+    argument_config,
     check_dropout_rates,
     check_optional_positive_ints,
     check_positive_ints,
+    output_spec,
 )
-from zoo.layers.initializers import fresh_initializer
-from zoo.layers.masking import attention_mask, masked_softmax
+from zoo.layers.initializers import fresh_weights
+from zoo.layers.masking import attention_mask, masked_softmax, zero_padded_queries
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -112,44 +113,37 @@ class SelfAttention(keras.layers.Layer):
         return self.value_dim or self.key_dim
 
     def _split(self, inputs):
-        if isinstance(inputs, (list, tuple)):
-            if len(inputs) == 1:
-                return inputs[0], inputs[0]
-            if len(inputs) == 2:
-                return inputs[0], inputs[1]
+        if isinstance(inputs, (list, tuple)) and len(inputs) not in (1, 2):
             raise ValueError(
                 "SelfAttention takes x, [x] or [query, value]. "
                 f"Received: {len(inputs)} inputs"
             )
-        return inputs, inputs
+        return _query_and_value(inputs)
 
     def _split_mask(self, inputs, mask):
-        if mask is None:
-            return None, None
-        if isinstance(mask, (list, tuple)):
-            if len(mask) == 1:
-                return mask[0], mask[0]
-            if len(mask) == 2:
-                return mask[0], mask[1]
+        if isinstance(mask, (list, tuple)) and len(mask) not in (1, 2):
             raise ValueError(
                 "SelfAttention mask must be (B, T) or [query_mask, value_mask]. "
                 f"Received: mask={mask!r}"
             )
-        if isinstance(inputs, (list, tuple)) and len(inputs) == 2:
+        pair_of_inputs = isinstance(inputs, (list, tuple)) and len(inputs) == 2
+        if pair_of_inputs and mask is not None and not isinstance(mask, (list, tuple)):
             raise ValueError(
                 "For [query, value] inputs pass mask=[query_mask, value_mask]. "
                 f"Received: mask={mask!r}"
             )
-        return mask, mask
+        return _query_and_value(mask)
 
-    def build(self, input_shape):
-        if isinstance(input_shape, (list, tuple)) and isinstance(
-            input_shape[0], (list, tuple)
-        ):
-            query_shape = input_shape[0]
-            value_shape = input_shape[1] if len(input_shape) > 1 else input_shape[0]
+    def _shapes(self, input_shape):
+        """`(query_shape, value_shape)` from one shape or a list of them."""
+        if isinstance(input_shape[0], (list, tuple)):
+            query_shape, value_shape = self._split(input_shape)
         else:
             query_shape = value_shape = input_shape
+        return tuple(query_shape), tuple(value_shape)
+
+    def build(self, input_shape):
+        query_shape, value_shape = self._shapes(input_shape)
         dim, value_in = query_shape[-1], value_shape[-1]
         if dim is None or value_in is None:
             raise ValueError(
@@ -158,17 +152,13 @@ class SelfAttention(keras.layers.Layer):
             )
         heads, kd, vd = self.num_heads, self.key_dim, self._value_dim
         out = self.output_dim or dim
-        draws = itertools.count()  # each weight its own draw (see fresh_initializer)
+        add = fresh_weights(self)  # each weight its own draw, in this order
 
         def kernel(name, shape):
-            init = fresh_initializer(self.kernel_initializer, next(draws))
-            return self.add_weight(name=name, shape=shape, initializer=init)
+            return add(name, shape, self.kernel_initializer)
 
         def bias(name, shape):
-            if not self.use_bias:
-                return None
-            init = fresh_initializer(self.bias_initializer, next(draws))
-            return self.add_weight(name=name, shape=shape, initializer=init)
+            return add(name, shape, self.bias_initializer) if self.use_bias else None
 
         self.query_kernel = kernel("query_kernel", (dim, heads, kd))
         self.query_bias = bias("query_bias", (heads, kd))
@@ -212,9 +202,7 @@ class SelfAttention(keras.layers.Layer):
         )
         if self.output_bias is not None:
             output = output + ops.cast(self.output_bias, self.compute_dtype)
-        if query_mask is not None:
-            keep = ops.expand_dims(ops.cast(query_mask, output.dtype), axis=-1)
-            output = output * keep  # padded query rows -> 0
+        (output,) = zero_padded_queries(query_mask, output)  # padded query rows -> 0
         if return_attention_scores:
             return output, weights
         return output
@@ -225,16 +213,6 @@ class SelfAttention(keras.layers.Layer):
             return None
         return ops.convert_to_tensor(query_mask)
 
-    def _shapes(self, input_shape):
-        if isinstance(input_shape, (list, tuple)) and isinstance(
-            input_shape[0], (list, tuple)
-        ):
-            query_shape = tuple(input_shape[0])
-            value_shape = tuple(input_shape[1] if len(input_shape) > 1 else query_shape)
-        else:
-            query_shape = value_shape = tuple(input_shape)
-        return query_shape, value_shape
-
     def compute_output_shape(self, input_shape):
         query_shape, _ = self._shapes(input_shape)
         return (*query_shape[:-1], self.output_dim or query_shape[-1])
@@ -242,38 +220,25 @@ class SelfAttention(keras.layers.Layer):
     def compute_output_spec(
         self, inputs, mask=None, training=None, return_attention_scores=False
     ):
-        if isinstance(inputs, (list, tuple)):
-            shapes = [tuple(x.shape) for x in inputs]
-        else:
-            shapes = tuple(inputs.shape)
-        query_shape, value_shape = self._shapes(shapes)
-        output = keras.KerasTensor(
-            self.compute_output_shape(shapes), dtype=self.compute_dtype
+        query, value = self._split(inputs)
+        batch, query_length = query.shape[0], query.shape[1]
+        return output_spec(
+            self,
+            self.compute_output_shape(query.shape),
+            (batch, self.num_heads, query_length, value.shape[1]),
+            return_scores=return_attention_scores,
         )
-        if not return_attention_scores:
-            return output
-        weights = keras.KerasTensor(
-            (query_shape[0], self.num_heads, query_shape[1], value_shape[1]),
-            dtype=self.compute_dtype,
-        )
-        return output, weights
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "num_heads": self.num_heads,
-                "key_dim": self.key_dim,
-                "value_dim": self.value_dim,
-                "causal": self.causal,
-                "dropout": self.dropout,
-                "use_bias": self.use_bias,
-                "output_dim": self.output_dim,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-                "seed": self.seed,
-            }
-        )
-        return config
+        sizes = ("num_heads", "key_dim", "value_dim", "output_dim")
+        options = ("causal", "dropout", "use_bias", "seed")
+        initializers = ("kernel_initializer", "bias_initializer")
+        config = argument_config(self, sizes + options + initializers)
+        return {**super().get_config(), **config}
+
+
+def _query_and_value(x):
+    """`x` or `[x]` -> `(x, x)`; `[query, value]` -> `(query, value)`."""
+    if isinstance(x, (list, tuple)):
+        return x[0], x[-1]
+    return x, x

@@ -3,8 +3,8 @@
 import keras
 from keras import ops
 
-from zoo.layers.arguments import check_positive_ints
-from zoo.layers.initializers import fresh_initializer
+from zoo.layers.arguments import argument_config, check_positive_ints, output_spec
+from zoo.layers.initializers import fresh_weights
 from zoo.layers.masking import masked_softmax
 
 
@@ -129,17 +129,9 @@ class StructuredSelfAttention(keras.layers.Layer):
                 f"features) with a known feature size. Received: input_shape="
                 f"{input_shape!r}"
             )
-        dim = input_shape[-1]
-        self.w_s1 = self.add_weight(
-            name="w_s1",
-            shape=(dim, self.units),
-            initializer=fresh_initializer(self.kernel_initializer, 0),
-        )
-        self.w_s2 = self.add_weight(
-            name="w_s2",
-            shape=(self.units, self.num_hops),
-            initializer=fresh_initializer(self.kernel_initializer, 1),
-        )
+        add = fresh_weights(self)
+        self.w_s1 = add("w_s1", (input_shape[-1], self.units), self.kernel_initializer)
+        self.w_s2 = add("w_s2", (self.units, self.num_hops), self.kernel_initializer)
 
     def call(self, inputs, mask=None, return_attention_scores=False, training=None):
         if isinstance(mask, (list, tuple)):
@@ -170,26 +162,13 @@ class StructuredSelfAttention(keras.layers.Layer):
         self, inputs, mask=None, return_attention_scores=False, training=None
     ):
         batch, steps, dim = inputs.shape
-        embedding = keras.KerasTensor(
-            (batch, self.num_hops, dim), dtype=self.compute_dtype
+        return output_spec(
+            self,
+            (batch, self.num_hops, dim),
+            (batch, self.num_hops, steps),
+            return_scores=return_attention_scores,
         )
-        if return_attention_scores:
-            attention = keras.KerasTensor(
-                (batch, self.num_hops, steps), dtype=self.compute_dtype
-            )
-            return embedding, attention
-        return embedding
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "units": self.units,
-                "num_hops": self.num_hops,
-                "penalty": self.penalty,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-            }
-        )
-        return config
+        names = ("units", "num_hops", "penalty", "kernel_initializer")
+        return {**super().get_config(), **argument_config(self, names)}

@@ -5,7 +5,6 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
-from zoo.fastpath.fused_adam import FusedAdam  # registered: a saved task's optimizer
 from zoo.models.task import Task
 from zoo.models.translation.masked_sparse_crossentropy import MaskedSparseCrossentropy
 from zoo.models.translation.seq2seq_translator import Seq2SeqTranslator
@@ -130,6 +129,15 @@ class Seq2SeqTextTranslator(Task):
         if compile:
             self.default_compile()
 
+    @classmethod
+    def from_config(cls, config):
+        # A saved task's compile config names `zoo>FusedAdam`: registered here,
+        # before `keras.saving.load_model` compiles the task from it (importing it
+        # with the family would load the fast paths with `import zoo`).
+        import zoo.fastpath.fused_adam  # noqa: F401
+
+        return super().from_config(config)
+
     def default_compile(
         self,
         learning_rate=2e-3,
@@ -155,6 +163,8 @@ class Seq2SeqTextTranslator(Task):
             **optimizer_kwargs: more `FusedAdam` arguments (e.g.
                 `zoo.training.averaging(cfg)`).
         """
+        from zoo.fastpath.fused_adam import FusedAdam
+
         self.compile(
             optimizer=FusedAdam(learning_rate, clipnorm=clipnorm, **optimizer_kwargs),
             loss=MaskedSparseCrossentropy(label_smoothing),
