@@ -257,9 +257,8 @@ def export(config, results, data, metrics, log):
         "metrics": {k: metrics[k] for k in keys}, "tasks": list(config.task_list),
     }  # fmt: skip
     return export_memn2n(
-        task.backbone, data.vocab_file, config.export_dir, examples, metadata,
-        task=task,
-    )  # fmt: skip
+        task, config.export_dir, examples, metadata, vocab_file=data.vocab_file
+    )
 
 
 def main(argv=None):

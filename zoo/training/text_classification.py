@@ -573,17 +573,16 @@ def export_classifier(
     """Exports the trained `task` with its family's `exporter` (e.g.
     `zoo.models.han.export_han_classifier`) to `--export-dir`/`export_name`/VERSION:
     the SavedModel of its network on the run's vocabulary (`data.preprocessor`, the
-    same words as the task's preprocessor) and `VERSION.keras`, the task itself;
-    with the warm-up texts of `--warmup-texts` (or four test texts) and the
-    manifest's recipe, data and `keys` of `metrics`. Returns the version folder."""
+    same words as the task's preprocessor; its `vocab.txt` is the export's asset) and
+    `VERSION.keras`, the task itself; with the warm-up texts of `--warmup-texts` (or
+    four test texts) and the manifest's recipe, data and `keys` of `metrics`. Returns
+    the version folder."""
     config = run.config
     return exporter(
-        task.backbone,
-        data.preprocessor,
-        task.label_names,
+        task,
         base_dir=config.export_dir,
         name=export_name,
         warmup_texts=data.warmup_texts(config.warmup_texts),
         metadata=export_metadata(run.name, data.description, metrics, keys),
-        task=task,
+        preprocessor=data.preprocessor,
     )

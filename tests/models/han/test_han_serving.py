@@ -10,6 +10,8 @@ from zoo.models.han import (
     HANClassifier,
     HANPreprocessor,
     HANServing,
+    HANTextClassifier,
+    HANTextClassifierPreprocessor,
     export_han_classifier,
 )
 from zoo.text.vocabulary import Vocabulary
@@ -66,15 +68,27 @@ def test_signatures_match_the_keras_model(parts):
 @pytest.mark.slow
 def test_export_writes_the_signatures_limits_and_labels(parts, tmp_path):
     model, preprocessor = parts
-    version_dir = export_han_classifier(
+    task = HANTextClassifier(
         model,
-        preprocessor,
+        HANTextClassifierPreprocessor.from_module(preprocessor),
         ["neg", "pos"],
+        compile=False,
+    )
+    with pytest.raises(ValueError, match="^`task` must be a HANTextClassifier. "):
+        export_han_classifier(model, base_dir=tmp_path / "saved_models")
+    assert not os.path.exists(tmp_path / "saved_models")
+    version_dir = export_han_classifier(
+        task,
         base_dir=tmp_path / "saved_models",
         warmup_texts=TEXTS,
         metadata={"recipe": "test", "metrics": {"accuracy": 0.5}},
+        preprocessor=preprocessor,  # the recipe's: its vocab.txt is the asset
     )
     assert version_dir.endswith(os.path.join("han", "1"))
+    assert os.listdir(os.path.join(version_dir, "assets")) == ["vocab.txt"]
+    assert isinstance(
+        keras.saving.load_model(version_dir + ".keras"), HANTextClassifier
+    )
     assert os.path.isfile(version_dir + ".keras")
     with open(os.path.join(version_dir, "assets.extra", "manifest.json")) as f:
         manifest = json.load(f)

@@ -188,26 +188,34 @@ def test_predict_equals_the_export_signature(tmp_path):
     assert report["keras_check"]["ok"]
 
 
-def test_export_memn2n_builds_the_task_when_not_given(tmp_path):
+def test_export_memn2n_takes_the_task_and_the_recipes_vocabulary(tmp_path):
+    import os
+    import shutil
+
     from zoo.models.memn2n import MemN2NPreprocessor
 
     task = make_task()
-    vocab_file = task.preprocessor.asset_paths["vocabulary.txt"]
-    version = export_memn2n(task.backbone, vocab_file, tmp_path)  # default warm-up
+    with pytest.raises(ValueError, match="^`task` must be a MemN2NQuestionAnswerer. "):
+        export_memn2n(task.backbone, tmp_path)
+    assert os.listdir(tmp_path) == []
+    vocab_file = str(tmp_path / "vocab.txt")  # the recipe's run vocabulary
+    shutil.copyfile(task.preprocessor.asset_paths["vocabulary.txt"], vocab_file)
+    version = export_memn2n(task, tmp_path, vocab_file=vocab_file)  # default warm-up
+    assert os.listdir(os.path.join(version, "assets")) == ["vocab.txt"]
     loaded = keras.saving.load_model(version + ".keras")
     assert isinstance(loaded, MemN2NQuestionAnswerer)
     assert loaded.preprocessor.vocabulary == task.preprocessor.vocabulary
+    served = tf.saved_model.load(version).signatures["serving_default"](
+        story=tf.constant(PREDICT_X["story"]),
+        question=tf.constant(PREDICT_X["question"]),
+    )
     np.testing.assert_allclose(
-        loaded.predict(PREDICT_X, verbose=0),
-        task.predict(PREDICT_X, verbose=0),
-        atol=1e-6,
+        served["probabilities"].numpy(), task.predict(PREDICT_X, verbose=0), atol=1e-5
     )
     module = MemN2NPreprocessor(vocab_file, memory_size=6, sentence_length=5)
     pre = MemN2NQuestionAnswererPreprocessor.from_module(module)
     assert pre.get_config()["sentence_length"] == 5
     np.testing.assert_array_equal(pre(X)["story"], task.preprocessor(X)["story"])
-    with pytest.raises(ValueError, match="task over"):
-        export_memn2n(make_task().backbone, vocab_file, tmp_path, task=task)
 
 
 def test_bad_inputs_are_one_line_errors():

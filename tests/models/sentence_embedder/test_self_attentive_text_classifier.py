@@ -1,6 +1,9 @@
 """SelfAttentiveTextClassifier and SentenceEmbedder: raw sentences in; fit with the
 penalty, predict, explain, embed, saved, preset, exported."""
 
+import os
+import shutil
+
 import keras
 import numpy as np
 import pytest
@@ -253,13 +256,16 @@ def test_embed_equals_the_exports_embed_signature(tmp_path):
     assert manifest["encoder"]["num_hops"] == 3
 
 
-def test_export_of_the_network_builds_the_task(tmp_path):
-    """The recipe's call (network and SentencePreprocessor, no task)."""
+def test_export_function_takes_the_task_and_the_recipes_preprocessor(tmp_path):
+    """The recipe's call: the task, and its run's SentencePreprocessor."""
     task = make_task()
-    module = task.preprocessor.module
+    vocab_file = str(tmp_path / "vocab.txt")
+    shutil.copyfile(task.preprocessor.asset_paths["vocabulary.txt"], vocab_file)
+    module = SentencePreprocessor(vocab_file, max_length=12)
     version = export_sentence_embedder(
-        task.backbone, module, ["neg", "pos"], base_dir=tmp_path, warmup_texts=PREDICT
+        task, base_dir=tmp_path, warmup_texts=PREDICT, preprocessor=module
     )
+    assert sorted(os.listdir(os.path.join(version, "assets"))) == ["vocab.txt"]
     loaded = keras.saving.load_model(version + ".keras")
     assert isinstance(loaded, SelfAttentiveTextClassifier)
     np.testing.assert_allclose(

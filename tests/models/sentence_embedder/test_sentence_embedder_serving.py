@@ -9,6 +9,8 @@ import tensorflow as tf
 from tests.models.sentence_embedder.tiny import tiny_encoder
 from zoo.models.sentence_embedder import (
     SelfAttentiveClassifier,
+    SelfAttentiveTextClassifier,
+    SelfAttentiveTextClassifierPreprocessor,
     SentenceEmbedderServing,
     SentencePreprocessor,
     export_sentence_embedder,
@@ -65,15 +67,24 @@ def test_signatures_match_the_keras_model(parts):
 @pytest.mark.slow
 def test_export_writes_the_encoder_beside_the_version(parts, tmp_path):
     model, preprocessor = parts
-    version_dir = export_sentence_embedder(
+    task = SelfAttentiveTextClassifier(
         model,
-        preprocessor,
+        SelfAttentiveTextClassifierPreprocessor.from_module(preprocessor),
         LABELS,
+        compile=False,
+    )
+    with pytest.raises(ValueError, match="^`task` must be a SelfAttentiveTextCl"):
+        export_sentence_embedder(model, base_dir=tmp_path / "saved_models")
+    assert not os.path.exists(tmp_path / "saved_models")
+    version_dir = export_sentence_embedder(
+        task,
         base_dir=tmp_path / "saved_models",
         warmup_texts=TEXTS,
         metadata={"recipe": "test"},
+        preprocessor=preprocessor,  # the recipe's: its vocab.txt is the asset
     )
     assert version_dir.endswith(os.path.join("sentence_embedder", "1"))
+    assert os.listdir(os.path.join(version_dir, "assets")) == ["vocab.txt"]
     with open(os.path.join(version_dir, "assets.extra", "manifest.json")) as f:
         manifest = json.load(f)
     assert manifest["metadata"]["labels"] == LABELS

@@ -89,45 +89,35 @@ class HANTextClassifier(TextClassifier):
         """Writes `base_dir/name/VERSION/` (TF Serving) and `VERSION.keras` (this
         task); returns the version folder. See `export_han_classifier`."""
         self.check_tensorflow_backend("export")
-        return export_han_classifier(
-            self.backbone,
-            self.preprocessor.module,
-            self.label_names,
-            base_dir=base_dir,
-            name=name,
-            warmup_texts=warmup_texts,
-            metadata=metadata,
-            task=self,
-        )
+        return export_han_classifier(self, base_dir, name, warmup_texts, metadata)
 
 
 def export_han_classifier(
-    model,
-    preprocessor,
-    label_names,
+    task,
     base_dir="saved_models",
     name="han",
     warmup_texts=None,
     metadata=None,
     max_batch_size=DEFAULT_MAX_BATCH_SIZE,
-    task=None,
+    preprocessor=None,
 ):
-    """Exports `base_dir/name/VERSION/` (and `VERSION.keras`); returns the folder.
+    """Exports the trained `task` as `base_dir/name/VERSION/` and `VERSION.keras`
+    (the task itself: it predicts on raw strings); returns the version folder.
 
-    The model, preprocessor, class names and batch limit make the `HANServing`;
-    the rest is `TextClassifierServing.export`'s (warm-up documents: a short example
-    when none are given). The manifest records the labels and the limits.
-    `VERSION.keras` is the `HANTextClassifier` task (`task`, or one made of the
-    model, preprocessor and class names): it predicts on raw strings.
+    The task's network and class names, the in-graph `preprocessor` (a
+    `HANPreprocessor`; the task's own by default, the recipe passes its run's, whose
+    vocabulary file names the SavedModel's asset) and the batch limit make the
+    `HANServing`; the rest is `TextClassifierServing.export`'s (warm-up documents: a
+    short example when none are given). The manifest records the labels and the
+    limits.
     """
-    if task is None:
-        task = HANTextClassifier(
-            model,
-            HANTextClassifierPreprocessor.from_module(preprocessor),
-            label_names,
-            compile=False,
+    if not isinstance(task, HANTextClassifier):
+        raise ValueError(
+            f"`task` must be a HANTextClassifier. Received: {type(task).__name__}"
         )
-    module = HANServing(model, preprocessor, label_names, max_batch_size)
+    if preprocessor is None:
+        preprocessor = task.preprocessor.module
+    module = HANServing(task.backbone, preprocessor, task.label_names, max_batch_size)
     return module.export(
         base_dir,
         name,

@@ -19,8 +19,7 @@ TensorFlow pieces (imported on first use):
   `tokenize` (the family's words, for training and serving) and
   `MAX_STORY_BYTES`.
 - `MemN2NServing`: the exported signatures (`serving_default`, `preprocess`);
-  `export_memn2n` exports a trained model with them (and the task as
-  `VERSION.keras`).
+  `export_memn2n` exports a trained task with them (and as `VERSION.keras`).
 - `linear_start_callbacks`, `train_memn2n`, `best_of_restarts`, `train_groups`:
   the paper's training protocol for the task (`memn2n_training`).
 - `build_arrays`, `build_vocabulary`, `max_sentence_length`, `vectorize`,

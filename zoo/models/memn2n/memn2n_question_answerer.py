@@ -327,15 +327,7 @@ class MemN2NQuestionAnswerer(Task):
         """Writes `base_dir/name/VERSION/` (TF Serving) and `VERSION.keras` (this
         task); returns the version folder. See `export_memn2n`."""
         self.check_tensorflow_backend("export")
-        return export_memn2n(
-            self.backbone,
-            self.preprocessor.asset_paths["vocabulary.txt"],
-            base_dir,
-            examples,
-            metadata,
-            name,
-            task=self,
-        )
+        return export_memn2n(self, base_dir, examples, metadata, name)
 
 
 def _check_sizes(backbone, preprocessor):
@@ -365,49 +357,44 @@ DEFAULT_WARMUP = {
 
 
 def export_memn2n(
-    model, vocab_file, base_dir, examples=(), metadata=None, name="memn2n", task=None
+    task, base_dir, examples=(), metadata=None, name="memn2n", vocab_file=None
 ):
-    """Exports a trained `MemN2N` as `base_dir/name/VERSION/` (+ `VERSION.keras`).
+    """Exports the trained `task` as `base_dir/name/VERSION/` (+ `VERSION.keras`).
 
-    The `MemN2NServing` signatures, warm-up requests made of `examples`, the check
-    that `serving_default` gives the Keras model's probabilities, and the input
-    limits in the manifest (`zoo.export.export_model`). `VERSION.keras` is the
-    `MemN2NQuestionAnswerer` task (`task`, or one made of the model and the
-    vocabulary): it predicts on raw stories and questions, and its `.backbone` is
-    the network that reads the `preprocess` signature's outputs.
+    The `MemN2NServing` signatures of its network, warm-up requests made of
+    `examples`, the check that `serving_default` gives the Keras model's
+    probabilities, and the input limits in the manifest (`zoo.export.export_model`).
+    `VERSION.keras` is the task itself: it predicts on raw stories and questions,
+    and its `.backbone` is the network that reads the `preprocess` signature's
+    outputs.
 
     Args:
-        model: the trained `MemN2N`.
-        vocab_file: its vocabulary file.
+        task: the trained `MemN2NQuestionAnswerer` (its preprocessor's story limit
+            is the export's).
         base_dir: the TF Serving base folder.
         examples: a few `BabiExample`s, or `{"story": [str],
             "question": [str]}`, for the warm-up requests (a short example story
             when empty).
         metadata: optional dict for the manifest (`limits` are added).
         name: the export's model name.
-        task: optional `MemN2NQuestionAnswerer` over `model`, saved as
-            `VERSION.keras` (its preprocessor's story limit is the export's).
+        vocab_file: the vocabulary file the SavedModel's preprocessing reads (its
+            asset); the task's own by default, the recipe passes its run's
+            (the same words).
 
     Returns:
         The version folder.
     """
     from zoo.export import export_model
 
-    if task is None:
-        module = MemN2NServing(model, vocab_file)
-        task = MemN2NQuestionAnswerer(
-            model,
-            MemN2NQuestionAnswererPreprocessor.from_module(module.preprocessor),
+    if not isinstance(task, MemN2NQuestionAnswerer):
+        raise ValueError(
+            f"`task` must be a MemN2NQuestionAnswerer. Received: {type(task).__name__}"
         )
-    else:
-        if task.backbone is not model:
-            raise ValueError(
-                "`task` must be the task over `model`. Received: a task over "
-                f"{task.backbone.name!r}, model {model.name!r}"
-            )
-        module = MemN2NServing(
-            model, vocab_file, max_story_bytes=task.preprocessor.max_story_bytes
-        )
+    module = MemN2NServing(
+        task.backbone,
+        vocab_file or task.preprocessor.asset_paths["vocabulary.txt"],
+        max_story_bytes=task.preprocessor.max_story_bytes,
+    )
     if isinstance(examples, dict):
         warmup = {key: list(examples[key]) for key in ("story", "question")}
     else:

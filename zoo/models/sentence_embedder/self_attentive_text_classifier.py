@@ -159,16 +159,7 @@ class SelfAttentiveTextClassifier(TextClassifier):
         and `VERSION.encoder.keras` (a `SentenceEmbedder`); returns the version
         folder. See `export_sentence_embedder`."""
         self.check_tensorflow_backend("export")
-        return export_sentence_embedder(
-            self.backbone,
-            self.preprocessor.module,
-            self.label_names,
-            base_dir=base_dir,
-            name=name,
-            warmup_texts=warmup_texts,
-            metadata=metadata,
-            task=self,
-        )
+        return export_sentence_embedder(self, base_dir, name, warmup_texts, metadata)
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -276,37 +267,41 @@ def _embed(encoder, task, texts, batch_size):
 
 
 def export_sentence_embedder(
-    model,
-    preprocessor,
-    label_names,
+    task,
     base_dir="saved_models",
     name="sentence_embedder",
     warmup_texts=None,
     metadata=None,
     max_batch_size=DEFAULT_MAX_BATCH_SIZE,
-    task=None,
+    preprocessor=None,
 ):
-    """Exports `base_dir/name/VERSION/`, `VERSION.keras` and the standalone encoder.
+    """Exports the trained `task` as `base_dir/name/VERSION/`, `VERSION.keras` and
+    the standalone encoder; returns the version folder.
 
-    The model (a `SelfAttentiveClassifier`), preprocessor, class names and batch
-    limit make the `SentenceEmbedderServing`; the rest is
+    The task's network (a `SelfAttentiveClassifier`) and class names, the in-graph
+    `preprocessor` (a `SentencePreprocessor`; the task's own by default, the recipe
+    passes its run's, whose vocabulary file names the SavedModel's asset) and the
+    batch limit make the `SentenceEmbedderServing`; the rest is
     `TextClassifierServing.export`'s (warm-up sentences, for `serving_default` and
     `embed`: a short example when none are given). The manifest records the labels,
     the limits and the encoder's files and sizes.
 
-    `VERSION.keras` is the `SelfAttentiveTextClassifier` task (`task`, or one made
-    of the model, preprocessor and class names); `VERSION.encoder.keras` is a
-    `SentenceEmbedder` of `model.encoder` with the same vocabulary. Both predict on
-    raw strings; their networks (token ids in) are `.backbone`.
+    `VERSION.keras` is the `SelfAttentiveTextClassifier` task itself;
+    `VERSION.encoder.keras` is a `SentenceEmbedder` of its encoder with the same
+    vocabulary. Both predict on raw strings; their networks (token ids in) are
+    `.backbone`.
     """
-    if task is None:
-        task = SelfAttentiveTextClassifier(
-            model,
-            SelfAttentiveTextClassifierPreprocessor.from_module(preprocessor),
-            label_names,
-            compile=False,
+    if not isinstance(task, SelfAttentiveTextClassifier):
+        raise ValueError(
+            "`task` must be a SelfAttentiveTextClassifier. Received: "
+            f"{type(task).__name__}"
         )
-    module = SentenceEmbedderServing(model, preprocessor, label_names, max_batch_size)
+    if preprocessor is None:
+        preprocessor = task.preprocessor.module
+    model = task.backbone
+    module = SentenceEmbedderServing(
+        model, preprocessor, task.label_names, max_batch_size
+    )
     encoder = model.encoder
     embedder = SentenceEmbedder(
         encoder,
