@@ -29,8 +29,9 @@ def test_counts_must_be_positive(flag, capsys):
 
 
 def test_defaults_are_the_recipes_with_data_and_extra_adds_flags(tmp_path):
-    from bench.translation_step import parse_args
     from zoo.recipes.translation import parse
+
+    from bench.translation_step import parse_args
 
     args = parse_args(["--extra=--training-logits-dtype bfloat16 --ema 0"])
     assert (args.training_logits_dtype, args.ema) == ("bfloat16", 0.0)

@@ -10,11 +10,11 @@ import pytest
 @pytest.mark.slow
 def test_an_export_is_scored_on_every_set(tmp_path):
     import keras
+    from zoo.recipes.translation import main
 
     from bench import translation_test_sets as bench
     from bench.translation_time import score
     from zoo.demo.parallel import demo_corpus
-    from zoo.recipes.translation import main
 
     result = main(
         ["--epochs", "3", "--run-dir", str(tmp_path / "run"), "--report-dir",
