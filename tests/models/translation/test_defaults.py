@@ -139,4 +139,6 @@ def test_tied_luong_needs_equal_embedding_and_decoder_sizes():
     with pytest.raises(ValueError, match="embedding_dim=256, units=512"):
         Seq2SeqTranslator(9, 9, decoder_units=512)
     untied = Seq2SeqTranslator(9, 9, 8, 8, decoder_units=16, tie_embeddings=False)
-    assert untied.decoder.output_projection is not None
+    # untied: its own projection from the decoder's 16 units onto the 9 words
+    projection = untied.decoder.output_projection
+    assert [tuple(w.shape) for w in projection.weights] == [(16, 9), (9,)]
