@@ -47,16 +47,9 @@ with open(sys.argv[3], "w") as f:
 """
 
 
-def _available(module):
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
-
-
 def _last_error(stderr):
     """The last exception line of a traceback (or the last line of output)."""
-    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     for line in reversed(lines):
         if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b", line):
             return line[:300]
@@ -66,43 +59,26 @@ def _last_error(stderr):
 def run_recipe(module, export_dir, timeout):
     """Runs `module.main(argv)` in a child process; returns a result row."""
     name = module.rsplit(".", 1)[-1]
-    row = {
-        "recipe": name,
-        "model": name,
-        "metric": "",
-        "value": None,
-        "export": None,
-        "status": "ok",
-        "verification": "-",
-        "seconds": 0.0,
-        "error": "",
-    }
-    if not _available(module):
-        row.update(status="not available", verification="-")
+    row = dict(recipe=name, model=name, metric="", value=None, export=None)
+    row.update(status="ok", verification="-", seconds=0.0, error="")
+    try:
+        available = importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        available = False
+    if not available:
+        row.update(status="not available")
         return row
-    argv = [
-        "--export-dir",
-        export_dir,
-        "--run-dir",
-        os.path.join("runs", name),
-        "--report-dir",
-        os.path.join("reports", name),
-    ]
+    argv = ["--export-dir", export_dir, "--run-dir", os.path.join("runs", name)]
+    argv += ["--report-dir", os.path.join("reports", name)]
     env = {**os.environ, "KERAS_BACKEND": "tensorflow", "ZOO_LAZY_IMPORT": "1"}
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "result.json")
         print(f"[recipes] {name}: training on demo data", flush=True)
+        command = [sys.executable, "-c", _CHILD, module, json.dumps(argv), out]
         try:
             proc = subprocess.run(
-                [
-                    sys.executable,
-                    "-c",
-                    _CHILD,
-                    module,
-                    json.dumps(argv),
-                    out,
-                ],
+                command,
                 env=env,
                 timeout=timeout,
                 stdout=sys.stdout,
@@ -116,26 +92,21 @@ def run_recipe(module, export_dir, timeout):
             row["seconds"] = round(time.perf_counter() - start, 1)
         if proc.returncode != 0 or not os.path.exists(out):
             sys.stderr.write(proc.stderr[-4000:])
-            row.update(
-                status="failed",
-                error=f"exit {proc.returncode}: {_last_error(proc.stderr)}",
-            )
+            error = f"exit {proc.returncode}: {_last_error(proc.stderr)}"
+            row.update(status="failed", error=error)
             return row
         with open(out) as f:
             result = json.load(f)
     if not isinstance(result, dict):
         row.update(status="failed", error=f"main() returned {type(result).__name__}")
         return row
-    row.update(
-        model=result.get("model", name),
-        metric=result.get("metric", ""),
-        value=result.get("value"),
-        export=result.get("export"),
-    )
+    row.update({k: result.get(k, row[k]) for k in ("model", "metric", "value")})
+    row["export"] = result.get("export")
     return row
 
 
 def verify_row(row, timeout):
+    """Verifies the row's export in a fresh process (`zoo.export.verify`)."""
     from zoo.export.verify import verify_in_fresh_process
 
     if row["status"] != "ok":
@@ -145,41 +116,31 @@ def verify_row(row, timeout):
         return row
     print(f"[recipes] {row['recipe']}: verifying {row['export']}", flush=True)
     report = verify_in_fresh_process(row["export"], timeout=timeout)
-    if report["ok"]:
-        row["verification"] = "ok"
-    else:
-        row["verification"] = "FAILED"
+    row["verification"] = "ok" if report["ok"] else "FAILED"
+    if not report["ok"]:
         row["error"] = "; ".join(report["errors"])[:500]
     return row
 
 
 def format_table(rows):
-    header = ["model", "metric (demo data)", "export", "verification", "status", "time"]
-    lines = [header]
+    """The summary table: one line per recipe, columns padded."""
+    lines = [
+        ["model", "metric (demo data)", "export", "verification", "status", "time"]
+    ]
     for r in rows:
-        metric = (
-            f"{r['metric']} = {r['value']:.4f}"
-            if isinstance(r["value"], (int, float))
-            else (r["metric"] or "-")
-        )
+        metric = r["metric"] or "-"
+        if isinstance(r["value"], (int, float)):
+            metric = f"{r['metric']} = {r['value']:.4f}"
+        export, seconds = r["export"] or "-", f"{r['seconds']:.0f} s"
         lines.append(
-            [
-                r["model"],
-                metric,
-                r["export"] or "-",
-                r["verification"],
-                r["status"],
-                f"{r['seconds']:.0f} s",
-            ]
+            [r["model"], metric, export, r["verification"], r["status"], seconds]
         )
-    widths = [max(len(str(line[i])) for line in lines) for i in range(len(header))]
-    out = []
-    for i, line in enumerate(lines):
-        out.append(
-            " | ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=False))
-        )
-        if i == 0:
-            out.append("-+-".join("-" * w for w in widths))
+    widths = [max(len(str(line[i])) for line in lines) for i in range(len(lines[0]))]
+    out = [
+        " | ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True))
+        for line in lines
+    ]
+    out.insert(1, "-+-".join("-" * w for w in widths))
     return "\n".join(out)
 
 
@@ -188,50 +149,33 @@ def main(argv=None):
         prog="python -m zoo.recipes",
         description="Train every recipe on its demo data, export, verify, deploy.",
     )
-    parser.add_argument("--export-dir", default="saved_models")
-    parser.add_argument(
-        "--recipes",
-        nargs="+",
-        default=RECIPES,
-        metavar="MODULE",
-        help="recipe modules to run (default: all)",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=int,
-        default=1800,
-        help="seconds allowed to each recipe and each verification",
-    )
-    parser.add_argument(
-        "--debug",
-        action="store_true",
-        help="show TensorFlow's C++ log lines (also shown when TF_CPP_MIN_LOG_LEVEL "
-        "is set to 0-2)",
-    )
+    add = parser.add_argument
+    add("--export-dir", default="saved_models")
+    add("--recipes", nargs="+", default=RECIPES, metavar="MODULE",
+        help="recipe modules to run (default: all)")  # fmt: skip
+    add("--timeout", type=int, default=1800,
+        help="seconds allowed to each recipe and each verification")  # fmt: skip
+    add("--debug", action="store_true", help="show TensorFlow's C++ log lines (also "
+        "shown when TF_CPP_MIN_LOG_LEVEL is set to 0-2)")  # fmt: skip
     args = parser.parse_args(argv)
     from zoo import tf_logging
 
     tf_logging.quiet(args.debug)  # before anything imports TensorFlow; children too
     os.makedirs(args.export_dir, exist_ok=True)
-
-    rows = []
-    for module in args.recipes:
-        row = run_recipe(module, args.export_dir, args.timeout)
-        rows.append(verify_row(row, args.timeout))
+    rows = [
+        verify_row(run_recipe(module, args.export_dir, args.timeout), args.timeout)
+        for module in args.recipes
+    ]
 
     from zoo.export.deploy import write_deployment
 
     deployment = write_deployment(args.export_dir)
-    print()
-    print(format_table(rows))
-    print()
+    print(f"\n{format_table(rows)}\n")
     print(
         f"deployment files for {', '.join(deployment['models']) or 'no models'} "
         f"({deployment['image']}): {os.path.join(args.export_dir, 'serve.sh')}"
     )
-    failed = [
-        r for r in rows if r["status"] == "failed" or r["verification"] == "FAILED"
-    ]
+    failed = [r for r in rows if "failed" in (r["status"], r["verification"].lower())]
     for r in failed:
         print(f"FAILED {r['recipe']}: {r['error']}", file=sys.stderr)
     missing = [r["recipe"] for r in rows if r["status"] == "not available"]

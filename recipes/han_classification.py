@@ -19,6 +19,7 @@ the export's signatures: `zoo.models.han.HANServing`.
 """
 
 import dataclasses
+import functools
 
 from zoo.models.han import (
     LENGTH_BUCKETS,
@@ -33,6 +34,10 @@ from zoo.training import steps
 from zoo.training.flags import default_of, option
 from zoo.training.text_classification import TextClassificationConfig
 
+net = functools.partial(default_of, HANClassifier)
+pre = functools.partial(default_of, HANTextClassifierPreprocessor)
+adapt = functools.partial(default_of, HANTextClassifierPreprocessor.adapt)
+POS = "positive"
 NAME = "han_classification"
 EXPORT_NAME = "han"
 SPLIT_SEED = 1337  # of the validation and test sets held out of the training data
@@ -47,11 +52,7 @@ TRAINING = dict(
 )
 # Short generated documents: the Config's small demo limits, no early stopping.
 DEMO_TRAINING = dict(
-    epochs=3,
-    patience=0,
-    tensorboard=False,
-    validations_per_epoch=1,
-    monitor="val_loss",
+    epochs=3, patience=0, tensorboard=False, validations_per_epoch=1, monitor="val_loss"
 )
 
 
@@ -59,68 +60,32 @@ DEMO_TRAINING = dict(
 class Config(TextClassificationConfig):
     """The recipe's options (the command-line flags)."""
 
-    max_sentences: int = option(
-        default_of(HANTextClassifierPreprocessor, "max_sentences"),
-        "sentences per document",
-        demo=8,
-        check="positive",
-    )
-    max_words: int = option(
-        default_of(HANTextClassifierPreprocessor, "max_words"),
-        "words per sentence",
-        demo=16,
-        check="positive",
-    )
-    vocab_size: int = option(
-        default_of(HANTextClassifierPreprocessor.adapt, "vocab_size"),
-        "largest vocabulary, [PAD] and [UNK] included",
-        check="positive",
-    )
-    min_count: int = option(
-        default_of(HANTextClassifierPreprocessor.adapt, "min_count"),
-        "words seen fewer times in training map to [UNK]",
-        demo=1,
-        check="positive",
-    )
-    embedding_dim: int = option(
-        default_of(HANClassifier, "embedding_dim"),
-        "word embedding size (--embeddings sets it)",
-        check="positive",
-    )
-    rnn_units: int = option(
-        default_of(HANClassifier, "rnn_units"),
-        "GRU units per direction, both levels",
-        check="positive",
-    )
-    context_units: int = option(
-        default_of(HANClassifier, "context_units"),
-        "size of the word and sentence context vectors",
-        check="positive",
-    )
-    dropout: float = option(
-        default_of(HANClassifier, "dropout"),
-        "dropout on the embeddings and the document vector",
-        check="open_fraction",
-    )
-    pooling: str = option(
-        default_of(HANClassifier, "pooling"),
-        "word and sentence pooling (mean: a baseline)",
-        choices=("attention", "mean"),
-    )
-    word2vec_epochs: int = option(
-        None,
-        "start from skip-gram vectors trained for N epochs on the training and "
-        "validation documents, as the paper does (0: off; default 5 with --data, 0 on "
-        "the demo corpus or with --embeddings); written to RUN_DIR/word2vec.txt",
-        check="non_negative",
-        metavar="N",
-    )
-    demo_size: int = option(
-        400, "documents in the demo corpus", check="positive", metavar="N"
-    )
-    report_samples: int = option(
-        8, "test documents drawn in attention.html", check="non_negative", metavar="N"
-    )
+    # fmt: off
+    max_sentences: int = option(pre("max_sentences"), "sentences per document", demo=8,
+        check=POS)
+    max_words: int = option(pre("max_words"), "words per sentence", demo=16, check=POS)
+    vocab_size: int = option(adapt("vocab_size"), "largest vocabulary, [PAD] and [UNK] "
+        "included", check=POS)
+    min_count: int = option(adapt("min_count"), "words seen fewer times in training "
+        "map to [UNK]", demo=1, check=POS)
+    embedding_dim: int = option(net("embedding_dim"), "word embedding size "
+        "(--embeddings sets it)", check=POS)
+    rnn_units: int = option(net("rnn_units"), "GRU units per direction, both levels",
+        check=POS)
+    context_units: int = option(net("context_units"), "size of the word and sentence "
+        "context vectors", check=POS)
+    dropout: float = option(net("dropout"), "dropout on the embeddings and the "
+        "document vector", check="open_fraction")
+    pooling: str = option(net("pooling"), "word and sentence pooling (mean: a "
+        "baseline)", choices=("attention", "mean"))
+    word2vec_epochs: int = option(None, "start from skip-gram vectors trained for N "
+        "epochs on the training and validation documents, as the paper does (0: off; "
+        "default 5 with --data, 0 on the demo corpus or with --embeddings); written to "
+        "RUN_DIR/word2vec.txt", check="non_negative", metavar="N")
+    demo_size: int = option(400, "documents in the demo corpus", check=POS, metavar="N")
+    report_samples: int = option(8, "test documents drawn in attention.html",
+        check="non_negative", metavar="N")
+    # fmt: on
 
     def validate(self):
         from zoo.errors import ConfigError

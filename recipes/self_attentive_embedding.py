@@ -23,6 +23,7 @@ signature, the `.keras` encoder): docs/recipes.md#self_attentive_embedding.
 """
 
 import dataclasses
+import functools
 import os
 
 from zoo.models.sentence_embedder import (
@@ -40,6 +41,12 @@ from zoo.training import steps
 from zoo.training.flags import default_of, option
 from zoo.training.text_classification import TextClassificationConfig
 
+encoder = functools.partial(default_of, SelfAttentiveEncoder)
+net = functools.partial(default_of, SelfAttentiveClassifier)
+pre = functools.partial(default_of, SelfAttentiveTextClassifierPreprocessor)
+adapt = functools.partial(default_of, SelfAttentiveTextClassifierPreprocessor.adapt)
+compiled = functools.partial(default_of, SelfAttentiveTextClassifier.default_compile)
+POS = "positive"
 NAME = "self_attentive_embedding"
 EXPORT_NAME = "sentence_embedder"
 SPLIT_SEED = 0  # of the validation and test sets held out of the training data
@@ -48,9 +55,7 @@ SPLIT_SEED = 0  # of the validation and test sets held out of the training data
 TRAINING = dict(
     epochs=2,
     batch_size=32,
-    learning_rate=default_of(
-        SelfAttentiveTextClassifier.default_compile, "learning_rate"
-    ),
+    learning_rate=compiled("learning_rate"),
     validations_per_epoch=4,
     monitor="val_accuracy",
     patience=8,
@@ -73,78 +78,34 @@ DEMO_TRAINING = dict(
 class Config(TextClassificationConfig):
     """The recipe's options (the command-line flags)."""
 
-    task: str = option(
-        "sst5",
-        "labels of SST trees (sst5, sst2), or csv/tsv: read --data as that format",
-        choices=("sst5", "sst2", "csv", "tsv"),
-    )
+    # fmt: off
+    task: str = option("sst5", "labels of SST trees (sst5, sst2), or csv/tsv: read "
+        "--data as that format", choices=("sst5", "sst2", "csv", "tsv"))
     phrases: bool = option(True, "train on every phrase of the SST training trees")
-    max_length: int = option(
-        default_of(SelfAttentiveTextClassifierPreprocessor, "max_length"),
-        "tokens kept per text",
-        check="positive",
-    )
-    vocab_size: int = option(
-        default_of(SelfAttentiveTextClassifierPreprocessor.adapt, "vocab_size"),
-        "largest vocabulary, [PAD] and [UNK] included",
-        check="positive",
-    )
-    min_count: int = option(
-        default_of(SelfAttentiveTextClassifierPreprocessor.adapt, "min_count"),
-        "words seen fewer times in training map to [UNK]",
-        check="positive",
-    )
-    embedding_dim: int = option(
-        default_of(SelfAttentiveEncoder, "embedding_dim"),
-        "word embedding size (--embeddings sets it)",
-        demo=32,
-        check="positive",
-    )
-    lstm_units: int = option(
-        default_of(SelfAttentiveEncoder, "lstm_units"),
-        "u, LSTM units per direction",
-        demo=32,
-        check="positive",
-    )
-    attention_units: int = option(
-        default_of(SelfAttentiveEncoder, "attention_units"),
-        "d_a, attention size",
-        demo=32,
-        check="positive",
-    )
-    num_hops: int = option(
-        default_of(SelfAttentiveEncoder, "num_hops"),
-        "r, attention hops",
-        demo=4,
-        check="positive",
-    )
-    hidden_units: int = option(
-        default_of(SelfAttentiveClassifier, "hidden_units"),
-        "MLP hidden units",
-        demo=64,
-        check="positive",
-    )
-    penalty: float = option(
-        default_of(SelfAttentiveEncoder, "penalty"),
-        "coefficient of the penalty ||A A^T - I||_F^2",
-        check="non_negative",
-    )
-    dropout: float = option(
-        default_of(SelfAttentiveClassifier, "dropout"),
-        "dropout before the MLP layers",
-        check="open_fraction",
-    )
-    clipnorm: float = option(
-        default_of(SelfAttentiveTextClassifier.default_compile, "clipnorm"),
-        "gradient-norm clipping",
-        check="positive",
-    )
-    demo_size: int = option(
-        1200, "sentences in the demo corpus", check="positive", metavar="N"
-    )
-    report_samples: int = option(
-        3, "test sentences drawn as heat maps", check="non_negative", metavar="N"
-    )
+    max_length: int = option(pre("max_length"), "tokens kept per text", check=POS)
+    vocab_size: int = option(adapt("vocab_size"), "largest vocabulary, [PAD] and [UNK] "
+        "included", check=POS)
+    min_count: int = option(adapt("min_count"), "words seen fewer times in training "
+        "map to [UNK]", check=POS)
+    embedding_dim: int = option(encoder("embedding_dim"), "word embedding size "
+        "(--embeddings sets it)", demo=32, check=POS)
+    lstm_units: int = option(encoder("lstm_units"), "u, LSTM units per direction",
+        demo=32, check=POS)
+    attention_units: int = option(encoder("attention_units"), "d_a, attention size",
+        demo=32, check=POS)
+    num_hops: int = option(encoder("num_hops"), "r, attention hops", demo=4, check=POS)
+    hidden_units: int = option(net("hidden_units"), "MLP hidden units", demo=64,
+        check=POS)
+    penalty: float = option(encoder("penalty"), "coefficient of the penalty "
+        "||A A^T - I||_F^2", check="non_negative")
+    dropout: float = option(net("dropout"), "dropout before the MLP layers",
+        check="open_fraction")
+    clipnorm: float = option(compiled("clipnorm"), "gradient-norm clipping", check=POS)
+    demo_size: int = option(1200, "sentences in the demo corpus", check=POS,
+        metavar="N")
+    report_samples: int = option(3, "test sentences drawn as heat maps",
+        check="non_negative", metavar="N")
+    # fmt: on
 
 
 parse = steps.parser(Config, NAME, __doc__, TRAINING, DEMO_TRAINING)

@@ -6,7 +6,7 @@ Model: `zoo.models.translation.Seq2SeqTextTranslator`, the task fit, evaluated a
 exported as one object; the flags take their defaults from its constructors and
 `default_compile`, so the task built with its defaults is the one trained with `--data`
 (the demo: a small Bahdanau model). With `--data`, `--decay-factor` None is 0.5, or 1
-with `--schedule cosine` or `time`, and `--alpha auto` chooses the beam's length penalty
+with `--schedule cosine`, and `--alpha auto` chooses the beam's length penalty
 on validation. Metric: test BLEU (sacrebleu, detokenized, cased). Details:
 docs/recipes.md#translation.
 
@@ -48,7 +48,7 @@ DEMO_TRAINING = dict(epochs=6, learning_rate=5e-3, decay_factor=1, ema=0)
 class Config(RecipeConfig):
     """The recipe's options (the command-line flags)."""
 
-    DERIVED = {"decay_factor": "0.5, or 1 with --schedule cosine or time"}
+    DERIVED = {"decay_factor": "0.5, or 1 with --schedule cosine"}
     # fmt: off
     source: str = option("en", "source language code", demo="src")
     target: str = option("de", "target language code", demo="tgt")

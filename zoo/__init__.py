@@ -21,11 +21,8 @@ def _register():
 
     import zoo.layers  # noqa: F401
 
-    if importlib.util.find_spec("tensorflow") is None:
-        return
-    if importlib.util.find_spec("tensorflow_text") is None:
-        return
-    import zoo.models  # noqa: F401
+    if all(importlib.util.find_spec(m) for m in ("tensorflow", "tensorflow_text")):
+        import zoo.models  # noqa: F401
 
 
 def _entry_point():

@@ -68,14 +68,6 @@ def _version_text():
     return f"zoo {zoo.__version__} ({', '.join(parts)})"
 
 
-class _VersionAction(argparse.Action):
-    """`--version`, computed only when asked (package metadata takes a moment)."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        print(_version_text())
-        parser.exit()
-
-
 def _top_parser():
     parser = argparse.ArgumentParser(
         prog="zoo",
@@ -86,8 +78,8 @@ def _top_parser():
     )
     parser.add_argument(
         "--version",
-        action=_VersionAction,
-        nargs=0,
+        action="version",
+        version=_version_text(),
         help="show the versions of zoo, TensorFlow and Keras and exit",
     )
     parser.add_argument(
@@ -139,6 +131,13 @@ def train_environment(environ=None):
     return env
 
 
+def _needs_extra(missing, extra):
+    return (
+        f"{missing}; this command needs the {extra!r} extra: pip "
+        f'install "attention-zoo[{extra}]" (from a checkout: pip install ".[{extra}]")'
+    )
+
+
 def require_extra(extra, modules):
     """Raises a one-line `ConfigError` naming `pip install ".[extra]"` when one of
     `modules` (import names) is not installed."""
@@ -146,21 +145,16 @@ def require_extra(extra, modules):
 
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
-        raise ConfigError(
-            f"{', '.join(missing)} is not installed; this command needs the "
-            f'{extra!r} extra: pip install "attention-zoo[{extra}]" (from a checkout: '
-            f'pip install ".[{extra}]")'
-        )
+        raise ConfigError(_needs_extra(f"{', '.join(missing)} is not installed", extra))
 
 
 def _recipe_list():
-    aliases = {v: k for k, v in ALIASES.items()}
+    aliases = {name: f" (alias {alias})" for alias, name in ALIASES.items()}
     width = max(map(len, RECIPES))
-    lines = []
-    for name, summary in RECIPES.items():
-        alias = f" (alias {aliases[name]})" if name in aliases else ""
-        lines.append(f"  {name:<{width}}  {summary}{alias}")
-    return "\n".join(lines)
+    return "\n".join(
+        f"  {name:<{width}}  {summary}{aliases.get(name, '')}"
+        for name, summary in RECIPES.items()
+    )
 
 
 _TRAIN_USAGE = """\
@@ -187,8 +181,7 @@ def _train(argv):
     command = train_command(argv[0], argv[1:])
     if not {"-h", "--help"} & set(argv[1:]):
         require_extra("train", ("tensorflow", "tensorflow_text"))
-    tf_logging.quiet("--debug" in argv[1:])  # sets TF_CPP_MIN_LOG_LEVEL for the child
-    env = train_environment()
+    env = train_environment()  # TF_CPP_MIN_LOG_LEVEL as `tf_logging.quiet` set it
     sys.stdout.flush()
     sys.stderr.flush()
     if os.name == "posix":
@@ -404,7 +397,6 @@ def _predict(argv):
     except ConfigError as e:
         print(one_line(e), file=sys.stderr)
         return e.exit_code
-    tf_logging.quiet(args.debug)
     return _run(args.debug, _predict_with, args, extra="serve")
 
 
@@ -433,17 +425,10 @@ def _check_output(output, source):
         raise ConfigError(f"--output {output} is a folder; name a file")
     if not os.path.isdir(folder):
         raise ConfigError(f"--output {output}: no such folder {folder}")
-    if source is None or not os.path.exists(output):
-        return
-    if source == "-":
-        try:
-            same = os.path.samestat(os.fstat(sys.stdin.fileno()), os.stat(output))
-        except (OSError, ValueError):  # no standard input
-            same = False
-    else:
-        same = os.path.realpath(source) == os.path.realpath(output)
-        with contextlib.suppress(OSError):
-            same = same or os.path.samefile(source, output)
+    same = False
+    with contextlib.suppress(OSError, ValueError, TypeError):  # no input, no stdin
+        read = os.fstat(sys.stdin.fileno()) if source == "-" else os.stat(source)
+        same = os.path.samestat(read, os.stat(output))  # links to it too
     if same:
         raise ConfigError(
             f"--output {output} is the input file; write the answers to another file"
@@ -514,16 +499,18 @@ def _predict_with(args):
         limit, line_limit = None, DEFAULT_MAX_LINE_BYTES
     if args.max_line_mb is not None:
         line_limit = int(args.max_line_mb * 2**20)
-    batch_size = args.batch_size or (
-        min(DEFAULT_BATCH_SIZE, limit) if limit else DEFAULT_BATCH_SIZE
-    )
+    batch_size = args.batch_size or min(DEFAULT_BATCH_SIZE, limit or DEFAULT_BATCH_SIZE)
     if batch_size < 1 or (limit and batch_size > limit):
         raise ConfigError(
             f"--batch-size must be between 1 and {limit or 'the server limit'}. "
             f"Received: {batch_size}"
         )
-    remote = args.server is not None
-    client = _remote_client(args) if remote else _local_client(version_dir)
+    if args.server is not None:
+        client = _remote_client(args)
+    else:
+        from zoo.serving.saved_model_session import SavedModelSession
+
+        client = SavedModelSession(version_dir)
     from zoo.serving import inputs, outputs
 
     with client, _output(args.output) as (out, progress):
@@ -533,19 +520,11 @@ def _predict_with(args):
         progress["rows"] = 0
         for batch in inputs.batches(rows, batch_size):
             answer = client.predict(inputs.columns(batch, input_names), args.signature)
-            lines = [
-                outputs.json_line(r) for r in outputs.output_rows(answer, len(batch))
-            ]
-            out.write("".join(line + "\n" for line in lines))
+            rows_out = outputs.output_rows(answer, len(batch))
+            out.write("".join(outputs.json_line(r) + "\n" for r in rows_out))
             out.flush()
             progress["rows"] += len(batch)
     return 0
-
-
-def _local_client(version_dir):
-    from zoo.serving.saved_model_session import SavedModelSession
-
-    return SavedModelSession(version_dir)
 
 
 def _manifest(version_dir):
@@ -581,46 +560,30 @@ def _local_line_limit(version_dir):
 
 
 def _remote_client(args):
-    import inspect
-
     if args.rest:
         from zoo.serving.rest_client import RestClient as client_class
     else:
         from zoo.serving.grpc_client import GrpcClient as client_class
-    options = {"version": args.model_version, "timeout": args.timeout}
-    if args.max_answer_mb is not None:
-        accepted = inspect.signature(client_class).parameters
-        if "max_answer_bytes" not in accepted:
-            raise ConfigError(
-                f"--max-answer-mb is not supported by {client_class.__name__}"
-            )
-        options["max_answer_bytes"] = int(args.max_answer_mb * 2**20)
-    return client_class(args.server, args.model, **options)
+    mb = args.max_answer_mb
+    answer_bytes = None if mb is None else int(mb * 2**20)
+    return client_class(
+        args.server, args.model, args.model_version, args.timeout, answer_bytes
+    )
 
 
 # --- verify, deploy ------------------------------------------------------------------
 
 
-def _verify(argv):
+def _export_command(name, argv):
+    """`zoo verify` / `zoo deploy`: `zoo.export.verify.main` / `.deploy.main`."""
     debug, argv = _pop_debug(argv)
-    tf_logging.quiet(debug)
 
     def run(argv):
-        from zoo.export.verify import main
+        import importlib
 
-        return main(argv, prog="zoo verify")
-
-    return _run(debug, run, argv, extra="serve")
-
-
-def _deploy(argv):
-    debug, argv = _pop_debug(argv)
-    tf_logging.quiet(debug)
-
-    def run(argv):
-        from zoo.export.deploy import main
-
-        return main(argv, prog="zoo deploy")
+        return importlib.import_module(f"zoo.export.{name}").main(
+            argv, prog=f"zoo {name}"
+        )
 
     return _run(debug, run, argv, extra="serve")
 
@@ -629,7 +592,10 @@ def _deploy(argv):
 
 
 def _pop_debug(argv):
-    return "--debug" in argv, [a for a in argv if a != "--debug"]
+    """Whether `--debug` is given before any `--`, and `argv` without it."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    kept = [a for a in argv[:end] if a != "--debug"] + argv[end:]
+    return len(kept) < len(argv), kept
 
 
 # import name -> what `pip install` brings it
@@ -642,41 +608,26 @@ _DISTRIBUTIONS = {
 }
 
 
-def _missing_extra(error, extra):
-    """The one-line message for a `ModuleNotFoundError` of a module that `extra`
-    installs, or None for any other module."""
-    root = (error.name or "").split(".")[0]
-    if extra is None or root not in _DISTRIBUTIONS:
-        return None
-    return (
-        f"error: {_DISTRIBUTIONS[root]} is not installed (no module {error.name!r}); "
-        f'this command needs the {extra!r} extra: pip install "attention-zoo[{extra}]"'
-        f' (from a checkout: pip install ".[{extra}]")'
-    )
-
-
 def _run(debug, fn, *args, extra=None):
     """Runs a command; a `ZooError` becomes one line and its exit status, and so does
     a module missing from `extra` (the `pip install` that brings it)."""
     try:
         return fn(*args)
-    except ModuleNotFoundError as e:
-        message = _missing_extra(e, extra)
-        if message is None:
+    except (ModuleNotFoundError, ZooError) as e:
+        root = (getattr(e, "name", None) or "").split(".")[0]
+        if isinstance(e, ZooError):
+            message = one_line(e)
+        elif extra is not None and root in _DISTRIBUTIONS:
+            missing = f"{_DISTRIBUTIONS[root]} is not installed (no module {e.name!r})"
+            message = f"error: {_needs_extra(missing, extra)}"
+        else:
             raise
         if debug:
             import traceback
 
             traceback.print_exc()
         print(message, file=sys.stderr)
-        return 2
-    except ZooError as e:
-        if debug:
-            import traceback
-
-            traceback.print_exc()
-        print(one_line(e), file=sys.stderr)
-        return e.exit_code
+        return getattr(e, "exit_code", 2)
     except BrokenPipeError:  # e.g. `zoo predict ... | head`
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -700,18 +651,19 @@ def main(argv=None):
             rest = ["--debug", *rest]  # before any "--"
         elif debug and rest and not rest[0].startswith("-"):
             rest = [*rest, "--debug"]  # a recipe takes --debug too
+        # TensorFlow's C++ log level, also for a recipe's process
+        tf_logging.quiet(_pop_debug(rest[1:] if command == "train" else rest)[0])
         if command == "train":
             return _run(debug, _train, rest)
-        return {"predict": _predict, "verify": _verify, "deploy": _deploy}[command](
-            rest
-        )
+        if command == "predict":
+            return _predict(rest)
+        return _export_command(command, rest)
     parser = _top_parser()
     args = parser.parse_args(argv)  # --help, --version, or an unknown command
     if args.command is None:
         parser.print_help()
         return 2
-    parser.error(f"unknown command {args.command!r}")
-    return 2
+    parser.error(f"unknown command {args.command!r}")  # exits with status 2
 
 
 def run():

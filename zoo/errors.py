@@ -40,13 +40,8 @@ class DataError(ZooError, ValueError):
         self.message = message
         self.path = None if path is None else os.fspath(path)
         self.line = line
-        super().__init__(self._format())
-
-    def _format(self):
-        if self.path is None:
-            return self.message
-        where = self.path if self.line is None else f"{self.path}:{self.line}"
-        return f"{where}: {self.message}"
+        where = self.path if line is None else f"{self.path}:{line}"
+        super().__init__(message if path is None else f"{where}: {message}")
 
     def __reduce__(self):  # picklable across processes (tf.data, multiprocessing)
         return (type(self), (self.message, self.path, self.line))
@@ -76,9 +71,6 @@ class DiskFullError(ZooError, OSError):
         super().__init__(message)
         self.message = message
         self.reason = reason
-
-    def __str__(self):
-        return self.message
 
     def __reduce__(self):
         return (type(self), (self.message, self.reason))

@@ -74,18 +74,13 @@ def atomic_path(path):
     except Exception as e:
         if is_disk_full(e) and not isinstance(e, DiskFullError):
             kept = "the previous file is kept" if os.path.exists(path) else "no file"
-            reason = _reason(e)
+            reason = " ".join((getattr(e, "strerror", None) or str(e)).split())[:120]
             raise DiskFullError(
                 f"{path}: the disk is full ({reason}); {kept}", reason
             ) from None
         raise
     finally:
         _remove(tmp)
-
-
-def _reason(error):
-    text = getattr(error, "strerror", None) or str(error)
-    return " ".join(text.split())[:120]
 
 
 @contextlib.contextmanager
@@ -103,8 +98,7 @@ def atomic_write(path, mode="w", encoding=None, newline=None):
         raise ValueError(
             f"`mode` must be one of {sorted(_WRITE_MODES)}. Received: mode={mode!r}"
         )
-    if "b" not in mode and encoding is None:
-        encoding = "utf-8"
+    encoding = encoding or (None if "b" in mode else "utf-8")
     with atomic_path(path) as tmp:
         with open(tmp, _WRITE_MODES[mode], encoding=encoding, newline=newline) as f:
             yield f
@@ -134,10 +128,8 @@ def content_keyed(write, path, store):
     os.mkdir(staging)  # the umask applies
     try:
         write(os.path.join(staging, name))
-        digest = hashlib.sha256()
         with open(os.path.join(staging, name), "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
+            digest = hashlib.file_digest(f, "sha256")
         target = os.path.join(root, digest.hexdigest()[:12])
         if not os.path.isfile(os.path.join(target, name)):
             shutil.rmtree(target, ignore_errors=True)  # a half-removed one
@@ -185,11 +177,9 @@ def check_writable_dir(path, flag):
         os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     except OSError as e:
         reason = e.strerror or type(e).__name__
-        problem = (
-            "the folder is not writable"
-            if existing == target
-            else f"it cannot be created in {existing}"
-        )
+        problem = f"it cannot be created in {existing}"
+        if existing == target:
+            problem = "the folder is not writable"
         raise ConfigError(
             f"{flag} {os.fspath(path)}: {problem} ({reason}); pass another {flag}"
         ) from None
@@ -212,11 +202,8 @@ def remove_temporaries(folder):
 
 
 def _fsync_file(path):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())
 
 
 def _fsync_folder(folder):
@@ -226,12 +213,9 @@ def _fsync_folder(folder):
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
         return
-    try:
+    with contextlib.suppress(OSError):
         os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    os.close(fd)
 
 
 def _remove(path):

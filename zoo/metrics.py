@@ -57,25 +57,18 @@ def classification_report(y_true, y_pred, labels):
         return index[str(v)]
 
     n = len(labels)
-    pairs = [
-        to_index(t, "y_true") * n + to_index(p, "y_pred")
-        for t, p in zip(y_true, y_pred, strict=True)
-    ]
-    matrix = np.bincount(np.asarray(pairs, dtype=np.int64), minlength=n * n).reshape(
-        n, n
-    )
+    pairs = zip(y_true, y_pred, strict=True)
+    cells = [to_index(t, "y_true") * n + to_index(p, "y_pred") for t, p in pairs]
+    matrix = np.bincount(np.asarray(cells, dtype=np.int64), minlength=n * n)
+    matrix = matrix.reshape(n, n)
     tp, predicted, actual = np.diag(matrix), matrix.sum(axis=0), matrix.sum(axis=1)
     precision = np.divide(tp, predicted, out=np.zeros(n), where=predicted > 0)
     recall = np.divide(tp, actual, out=np.zeros(n), where=actual > 0)
     both = precision + recall
     f1 = np.divide(2 * precision * recall, both, out=np.zeros(n), where=both > 0)
+    scores = {"precision": precision, "recall": recall, "f1": f1}
     per_class = {
-        label: {
-            "precision": float(precision[i]),
-            "recall": float(recall[i]),
-            "f1": float(f1[i]),
-            "support": int(actual[i]),
-        }
+        label: {k: float(v[i]) for k, v in scores.items()} | {"support": int(actual[i])}
         for i, label in enumerate(labels)
     }
     total = int(matrix.sum())

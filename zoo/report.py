@@ -63,28 +63,14 @@ def display_spacing(words):
     return spaces
 
 
-def _check_example(i, ex):
-    for key in ("sentences", "words", "sentence_attention", "word_attention"):
-        if key not in ex:
-            raise ValueError(
-                f"Example {i} lacks {key!r}. Received: keys={sorted(ex)!r}"
-            )
-    if len(ex["words"]) != len(ex["sentences"]):
-        raise ValueError(
-            f"Example {i}: {len(ex['sentences'])} sentences but word lists for "
-            f"{len(ex['words'])}. Received: sentences={ex['sentences']!r}"
-        )
-
-
 def _trim(ex):
     """Drops padding ("" sentences and words) and their weights."""
     sentences, words, s_att, w_att = [], [], [], []
     for s, (sentence, word_list) in enumerate(
         zip(ex["sentences"], ex["words"], strict=True)
     ):
-        kept = [
-            (w, float(ex["word_attention"][s][j])) for j, w in enumerate(word_list) if w
-        ]
+        weights = ex["word_attention"][s]
+        kept = [(w, float(weights[j])) for j, w in enumerate(word_list) if w]
         if not sentence and not kept:
             continue
         sentences.append(sentence)
@@ -196,22 +182,24 @@ def attention_report_html(
         `path`.
     """
     for i, ex in enumerate(examples):
-        _check_example(i, ex)
+        for key in ("sentences", "words", "sentence_attention", "word_attention"):
+            if key not in ex:
+                raise ValueError(
+                    f"Example {i} lacks {key!r}. Received: keys={sorted(ex)!r}"
+                )
+        if len(ex["words"]) != len(ex["sentences"]):
+            raise ValueError(
+                f"Example {i}: {len(ex['sentences'])} sentences but word lists for "
+                f"{len(ex['words'])}. Received: sentences={ex['sentences']!r}"
+            )
     legend = (
         "Red bars: sentence attention. Blue background: word attention scaled by the "
         "square root of its sentence's attention (Yang et al. 2016, Fig. 5). Hover "
         "for the values."
     )
     docs = [_doc_html(i, ex) for i, ex in enumerate(examples)]
-    return _write_page(
-        path,
-        str(title).strip() or "Attention report",
-        _CSS,
-        subtitle,
-        legend,
-        summary,
-        docs,
-    )
+    title = str(title).strip() or "Attention report"
+    return _write_page(path, title, _CSS, subtitle, legend, summary, docs)
 
 
 def _write_page(path, title, css, subtitle, legend, summary, body):
@@ -338,12 +326,5 @@ def attention_grid_html(
         body.extend(_grid_example_html(ex) for ex in section["examples"])
         body.append("</div>")
     body.append("</div>")
-    return _write_page(
-        path,
-        str(title).strip() or "Attention",
-        _GRID_CSS,
-        subtitle,
-        legend,
-        summary,
-        body,
-    )
+    title = str(title).strip() or "Attention"
+    return _write_page(path, title, _GRID_CSS, subtitle, legend, summary, body)

@@ -32,8 +32,10 @@ def attention_heatmap(
         raise ValueError(
             f"`weights` must be 2-D (rows, columns). Received: shape={weights.shape!r}"
         )
-    row_labels = [_label(x) for x in row_labels]
-    col_labels = [_label(x) for x in col_labels]
+    row_labels, col_labels = (
+        [_label(x) for x in row_labels],
+        [_label(x) for x in col_labels],
+    )
     if weights.shape != (len(row_labels), len(col_labels)):
         raise ValueError(
             "`weights` shape must match the labels. Received: "
@@ -43,15 +45,15 @@ def attention_heatmap(
     if not np.all(np.isfinite(weights)):
         raise ValueError("`weights` contains NaN or infinite values.")
     rows, cols = weights.shape
-    fig_w = min(2.0 + 0.35 * cols, 40.0)
-    fig_h = min(1.5 + 0.35 * rows, 40.0)
-    fig, ax = plt.subplots(figsize=(max(fig_w, 3.0), max(fig_h, 2.5)), dpi=100)
+    size = (
+        min(max(2.0 + 0.35 * cols, 3.0), 40.0),
+        min(max(1.5 + 0.35 * rows, 2.5), 40.0),
+    )
+    fig, ax = plt.subplots(figsize=size, dpi=100)
     try:
         image = ax.imshow(weights, cmap=cmap, aspect="auto", vmin=0.0)
-        ax.set_xticks(range(cols))
-        ax.set_xticklabels(col_labels, rotation=90)
-        ax.set_yticks(range(rows))
-        ax.set_yticklabels(row_labels)
+        ax.set_xticks(range(cols), col_labels, rotation=90)
+        ax.set_yticks(range(rows), row_labels)
         if title:
             ax.set_title(title)
         fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
@@ -85,7 +87,7 @@ def training_curve(csv_path, path, monitor=None, rounds_per_epoch=1):
     drawn on a second y axis on the right of each panel. Rows of the log are Keras
     epochs; with `rounds_per_epoch > 1` (validation rounds) row `i` is at epoch
     `(i + 1) / rounds_per_epoch` (0.5, 1.0, ... for two rounds), as
-    `zoo.training.EpochLog` names them. Values that are missing or not numbers
+    a resumed run's message names them. Values that are missing or not numbers
     leave gaps.
 
     The PNG is `CURVE_SIZE` inches at `CURVE_DPI` (1200 x 450 pixels), written
@@ -129,18 +131,14 @@ def training_curve(csv_path, path, monitor=None, rounds_per_epoch=1):
                 f"{csv_path} has no {needed!r} column. Received columns: "
                 f"{sorted(columns)}"
             )
+    seconds = columns.get("elapsed_seconds")
     series = {
         "epoch": [(e + 1) / rounds_per_epoch for e in columns["epoch"]],
-        "minutes": None,
+        "minutes": None if seconds is None else [s / 60.0 for s in seconds],
     }
-    if "elapsed_seconds" in columns:
-        series["minutes"] = [s / 60.0 for s in columns["elapsed_seconds"]]
     losses = [name for name in ("loss", "val_loss") if name in columns]
-    for name in losses:
-        series[name] = columns[name]
     extra = monitor if monitor in columns and monitor not in losses else None
-    if extra:
-        series[extra] = columns[extra]
+    series.update((name, columns[name]) for name in [*losses, extra] if name)
 
     fig = Figure(figsize=CURVE_SIZE, dpi=CURVE_DPI)
     FigureCanvasAgg(fig)
@@ -152,14 +150,8 @@ def training_curve(csv_path, path, monitor=None, rounds_per_epoch=1):
         x = series[x_name]
         ax.set_xlabel(x_label)
         if x is None:
-            ax.text(
-                0.5,
-                0.5,
-                "no elapsed_seconds in the log",
-                ha="center",
-                va="center",
-                transform=ax.transAxes,
-            )
+            note = "no elapsed_seconds in the log"
+            ax.text(0.5, 0.5, note, ha="center", va="center", transform=ax.transAxes)
             continue
         lines = []
         for name, style in zip(losses, ("-", "--"), strict=False):

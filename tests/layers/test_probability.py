@@ -117,8 +117,3 @@ def test_gumbel_noise_is_finite_and_gumbel_distributed():
     assert np.all(np.isfinite(noise))
     assert abs(noise.mean() - 0.5772) < 0.05  # Euler-Mascheroni constant
     assert abs(noise.var() - np.pi**2 / 6) < 0.1
-
-
-def test_validation_names_received_value():
-    with pytest.raises(ValueError, match="Received: probability='sparsemax'"):
-        probability.validate("sparsemax")

@@ -64,7 +64,7 @@ def test_a_kill_during_the_export_resumes_from_the_trained_weights(tmp_path, cap
         f"resuming {run_dir}: its training finished after 3 epochs; loading the "
         "trained weights instead of training again"
     ) in out
-    assert "epoch 1/3" not in out
+    assert "Epoch 1/3" not in out
     assert (run_dir / "log.csv").read_text() == logged
     killed, resumed = export.seen
     for a, b in zip(killed, resumed, strict=True):

@@ -208,14 +208,11 @@ def test_selection_and_training_defaults(tmp_path):
     assert real.training.schedule == "constant"
     cosine = parse([*data, "--schedule", "cosine"])
     assert (cosine.training.schedule, cosine.training.decay_factor) == ("cosine", 1.0)
-    # a cosine over the time limit, or auto: the same with a limit, constant without
-    timed = parse([*data, "--time-limit", "30", "--schedule", "time"])
-    assert (timed.training.schedule, timed.training.decay_factor) == ("time", 1.0)
-    auto = parse([*data, "--schedule", "auto"]).training
-    assert (auto.schedule, auto.decay_factor) == ("constant", 0.5)
-    assert parse([*data, "--time-limit", "30"]).training.schedule == "constant"
+    # a time limit keeps the constant rate and its decay
+    timed = parse([*data, "--time-limit", "30"]).training
+    assert (timed.schedule, timed.decay_factor) == ("constant", 0.5)
     # the defaults resolved, plain numbers in the run's identity
-    assert {type(c.training.decay_factor) for c in (real, cosine, timed)} == {float}
+    assert {type(c.training.decay_factor) for c in (real, cosine)} == {float}
     assert parse([*data, "--decay-factor", "0.7"]).training.decay_factor == 0.7
 
 
@@ -224,13 +221,11 @@ def test_help_names_the_decay_default_with_data(tmp_path, capsys):
         parse(["--data", str(tmp_path), "--help"])
     assert exit_info.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert (
-        "`--decay-factor` None is 0.5, or 1 with `--schedule cosine` or `time`" in text
-    )
+    assert "`--decay-factor` None is 0.5, or 1 with `--schedule cosine`" in text
     flag = text[text.index("--decay-factor FACTOR multiply") :]
     flag = flag[: flag.index(" --decay-patience N ")]
     assert flag.endswith(
-        "(1 disables it) (None: 0.5, or 1 with --schedule cosine or time) "
+        "(1 disables it) (None: 0.5, or 1 with --schedule cosine) "
         "[with --data: None; demo: 1] (default: None)"
     )
 

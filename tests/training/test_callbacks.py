@@ -1,5 +1,3 @@
-import io
-
 import keras
 import numpy as np
 import pytest
@@ -63,35 +61,6 @@ def test_nan_loss_raises_clear_error(tmp_path):
         training.fit(model, ds, ds, cfg)
 
 
-def test_epoch_log_is_one_plain_line_per_epoch(monkeypatch):
-    clock = iter([10.0, 12.5])
-    monkeypatch.setattr(callbacks.time, "perf_counter", lambda: next(clock))
-    stream = io.StringIO()
-    log = training.EpochLog(stream)
-    log.set_params({"epochs": 5})
-    log.on_epoch_begin(2)
-    log.on_epoch_end(2, {"loss": 0.123456789, "val_loss": np.float32(0.5), "n": 3})
-    assert stream.getvalue() == (
-        "epoch 3/5 - loss: 0.12346 - val_loss: 0.5 - n: 3 - 2.5s\n"
-    )
-
-
-def test_epoch_log_counts_passes_when_validating_more_often(monkeypatch):
-    # --epochs 1 --validations-per-epoch 2: Keras runs 2 "epochs", one pass
-    clock = iter([0.0, 1.0, 1.0, 2.0])
-    monkeypatch.setattr(callbacks.time, "perf_counter", lambda: next(clock))
-    stream = io.StringIO()
-    log = training.EpochLog(stream, rounds_per_epoch=2)
-    log.set_params({"epochs": 2})
-    for epoch in range(2):
-        log.on_epoch_begin(epoch)
-        log.on_epoch_end(epoch, {"loss": 1.0})
-    assert stream.getvalue().splitlines() == [
-        "epoch 0.5/1 (validation round 1/2) - loss: 1 - 1.0s",
-        "epoch 1/1 (validation round 2/2) - loss: 1 - 1.0s",
-    ]
-
-
 def _decay_run(run_dir, scores, interrupt_at=None, patience=1):
     x = np.random.default_rng(0).normal(size=(16, 3)).astype("float32")
     ds = tf.data.Dataset.from_tensor_slices((x, x[:, :1])).batch(8)
@@ -142,3 +111,17 @@ def test_learning_rate_decay_survives_a_resume(tmp_path):
     np.testing.assert_allclose(
         logged_rates(run_dir), [0.1, 0.1, 0.1, 0.05, 0.025, 0.025, 0.0125, 0.00625]
     )
+
+
+def test_progress_counts_passes_when_validating_more_often(capsys):
+    # --epochs 1 --validations-per-epoch 2: Keras runs 2 "epochs", one pass
+    from zoo.training.callbacks import RoundsProgress
+
+    progress = RoundsProgress(rounds=2)
+    progress.set_params({"verbose": 2, "epochs": 2, "steps": 4})
+    for epoch in range(2):
+        progress.on_epoch_begin(epoch)
+    assert capsys.readouterr().out.splitlines() == [
+        "Epoch 0.5/1 (validation round 1/2)",
+        "Epoch 1/1 (validation round 2/2)",
+    ]

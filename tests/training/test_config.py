@@ -55,12 +55,7 @@ def test_every_field_has_help_and_the_choices_fields_name_them():
         "mirrored",
         "multi-worker",
     )
-    assert fields["schedule"].metadata["choices"] == (
-        "constant",
-        "cosine",
-        "time",
-        "auto",
-    )
+    assert fields["schedule"].metadata["choices"] == ("constant", "cosine")
     assert fields["resume"].metadata["choices"] == ("auto", "force", "never")
     # the recipes' training flags carry the fields' help
     from zoo.training.flags import build_parser

@@ -3,13 +3,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.training.training_test_utils import (
-    FakeClock,
-    Interrupt,
-    RawWeights,
-    log_rows,
-    logged_rates,
-)
+from tests.training.training_test_utils import Interrupt, RawWeights, logged_rates
 from zoo import training
 from zoo.errors import ConfigError
 from zoo.training import TrainingConfig
@@ -144,92 +138,11 @@ def test_schedule_flag_and_bad_values():
     assert training.scheduled_learning_rate(TrainingConfig(learning_rate=0.3)) == 0.3
     with pytest.raises(ConfigError, match="schedule='linear'"):
         TrainingConfig(schedule="linear")
+    # the rate annealed over --time-limit lost on validation and was removed
+    for removed in ("time", "auto"):
+        with pytest.raises(ConfigError, match=f"schedule='{removed}'"):
+            TrainingConfig(schedule=removed, time_limit=5.0)
+        with pytest.raises(SystemExit):
+            toy_recipe.parse(["--schedule", removed])
     with pytest.raises(ConfigError, match="decay_factor=0.5"):
         TrainingConfig(schedule="cosine", decay_factor=0.5)
-
-
-def _time_run(run_dir, monkeypatch, interrupt_at=None, time_limit=3.0):
-    """A linear regression under `schedule="time"` with fake clocks: 10 s a reading
-    of the training clock, 10 s an epoch's begin or end for `elapsed_seconds`.
-    Returns the model, its weights after every step and the clock's readings."""
-    from zoo.training import callbacks as callbacks_module
-
-    monkeypatch.setattr(callbacks_module.time, "perf_counter", FakeClock(10.0))
-    monkeypatch.setattr(callbacks_module.time, "monotonic", FakeClock(10.0))
-    readings, elapsed = [], training.TimedSnapshots.elapsed
-
-    def recorded(self):
-        readings.append(elapsed(self))
-        return readings[-1]
-
-    monkeypatch.setattr(training.TimedSnapshots, "elapsed", recorded)
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(32, 3)).astype("float32")
-    y = x @ np.array([[1.0], [-2.0], [0.5]], "float32")
-    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(8)
-    model = keras.Sequential(
-        [keras.Input((3,)), keras.layers.Dense(1, kernel_initializer="zeros")]
-    )
-    cfg = TrainingConfig(
-        epochs=50,
-        learning_rate=0.05,
-        run_dir=str(run_dir),
-        verbose=0,
-        patience=0,
-        tensorboard=False,
-        time_limit=time_limit,
-        schedule="auto",
-    )
-    assert cfg.schedule == "time"  # auto, with a time limit
-    model.compile(keras.optimizers.SGD(training.scheduled_learning_rate(cfg)), "mse")
-    recorder = RawWeights(interrupt_at)
-    training.fit(model, ds, ds, cfg, callbacks=[recorder])
-    return model, recorder.steps, readings, (x, y)
-
-
-def _time_rate(seconds):  # the rate of the time runs: 0.05, a 3-minute limit
-    return _cosine(seconds, 180.0)
-
-
-def test_time_schedule_follows_the_training_clock_to_zero(tmp_path, monkeypatch):
-    model, steps, readings, data = _time_run(tmp_path / "run", monkeypatch)
-    # readings alternate: the schedule's before a step, the time limit's after it
-    begin = readings[0::2]
-    assert begin == [10.0 + 20.0 * i for i in range(9)]
-    assert readings[-1] == 180.0  # the limit (3 minutes) stopped the ninth step
-    _assert_steps(steps, _sgd_steps(ZEROS, [_time_rate(t) for t in begin], data))
-    # the log holds the rate of each epoch's last step: at 70, 150 and 170 s
-    np.testing.assert_allclose(
-        logged_rates(tmp_path / "run"),
-        [_time_rate(70.0), _time_rate(150.0), _time_rate(170.0)],
-        rtol=1e-6,
-    )
-    assert _time_rate(170.0) < 0.01 * 0.05  # close to zero at the limit
-
-
-def test_time_schedule_continues_the_clock_on_resume(tmp_path, monkeypatch):
-    with pytest.raises(Interrupt):
-        _time_run(tmp_path / "run", monkeypatch, interrupt_at=1)
-    # the first epoch logged 10 s of training (its begin and end, fake monotonic)
-    assert [float(r["elapsed_seconds"]) for r in log_rows(tmp_path / "run")] == [10.0]
-    _, steps, readings, data = _time_run(tmp_path / "run", monkeypatch)
-    # the resumed clock starts at 10 s: the first step runs at 20 s, not at 10
-    begin = readings[0::2]
-    assert begin[:2] == [20.0, 40.0]
-    epoch_1 = _sgd_steps(ZEROS, [_time_rate(t) for t in (10, 30, 50, 70)], data)
-    rates = [_time_rate(t) for t in begin]
-    _assert_steps(steps, _sgd_steps(epoch_1[-1], rates, data, first_step=4))
-
-
-def test_time_schedule_needs_a_time_limit_and_keeps_it_in_the_identity():
-    assert TrainingConfig(schedule="auto").schedule == "constant"
-    with pytest.raises(ConfigError, match="time_limit=0.0"):
-        TrainingConfig(schedule="time")
-    with pytest.raises(ConfigError, match="decay_factor=0.5"):
-        TrainingConfig(schedule="time", time_limit=5.0, decay_factor=0.5)
-    timed = TrainingConfig(schedule="time", time_limit=5.0)
-    assert timed.identity()["time_limit"] == 5.0
-    assert "time_limit" not in TrainingConfig(time_limit=5.0).identity()
-    assert training.scheduled_learning_rate(timed) == timed.learning_rate
-    with pytest.raises(ValueError, match="seconds=0"):
-        training.CosineOverTime(0.1, 0, clock=None)

@@ -217,12 +217,10 @@ def find_folder(data, size="1k", language="en"):
     if sub.is_dir():
         return BabiFolder(os.fspath(sub), language, size)
     if root.is_dir() and any(root.glob("qa*_test.txt")):
-        named = _RELEASE_FOLDER.match(root.resolve().name)
-        if named is None:
+        if (named := _RELEASE_FOLDER.match(root.resolve().name)) is None:
             return BabiFolder(os.fspath(root))
-        return BabiFolder(
-            os.fspath(root), named["language"], "10k" if named["k"] else "1k"
-        )
+        size = "10k" if named["k"] else "1k"
+        return BabiFolder(os.fspath(root), named["language"], size)
     raise TaskUnavailableError(
         f"no bAbI files (looked for qa*_test.txt and {sub.name}/). "
         f"Received: data={os.fspath(data)!r}, size={size!r}, language={language!r}",

@@ -70,28 +70,15 @@ def check_exists(path, what="file or folder"):
     except OSError as e:
         raise DataError(f"cannot be read ({e.strerror})", path=path) from None
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        kinds = {stat.S_IFIFO: "a named pipe", stat.S_IFCHR: "a character device"}
+        kinds.update({stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"})
+        kind = kinds.get(stat.S_IFMT(mode), "a special file")
         raise DataError(
-            f"not a regular file or folder ({_file_kind(mode)}): pipes and devices "
-            f"are not read, give a {what}",
+            f"not a regular file or folder ({kind}): pipes and devices are not read, "
+            f"give a {what}",
             path=path,
         )
     return path
-
-
-def _file_kind(mode):
-    for test, kind in (
-        (stat.S_ISFIFO, "a named pipe"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return kind
-    return "a special file"
-
-
-def _strip_gz(name):
-    return name[:-3] if name.lower().endswith(".gz") else name
 
 
 def table_format(path, format=None):
@@ -103,8 +90,8 @@ def table_format(path, format=None):
                 f"`format` must be one of {TABLE_FORMATS}. Received: format={format!r}"
             )
         return format
-    _, suffix = os.path.splitext(_strip_gz(os.fspath(path)).lower())
-    return TABLE_SUFFIXES.get(suffix)
+    name = os.fspath(path).lower().removesuffix(".gz")
+    return TABLE_SUFFIXES.get(os.path.splitext(name)[1])
 
 
 def _decode(raw, path, number):
@@ -135,9 +122,7 @@ def iter_lines(path, keep_ends=False):
             for number, raw in enumerate(f, start=1):  # noqa: B007
                 text = _decode(raw, path, number)
                 if not keep_ends:
-                    text = text.rstrip("\n")
-                    if text.endswith("\r"):
-                        text = text[:-1]
+                    text = text.removesuffix("\n").removesuffix("\r")
                 yield number, text
     except _GZIP_ERRORS as e:
         raise DataError(

@@ -201,11 +201,9 @@ class LabelledSplits:
         parts, notes = {}, []
         for split, limit in zip(SPLITS, (max_train, max_eval, max_eval), strict=True):
             texts = getattr(self, split)
-            parts[split] = texts.sample(limit, seed)
-            if len(parts[split]) < len(texts):
-                notes.append(
-                    f"{len(parts[split])} of {len(texts)} {split} texts sampled"
-                )
+            parts[split] = kept = texts.sample(limit, seed)
+            if len(kept) < len(texts):
+                notes.append(f"{len(kept)} of {len(texts)} {split} texts sampled")
         description = "; ".join([self.description, *notes])
         return LabelledSplits(**parts, description=description)
 
@@ -223,12 +221,8 @@ def _records(path, records, text_name, label_name):
             if not value.strip():
                 raise DataError(f"empty {name!r} (the {what} column)", path, line)
             if len(value) > files.MAX_FIELD_CHARS:
-                raise DataError(
-                    f"a field longer than {files.MAX_FIELD_CHARS} characters "
-                    f"({len(value)})",
-                    path,
-                    line,
-                )
+                long = f"a field longer than {files.MAX_FIELD_CHARS} characters"
+                raise DataError(f"{long} ({len(value)})", path, line)
     sources = [f"{path}:{line}" for line, _, _ in records]
     return LabelledTexts.encode([r[1] for r in records], labels, sources)
 
@@ -245,8 +239,8 @@ _CSV_PROBLEMS = {
 }
 
 
-_READ_CSV = dict(header=None, dtype=str, engine="python", on_bad_lines="warn")
-_READ_CSV.update(keep_default_na=False, skip_blank_lines=False)  # "NA" is text
+_READ = dict(header=None, dtype=str, engine="python", on_bad_lines="warn")
+_READ.update(keep_default_na=False, skip_blank_lines=False)  # "NA" is text
 
 
 def _csv_problem(message, header, kind):
@@ -281,9 +275,7 @@ def _read_delimited(path, columns, sep):
     with warnings.catch_warnings():
         warnings.simplefilter("error", pd.errors.ParserWarning)  # a bad record stops
         try:
-            frame = pd.read_csv(
-                io.StringIO(text), sep=sep, quoting=quoting, **_READ_CSV
-            )
+            frame = pd.read_csv(io.StringIO(text), sep=sep, quoting=quoting, **_READ)
         except pd.errors.ParserWarning as e:
             found = re.fullmatch(r"Skipping line (\d+): (.*)", str(e).strip(), re.S)
             reader = csv.reader(io.StringIO(text), delimiter=sep, quoting=quoting)
@@ -299,20 +291,12 @@ def _read_delimited(path, columns, sep):
         if missing:
             hint = " (a tab-separated header in a .csv file? pass the TSV format)"
             hint *= sep == "," and len(header) == 1 and "\t" in header[0]
-            raise DataError(
-                f"missing column(s) {missing!r}; the header has columns {header!r}"
-                + hint,
-                path,
-                skip + 1,
-            )
+            found = f"the header has columns {header!r}{hint}"
+            raise DataError(f"missing column(s) {missing!r}; {found}", path, skip + 1)
         index = [header.index(c) for c in columns]
     elif max(columns) >= width:
-        raise DataError(
-            f"column {max(columns)} requested, but the first record has {width} "
-            f"{kind} field(s)",
-            path,
-            skip + 1,
-        )
+        found = f"the first record has {width} {kind} field(s)"
+        raise DataError(f"column {max(columns)} requested, but {found}", path, skip + 1)
     out, line = [], skip + 1
     for number, values in enumerate(rows):  # a short record ends in NaN, dropped
         start, line = line, line + 1 + sum(v.count("\n") for v in values)
@@ -323,9 +307,8 @@ def _read_delimited(path, columns, sep):
             raise DataError(_csv_problem(message, header, kind), path, start)
         out.append((start, *(values[i] for i in index)))
     if not out:
-        raise DataError(
-            f"the file has {'a header but no rows' * named or 'no records'}", path
-        )
+        what = "a header but no rows" if named else "no records"
+        raise DataError(f"the file has {what}", path)
     return out
 
 
@@ -377,11 +360,11 @@ def _read_table(path, text_column, label_column, format):
     """`[(line, text, label)]` of a CSV, TSV or JSON-lines file (`format`, default
     from the name)."""
     columns = (text_column, label_column)
+    received = f"Received: text_column={text_column!r}, label_column={label_column!r}"
     if text_column == label_column:
         raise ConfigError(
-            "The text and label columns must differ (training on the labels "
-            f"teaches nothing). Received: text_column={text_column!r}, "
-            f"label_column={label_column!r}"
+            f"The text and label columns must differ (training on the labels teaches "
+            f"nothing). {received}"
         )
     named = all(isinstance(c, str) for c in columns)
     if not named and not all(type(c) is int and c >= 0 for c in columns):
@@ -505,11 +488,8 @@ def _read_label_lines(path):
     records = []
     for number, line in [first, *lines] if first else []:
         if "\t" not in line:
-            raise DataError(
-                f"expected 'label<TAB>sentence'. Received: {line.strip()[:80]!r}",
-                path=path,
-                line=number,
-            )
+            received = f"Received: {line.strip()[:80]!r}"
+            raise DataError(f"expected 'label<TAB>sentence'. {received}", path, number)
         label, text = line.split("\t", 1)
         if records or label.strip().lower() not in _LABEL_NAMES:
             records.append((number, text.strip(), label))
@@ -546,15 +526,11 @@ def read_labelled(
     class name. The text and the label column must differ (`ConfigError`).
     """
     path = files.check_exists(path, "file")
-    defaults = text_column is None and label_column is None
-    if format == "sst" or (
-        defaults
-        and format is None
-        and files.table_format(path) == "tsv"
-        and is_tree_file(path)
-    ):
+    tsv = text_column is None and label_column is None and format in (None, "tsv")
+    tsv = tsv and files.table_format(path, format) == "tsv"
+    if format == "sst" or (tsv and format is None and is_tree_file(path)):
         data = _read_trees(path, task, phrases)
-    elif defaults and files.table_format(path, format) == "tsv":
+    elif tsv:
         data = _read_label_lines(path)
     else:
         text_column = "text" if text_column is None else text_column
@@ -731,10 +707,9 @@ def read_imdb(path, splits=("train", "test")):
                     out[split].append((files.read_document(file), label, file))
     for split, reviews in out.items():
         if not reviews:
+            expected = f"(expected {split}/pos/*.txt and {split}/neg/*.txt)."
             raise DataError(
-                f"no IMDB reviews found for split {split!r} "
-                f"(expected {split}/pos/*.txt and {split}/neg/*.txt).",
-                path=path,
+                f"no IMDB reviews found for split {split!r} {expected}", path
             )
         for text, _, source in reviews:
             if not text.strip():
@@ -821,17 +796,15 @@ def load_labelled(
     `seed`: the seeded parts of the training data held out when the data has no
     validation or no test set.
     """
-    for name, value in (
-        ("validation_fraction", validation_fraction),
-        ("test_fraction", test_fraction),
-    ):
+    fractions = {"validation": validation_fraction, "test": test_fraction}
+    for name, value in fractions.items():
         if not isinstance(value, (int, float)) or not 0 < value < 1:
+            name += "_fraction"
             raise ConfigError(f"`{name}` must be in (0, 1). Received: {name}={value!r}")
     if validation_fraction + test_fraction >= 1:
         raise ConfigError(
             "`validation_fraction + test_fraction` must be below 1. Received: "
-            f"validation_fraction={validation_fraction!r}, "
-            f"test_fraction={test_fraction!r}"
+            f"validation_fraction={validation_fraction!r}, test_fraction={test_fraction!r}"
         )
     path = files.check_exists(path)
     files.table_format(path, format if format != "sst" else None)  # checks `format`
@@ -875,7 +848,6 @@ def load_labelled(
     notes = ""
     if missing:
         train = parts["train"]
-        fractions = {"validation": validation_fraction, "test": test_fraction}
         pieces, _ = files.seeded_split(
             len(train), [fractions[s] for s in missing], seed, strata=train.names
         )

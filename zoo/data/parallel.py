@@ -62,9 +62,7 @@ class LengthStats:
     def as_dict(self):
         """The summaries as a JSON-ready dict (for manifests and reports)."""
         keys = ("count", "mean", "max", "p50", "p90", "p95", "p99")
-        return {
-            k: round(self.mean, 2) if k == "mean" else getattr(self, k) for k in keys
-        }
+        return {k: round(getattr(self, k), 2) for k in keys}
 
     def __str__(self):
         return (
@@ -177,7 +175,6 @@ def _check_column(source_column):
 def filter_length(corpus, max_words):
     """The pairs of `corpus` with at most `max_words` words a side (None: all), each
     pair left out counted in its report as `too_long` with its file and line."""
-    _check_max_words(max_words)
     if max_words is None:
         return corpus
     keep = []
@@ -220,10 +217,10 @@ def read_pairs(spec, max_words=None, limit=None, *, source_column=0):
         if len(sides[0]) != len(sides[1]):
             first = min(map(len, sides)) + 1
             longer = paths[0] if len(sides[0]) > len(sides[1]) else paths[1]
+            counts = f"{paths[0]} has {len(sides[0])}, {paths[1]} has {len(sides[1])}"
             raise DataError(
-                "line-aligned files have different numbers of lines: "
-                f"{paths[0]} has {len(sides[0])}, {paths[1]} has "
-                f"{len(sides[1])}; {longer}:{first} has no partner.",
+                f"line-aligned files have different numbers of lines: {counts}; "
+                f"{longer}:{first} has no partner.",
                 path=longer,
                 line=first,
             )
@@ -302,7 +299,6 @@ def _pair_files(folder, source, target):
 
 
 def _tsv_column(source, target, source_column, path):
-    _check_column(source_column)
     if source_column is not None:
         return source_column
     if "en" in (source, target) and source != target:

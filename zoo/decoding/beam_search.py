@@ -1,8 +1,18 @@
 """Beam search inside the graph with the GNMT length and coverage penalties.
 
+Both searches (`greedy_search` is this one with one beam) drive a model through a step
+function
+
+    logits, weights, new_state = step_fn(ids, state, memory, position)
+
+with `ids` `(N,)` int32 (the previous tokens), `state` any nested structure of tensors
+whose first axis is the batch, `memory` a nested structure the step only reads (the
+encoder outputs and projected keys), `position` the scalar int32 step index, `logits`
+`(N, V)` and `weights` `(N, Ts)` the attention of this step. `AttentionDecoder.step`
+has this form.
+
 One `tf.while_loop` over target positions for the whole batch (`B` sources times `K`
 beams), with static shapes so it compiles under XLA (`tf.function(jit_compile=True)`).
-The step function has the form described in `zoo.decoding.greedy`.
 
 At every step each live beam is extended by every token; candidates are ranked by the
 GNMT score `s = log P / lp + cp` (`zoo.decoding.penalties`) computed with the length and
@@ -19,19 +29,35 @@ The best-scoring beam is returned with its tokens, scores and attention matrix.
 
 import tensorflow as tf
 
-from zoo.decoding.greedy import (
-    END_ID,
-    NEG_INF,
-    PAD_ID,
-    START_ID,
-    max_target_lengths,
-    only_token,
-    run_search,
-    write_step,
-)
 from zoo.decoding.penalties import coverage_penalty, gnmt_score, length_penalty
+from zoo.layers.arguments import check_positive_ints
 
-__all__ = ["beam_search", "tile_beams", "top_k_last_axis"]
+__all__ = ["beam_search", "max_target_lengths", "tile_beams", "top_k_last_axis"]
+
+PAD_ID, START_ID, END_ID = 0, 2, 3
+NEG_INF = -1e9
+
+
+def max_target_lengths(source_mask, max_steps, a=1.5, b=5):
+    """Per-example length limit `ceil(a * |X| + b)`, clamped to `[1, max_steps]`.
+
+    Args:
+        source_mask: `(B, Ts)`, True for real source tokens.
+        max_steps: Python int, the static size of the output buffers.
+        a, b: the slope and intercept of the limit.
+
+    Returns:
+        `(B,)` int32 limits (counting the end marker).
+    """
+    source_length = tf.reduce_sum(tf.cast(source_mask, tf.float32), axis=-1)
+    limit = tf.math.ceil(a * source_length + b)
+    return tf.cast(tf.clip_by_value(limit, 1.0, float(max_steps)), tf.int32)
+
+
+def only_token(token_id, depth):
+    """Log-probs `(depth,)` that allow only `token_id`: 0 there, `NEG_INF` elsewhere."""
+    allowed = tf.equal(tf.range(depth), token_id)
+    return tf.where(allowed, 0.0, tf.constant(NEG_INF, tf.float32))
 
 
 def tile_beams(tree, beam_width):
@@ -120,23 +146,15 @@ def beam_search(
         `attention` `(B, max_steps, Ts)`; plus `beam_tokens` `(B, K, max_steps)` and
         `beam_scores` `(B, K)` for all final beams.
     """
-    if not isinstance(beam_width, int) or beam_width < 1:
-        raise ValueError(
-            f"`beam_width` must be a positive integer. Received: "
-            f"beam_width={beam_width!r}"
-        )
+    check_positive_ints(beam_width=beam_width)
     k = beam_width
     source_mask = tf.cast(source_mask, tf.bool)
     batch = tf.shape(source_mask)[0]
     source_len = tf.shape(source_mask)[1]
-    limits = tf.repeat(
-        max_target_lengths(source_mask, max_steps, length_a, length_b)[:, None],
-        k,
-        axis=1,
-    )  # (B, K)
+    limits = max_target_lengths(source_mask, max_steps, length_a, length_b)
+    limits = tf.repeat(limits[:, None], k, axis=1)  # (B, K)
     mask_bk = tf.repeat(source_mask[:, None, :], k, axis=1)  # (B, K, Ts)
-    memory = tile_beams(memory, k)
-    state = tile_beams(initial_state, k)
+    memory, state = tile_beams((memory, initial_state), k)
     # Flat row of beam k of source b is b * K + k.
     row_offsets = tf.range(batch)[:, None] * k  # (B, 1)
     banned = [pad_id, start_id]
@@ -173,41 +191,40 @@ def beam_search(
         parent = flat_index // per_beam  # (B, K)
         token = tf.gather(tf.reshape(top_tokens, flat), flat_index, batch_dims=1)
         log_prob = tf.gather(tf.reshape(candidates, flat), flat_index, batch_dims=1)
-        parent_finished = tf.gather(finished, parent, batch_dims=1)
+        parent_finished, lengths, coverage, weights, tokens, attention = [
+            tf.gather(x, parent, batch_dims=1)  # the chosen parents' rows
+            for x in (finished, new_lengths, new_coverage, weights, tokens, attention)
+        ]
         token = tf.where(parent_finished, pad_id, token)
-        lengths = tf.gather(new_lengths, parent, batch_dims=1)
-        coverage = tf.gather(new_coverage, parent, batch_dims=1)
-        step_weights = tf.gather(weights, parent, batch_dims=1)  # (B, K, Ts)
-        tokens, attention = write_step(
-            t,
-            tf.gather(tokens, parent, batch_dims=1),
-            tf.gather(attention, parent, batch_dims=1),
-            token,
-            step_weights,
-        )
+        at_t = tf.one_hot(t, max_steps, dtype=tf.float32)  # (L,): the step's outputs
+        tokens = tokens + tf.cast(at_t, tf.int32) * token[..., None]
+        attention = attention + at_t[:, None] * weights[..., None, :]
         finished = tf.logical_or(parent_finished, tf.equal(token, end_id))
         rows = tf.reshape(row_offsets + parent, [-1])  # (B * K,)
         state = tf.nest.map_structure(lambda s: tf.gather(s, rows), new_state)
         ids = tf.reshape(token, [-1])
         return (
-            t + 1,
-            ids,
-            state,
-            finished,
-            lengths,
-            log_prob,
-            coverage,
-            tokens,
-            attention,
-        )
+            t + 1, ids, state, finished, lengths, log_prob, coverage, tokens, attention
+        )  # fmt: skip
+
+    def cond(t, ids, state, finished, *_):
+        return tf.logical_and(t < max_steps, tf.logical_not(tf.reduce_all(finished)))
 
     # Only beam 0 is live at the start, so the first step does not pick K copies of
     # the same token.
-    start = tf.fill([batch * k], tf.constant(start_id, tf.int32))
-    log_prob = tf.tile(only_token(0, k)[None, :], [batch, 1])
-    lengths, log_prob, coverage, tokens, attention = run_search(
-        body, [batch, k], start, state, log_prob, source_len, max_steps
+    loop_vars = (
+        tf.constant(0, tf.int32),
+        tf.fill([batch * k], tf.constant(start_id, tf.int32)),  # ids
+        state,
+        tf.zeros([batch, k], tf.bool),  # finished
+        tf.zeros([batch, k], tf.int32),  # lengths
+        tf.tile(only_token(0, k)[None, :], [batch, 1]),  # log_prob
+        tf.zeros([batch, k, source_len], tf.float32),  # coverage
+        tf.zeros([batch, k, max_steps], tf.int32),  # tokens
+        tf.zeros([batch, k, max_steps, source_len], tf.float32),  # attention
     )
+    loop = tf.while_loop(cond, body, loop_vars, maximum_iterations=max_steps)
+    lengths, log_prob, coverage, tokens, attention = loop[4:]
     scores = gnmt_score(log_prob, lengths, coverage, mask_bk, alpha, beta)  # (B, K)
     best = tf.argmax(scores, axis=1, output_type=tf.int32)  # (B,)
     return {

@@ -12,30 +12,18 @@ import random
 from zoo.data import files
 from zoo.data.labelled import IMDB_LABELS, LabelledSplits, LabelledTexts
 
-_SUBJECTS = [
-    "the film",
-    "the story",
-    "the cast",
-    "the director",
-    "the ending",
-    "the music",
-    "the script",
-    "the camera work",
-    "the second half",
-    "the lead actor",
-]
-_FILLER = [
-    "{s} runs for about two hours",
-    "i watched it on a rainy sunday with my brother",
-    "{s} takes place in a small town near the sea",
-    "there is a long scene in a train station",
-    "{s} was shot in the north of the country",
-    "my friend had already seen it twice",
-    "the cinema was almost empty that evening",
-    "{s} reminded me of an old television series",
-    "it is based on a novel from the seventies",
-    "we bought tickets a week before",
-]
+_SUBJECTS = (
+    "the film, the story, the cast, the director, the ending, the music, the script, "
+    "the camera work, the second half, the lead actor"
+).split(", ")
+_FILLER = (
+    "{s} runs for about two hours, i watched it on a rainy sunday with my brother, "
+    "{s} takes place in a small town near the sea, "
+    "there is a long scene in a train station, {s} was shot in the north of the country, "
+    "my friend had already seen it twice, the cinema was almost empty that evening, "
+    "{s} reminded me of an old television series, "
+    "it is based on a novel from the seventies, we bought tickets a week before"
+).split(", ")
 _KEY_SENTENCES = [
     "{s} was {a} and {a2}",
     "honestly {s} is {a}",
@@ -51,9 +39,8 @@ def demo_corpus(num_documents=400, seed=0, min_sentences=3, max_sentences=6):
     """`num_documents` seeded documents (balanced classes `"neg"`, `"pos"`) of
     `min_sentences`..`max_sentences` sentences each, as `LabelledTexts`."""
     if num_documents < 2:
-        raise ValueError(
-            f"`num_documents` must be at least 2. Received: num_documents={num_documents!r}"
-        )
+        received = f"Received: num_documents={num_documents!r}"
+        raise ValueError(f"`num_documents` must be at least 2. {received}")
     if not 1 <= min_sentences <= max_sentences:
         raise ValueError(
             "Expected 1 <= min_sentences <= max_sentences. Received: "
@@ -65,18 +52,17 @@ def demo_corpus(num_documents=400, seed=0, min_sentences=3, max_sentences=6):
         label = IMDB_LABELS[i % 2]
         n = rng.randint(min_sentences, max_sentences)
         num_keys = 1 if n < 4 or rng.random() < 0.6 else 2
-        sentences = []
-        for _ in range(n - num_keys):
-            sentences.append(rng.choice(_FILLER).format(s=rng.choice(_SUBJECTS)))
+        sentences = [
+            rng.choice(_FILLER).format(s=rng.choice(_SUBJECTS))
+            for _ in range(n - num_keys)
+        ]
         for _ in range(num_keys):
             a, a2 = rng.sample(_KEY_WORDS[label], 2)
             key = rng.choice(_KEY_SENTENCES).format(s=rng.choice(_SUBJECTS), a=a, a2=a2)
             sentences.insert(rng.randint(0, len(sentences)), key)
         punct = [rng.choice([".", ".", ".", "!"]) for _ in sentences]
-        text = " ".join(
-            s[0].upper() + s[1:] + p for s, p in zip(sentences, punct, strict=True)
-        )
-        texts.append(text)
+        pairs = zip(sentences, punct, strict=True)
+        texts.append(" ".join(s[0].upper() + s[1:] + p for s, p in pairs))
         labels.append(label)
     order = list(range(num_documents))
     rng.shuffle(order)

@@ -14,27 +14,13 @@ _POSITIVE = tuple(
     "wonderful brilliant moving delightful superb charming funny gorgeous".split()
 )
 _NEGATIVE = tuple("dull awful boring tedious clumsy bland painful terrible".split())
-_SUBJECTS = (
-    "the film",
-    "this movie",
-    "the story",
-    "the cast",
-    "the script",
-    "the ending",
-    "the director 's work",
-    "the soundtrack",
-    "the plot",
-    "the dialogue",
+_SUBJECTS = tuple(
+    "the film, this movie, the story, the cast, the script, the ending, the director 's "
+    "work, the soundtrack, the plot, the dialogue".split(", ")
 )
-_FILLER = (
-    "in the end",
-    "for most of its running time",
-    "at times",
-    "on the whole",
-    "from start to finish",
-    "in its second half",
-    "by any measure",
-    "as expected",
+_FILLER = tuple(
+    "in the end, for most of its running time, at times, on the whole, from start to "
+    "finish, in its second half, by any measure, as expected".split(", ")
 )
 _VERBS = ("is", "seems", "feels", "looks", "turns out")
 

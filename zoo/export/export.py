@@ -23,58 +23,51 @@ Serving process running as another user can read the version once it is renamed 
 place.
 """
 
+import hashlib
 import os
 import re
 import secrets
 import shutil
+import socket
+import time
 
 import tensorflow as tf
 
 from zoo.errors import DiskFullError, is_disk_full
 from zoo.export import manifest as manifest_lib
 from zoo.export import warmup as warmup_lib
-from zoo.export.paths import (  # noqa: F401  (public names of this module too)
+from zoo.export.paths import (  # noqa: F401  (resolve_version_dir: public here too)
     MODEL_NAME_RE,
-    NoVersionError,
     check_model_name,
     latest_version,
-    list_versions,
     resolve_version_dir,
 )
-from zoo.export.serving_module import BATCH_CHECK_SCOPE
+from zoo.export.serving_module import BATCH_CHECK_SCOPE, ServingModule
 
 _NAME_RE = MODEL_NAME_RE  # the one name check, shared with `zoo deploy`
 
 
 def _concrete(name, fn):
-    if isinstance(fn, tf.types.experimental.ConcreteFunction):
-        return fn
+    """The concrete function of a signature, which must return a dict of outputs."""
     if isinstance(fn, tf.types.experimental.GenericFunction):
         if fn.input_signature is None:
             raise ValueError(
                 f"Signature {name!r} must be a tf.function with an input_signature "
                 f"(or a concrete function). Received: {fn!r} without input_signature"
             )
-        return fn.get_concrete_function()  # tracing errors propagate unchanged
-    raise ValueError(
-        f"Signature {name!r} must be a tf.function or a concrete function. "
-        f"Received: {fn!r}"
-    )
-
-
-def _check_outputs(name, concrete):
-    outputs = concrete.structured_outputs
+        fn = fn.get_concrete_function()  # tracing errors propagate unchanged
+    elif not isinstance(fn, tf.types.experimental.ConcreteFunction):
+        raise ValueError(
+            f"Signature {name!r} must be a tf.function or a concrete function. "
+            f"Received: {fn!r}"
+        )
+    outputs = fn.structured_outputs
     if not isinstance(outputs, dict) or not outputs:
         raise ValueError(
             f"Signature {name!r} must return a non-empty dict of named outputs. "
             f"Received: {type(outputs).__name__}"
         )
-
-
-def _input_dtypes(concrete):
-    args, kwargs = concrete.structured_input_signature
-    specs = tf.nest.flatten((args, kwargs))
-    return {spec.name: spec.dtype for spec in specs}
+    return fn
 
 
 def export_model(
@@ -125,17 +118,28 @@ def export_model(
     """
     check_model_name(name)
     if not isinstance(signatures, dict) or "serving_default" not in signatures:
+        received = sorted(signatures) if isinstance(signatures, dict) else signatures
         raise ValueError(
             "`signatures` must be a dict holding 'serving_default'. "
-            f"Received: signatures={sorted(signatures) if isinstance(signatures, dict) else signatures!r}"
+            f"Received: signatures={received!r}"
         )
     concrete = {k: _concrete(k, fn) for k, fn in signatures.items()}
-    for k, fn in concrete.items():
-        _check_outputs(k, fn)
-    input_specs = {k: _input_dtypes(fn) for k, fn in concrete.items()}
+    input_specs = {
+        k: {
+            spec.name: spec.dtype
+            for spec in tf.nest.flatten(fn.structured_input_signature)
+        }
+        for k, fn in concrete.items()
+    }
     keras_check = _check_keras_check(keras_check, concrete, warmup, keras_model)
     logs = warmup_lib.build_requests(name, warmup or {}, input_specs)
-    batch_limits = _batch_limits(module, concrete)
+    # `{signature: max_batch_size or None}`: the module's limit for each signature
+    # whose graph (or a function it calls) holds `ServingModule.check_batch`'s check.
+    limit = getattr(module, "max_batch_size", None)
+    batch_limits = {
+        k: limit if _calls_check_batch(fn) else None for k, fn in concrete.items()
+    }
+    common = set(batch_limits.values())  # recorded when every signature has it
 
     extras = dict(extra_files or {})
     for suffix in extras:
@@ -152,15 +156,15 @@ def export_model(
     remove_stale_staging(model_dir)
     tmp_dir = _make_staging_dir(model_dir)
     try:
-        _track_variables(module, concrete.values())
+        ServingModule.track_variables_of(module, concrete.values())
         tf.saved_model.save(module, tmp_dir, signatures=concrete)
         if logs:
             warmup_lib.write_warmup(
                 os.path.join(tmp_dir, manifest_lib.WARMUP_PATH), logs
             )
         signature_info = manifest_lib.read_signatures(tmp_dir)
-        for key, limit in batch_limits.items():
-            signature_info[key]["max_batch_size"] = limit
+        for key, value in batch_limits.items():
+            signature_info[key]["max_batch_size"] = value
         manifest = manifest_lib.build_manifest(
             name,
             signature_info,
@@ -168,7 +172,7 @@ def export_model(
             keras_check=keras_check,
             warmup=warmup,
             keras_file="../<VERSION>.keras" if keras_model is not None else None,
-            limits={"max_batch_size": _common_limit(batch_limits)},
+            limits={"max_batch_size": common.pop() if len(common) == 1 else None},
         )
         manifest_lib.write_manifest(tmp_dir, manifest)
         for suffix, write in extras.items():
@@ -192,29 +196,15 @@ def export_model(
     return version_dir
 
 
-def _batch_limits(module, concrete):
-    """`{signature: max_batch_size or None}`: the module's limit for each signature
-    whose graph (or a function it calls) holds `ServingModule.check_batch`'s check."""
-    limit = getattr(module, "max_batch_size", None)
-    return {
-        key: limit if limit is not None and _calls_check_batch(fn) else None
-        for key, fn in concrete.items()
-    }
-
-
 def _calls_check_batch(concrete):
     graph_def = concrete.graph.as_graph_def()
-    nodes = list(graph_def.node)
-    for function in graph_def.library.function:
-        nodes.extend(function.node_def)
+    functions = [f.node_def for f in graph_def.library.function]
     marker = f"{BATCH_CHECK_SCOPE}/max_batch_size"
-    return any(node.op == "Assert" and marker in node.name for node in nodes)
-
-
-def _common_limit(batch_limits):
-    """The limit when every signature enforces the same one, else None."""
-    limits = set(batch_limits.values())
-    return limits.pop() if len(limits) == 1 else None
+    return any(
+        node.op == "Assert" and marker in node.name
+        for nodes in (graph_def.node, *functions)
+        for node in nodes
+    )
 
 
 STAGING_PREFIX = ".tmp-export-"
@@ -228,9 +218,6 @@ _STAGING_RE = re.compile(
 
 
 def _host_tag():
-    import hashlib
-    import socket
-
     return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
 
 
@@ -242,15 +229,10 @@ def _make_staging_dir(model_dir):
     hash of the host name and the writer's pid, so `remove_stale_staging` can tell a
     folder whose writer has gone.
     """
-    stem = f"{STAGING_PREFIX}{_host_tag()}-{os.getpid()}-"
-    for _ in range(100):
-        path = os.path.join(model_dir, stem + secrets.token_hex(6))
-        try:
-            os.mkdir(path, DIR_MODE)  # the umask applies
-        except FileExistsError:
-            continue
-        return path
-    raise FileExistsError(f"{model_dir}: could not create a staging folder.")
+    name = f"{STAGING_PREFIX}{_host_tag()}-{os.getpid()}-{secrets.token_hex(6)}"
+    path = os.path.join(model_dir, name)
+    os.mkdir(path, DIR_MODE)  # the umask applies
+    return path
 
 
 def _pid_alive(pid):
@@ -259,7 +241,7 @@ def _pid_alive(pid):
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True  # another user's process
+        pass  # another user's process
     return True
 
 
@@ -274,54 +256,30 @@ def remove_stale_staging(model_dir, max_age=STALE_SECONDS, now=None):
     Returns:
         The paths removed.
     """
-    import time
-
     now = time.time() if now is None else now
     host = _host_tag()
     removed = []
-    try:
-        names = sorted(os.listdir(model_dir))
-    except FileNotFoundError:
-        return removed
-    for name in names:
+    for name in sorted(os.listdir(model_dir)) if os.path.isdir(model_dir) else ():
         match = _STAGING_RE.match(name)
+        path = os.path.join(model_dir, name)
         if match is None:
             continue
-        path = os.path.join(model_dir, name)
         try:
             age = now - os.lstat(path).st_mtime
         except FileNotFoundError:
             continue  # its writer finished meanwhile
-        gone = (
-            match["pid"] is not None
-            and match["host"] == host
-            and not _pid_alive(int(match["pid"]))
-        )
+        gone = match["host"] == host and not _pid_alive(int(match["pid"]))
         if not gone and age <= max_age:
             continue
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            try:
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
                 os.remove(path)
-            except FileNotFoundError:
-                continue
+        except FileNotFoundError:
+            continue  # removed meanwhile
         removed.append(path)
     return removed
-
-
-def _track_variables(module, concrete_functions):
-    if hasattr(module, "track_variables_of"):
-        return module.track_variables_of(concrete_functions)
-    # A plain tf.Module: track the variables the same way.
-    seen, variables = set(), []
-    for fn in concrete_functions:
-        for v in list(fn.trainable_variables) + list(fn.variables):
-            if id(v) not in seen:
-                seen.add(id(v))
-                variables.append(v)
-    module._serving_variables = variables
-    return variables
 
 
 def _rename_to_next_version(tmp_dir, model_dir, suffixes=(".keras",)):
@@ -341,14 +299,13 @@ def _rename_to_next_version(tmp_dir, model_dir, suffixes=(".keras",)):
 
 
 def _check_keras_check(keras_check, concrete, warmup, keras_model):
-    if keras_check is None:
-        return {"skipped": "no keras_check given to export_model"}
-    if not isinstance(keras_check, dict):
-        raise ValueError(
-            f"`keras_check` must be a dict. Received: keras_check={keras_check!r}"
+    """The manifest's `keras_check` (see `export_model`), or a `ValueError` naming
+    what the verifier could not compare."""
+    if keras_check is None or "skipped" in keras_check:
+        skipped = (keras_check or {}).get(
+            "skipped", "no keras_check given to export_model"
         )
-    if "skipped" in keras_check:
-        return {"skipped": str(keras_check["skipped"])}
+        return {"skipped": str(skipped)}
     if "modules" in keras_check:
         raise ValueError(
             "`keras_check` cannot name modules: the verifier imports nothing an export "

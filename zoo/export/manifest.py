@@ -16,19 +16,6 @@ WARMUP_PATH = os.path.join("assets.extra", "tf_serving_warmup_requests")
 FORMAT_VERSION = 1
 
 
-def dtype_name(enum_value):
-    """`types_pb2.DT_FLOAT` -> `"float32"` (TensorFlow's numpy-style names)."""
-    import tensorflow as tf
-
-    return tf.dtypes.as_dtype(enum_value).name
-
-
-def _shape(tensor_shape_proto):
-    if tensor_shape_proto.unknown_rank:
-        return None
-    return [int(d.size) for d in tensor_shape_proto.dim]
-
-
 def read_saved_model(version_dir):
     """The `SavedModel` proto of `version_dir/saved_model.pb`.
 
@@ -64,8 +51,9 @@ def check_saved_model(version_dir):
     Raises:
         zoo.errors.DataError: one line naming the file and the problem.
     """
+    import textwrap
+
     import tensorflow as tf
-    from tensorflow.python.training import py_checkpoint_reader
 
     saved_model = read_saved_model(version_dir)
     folder = os.path.join(os.fspath(version_dir), "variables")
@@ -74,8 +62,8 @@ def check_saved_model(version_dir):
         data = os.path.isdir(folder) and any(
             n.startswith("variables.data") for n in os.listdir(folder)
         )
-        graphs = [m.object_graph_def.nodes for m in saved_model.meta_graphs]
-        if data or any(n.HasField("variable") for nodes in graphs for n in nodes):
+        nodes = [n for m in saved_model.meta_graphs for n in m.object_graph_def.nodes]
+        if data or any(n.HasField("variable") for n in nodes):
             raise DataError(
                 "missing, yet the graph has variables: TF Serving would restore "
                 "none; export it again",
@@ -83,15 +71,29 @@ def check_saved_model(version_dir):
             )
         return
     try:
-        reader = py_checkpoint_reader.NewCheckpointReader(index[: -len(".index")])
+        reader = tf.train.load_checkpoint(index[: -len(".index")])
         for key in sorted(reader.get_variable_to_shape_map()):
             reader.get_tensor(key)
     except (tf.errors.OpError, ValueError, IndexError, RuntimeError, OSError) as e:
-        text = " ".join(str(getattr(e, "message", e)).split()) or type(e).__name__
-        text = text if len(text) <= 300 else text[:297] + "..."
+        text = str(getattr(e, "message", e))
+        text = textwrap.shorten(text, 300, placeholder="...") or type(e).__name__
         raise DataError(
             f"the variables do not read back ({text}); export it again", path=folder
         ) from None
+
+
+def check_version_files(version_dir):
+    """`check_saved_model`, then the warm-up file parses (`zoo deploy` and the
+    verifier check a version so before TF Serving would load it).
+
+    Returns:
+        The warm-up requests (`warmup.read_warmup`), or None without a warm-up file.
+    """
+    from zoo.export.warmup import read_warmup
+
+    check_saved_model(version_dir)
+    path = os.path.join(version_dir, WARMUP_PATH)
+    return list(read_warmup(path)) if os.path.exists(path) else None
 
 
 def read_signatures(version_dir):
@@ -116,77 +118,63 @@ def read_signatures(version_dir):
             "no MetaGraph tagged 'serve'",
             path=os.path.join(version_dir, "saved_model.pb"),
         )
-    result = {}
-    for name, sig in sorted(meta_graphs[0].signature_def.items()):
-        if name.startswith("__"):
-            continue
-        result[name] = {
+    return {
+        name: {
             "method_name": sig.method_name,
-            "inputs": {
-                k: {
-                    "dtype": dtype_name(v.dtype),
-                    "shape": _shape(v.tensor_shape),
-                    "tensor": v.name,
-                }
-                for k, v in sorted(sig.inputs.items())
-            },
-            "outputs": {
-                k: {
-                    "dtype": dtype_name(v.dtype),
-                    "shape": _shape(v.tensor_shape),
-                    "tensor": v.name,
-                }
-                for k, v in sorted(sig.outputs.items())
-            },
+            "inputs": _tensor_info(sig.inputs),
+            "outputs": _tensor_info(sig.outputs),
         }
-    return result
+        for name, sig in sorted(meta_graphs[0].signature_def.items())
+        if not name.startswith("__")
+    }
 
 
-def library_versions():
-    """Versions of the libraries an export depends on."""
+def _tensor_info(tensors):
+    """`{name: {"dtype", "shape", "tensor"}}` of a SignatureDef's TensorInfo map."""
+    import tensorflow as tf
+
+    return {
+        k: {
+            "dtype": tf.dtypes.as_dtype(v.dtype).name,
+            "shape": None
+            if v.tensor_shape.unknown_rank
+            else [int(d.size) for d in v.tensor_shape.dim],
+            "tensor": v.name,
+        }
+        for k, v in sorted(tensors.items())
+    }
+
+
+def build_manifest(name, signatures, metadata, keras_check, warmup, keras_file, limits):
+    """Assembles the manifest dict (see `export_model` for the fields).
+
+    `limits` (e.g. `{"max_batch_size": 256}`) and `metadata["limits"]` are merged into
+    the top-level `limits`.
+    """
     import keras
     import tensorflow as tf
     import tensorflow_text
 
     import zoo
 
-    return {
-        "tensorflow": tf.__version__,
-        "tensorflow_text": tensorflow_text.__version__,
-        "keras": keras.__version__,
-        "attention_zoo": zoo.__version__,
-        "python": platform.python_version(),
-    }
-
-
-def build_manifest(
-    name,
-    signatures,
-    metadata=None,
-    keras_check=None,
-    warmup=None,
-    keras_file=None,
-    limits=None,
-):
-    """Assembles the manifest dict (see `export_model` for the fields).
-
-    `limits` (e.g. `{"max_batch_size": 256}`) and `metadata["limits"]` are merged into
-    the top-level `limits`.
-    """
     metadata = dict(metadata or {})
-    merged_limits = {**dict(metadata.pop("limits", None) or {}), **dict(limits or {})}
+    now = datetime.datetime.now(datetime.timezone.utc)
     manifest = {
         "format_version": FORMAT_VERSION,
         "name": name,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(
-            timespec="seconds"
-        ),
+        "created": now.isoformat(timespec="seconds"),
         "recipe": metadata.pop("recipe", None),
         "data": metadata.pop("data", None),
         "metrics": metadata.pop("metrics", {}),
-        "versions": library_versions(),
+        "versions": {  # the libraries the export depends on
+            "tensorflow": tf.__version__,
+            "tensorflow_text": tensorflow_text.__version__,
+            "keras": keras.__version__,
+            "attention_zoo": zoo.__version__,
+            "python": platform.python_version(),
+        },
         "default_signature": "serving_default",
-        "limits": merged_limits,
+        "limits": {**(metadata.pop("limits", None) or {}), **limits},
         "signatures": signatures,
         "keras_model": keras_file,
         "keras_check": keras_check,
@@ -204,19 +192,13 @@ def write_manifest(version_dir, manifest):
     path = os.path.join(version_dir, MANIFEST_PATH)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=2, sort_keys=False, default=_json_default)
+        json.dump(manifest, f, indent=2, default=_json_default)
         f.write("\n")
     return path
 
 
 class MissingManifestError(DataError, FileNotFoundError):
     """A version folder without `assets.extra/manifest.json`."""
-
-    def __init__(self, path):
-        super().__init__("no export manifest (not a zoo export?)", path=path)
-
-    def __reduce__(self):
-        return (type(self), (self.path,))
 
 
 def load_manifest(version_dir):
@@ -231,7 +213,9 @@ def load_manifest(version_dir):
         with open(path, encoding="utf-8") as f:
             manifest = json.load(f)
     except FileNotFoundError:
-        raise MissingManifestError(path) from None
+        raise MissingManifestError(
+            "no export manifest (not a zoo export?)", path=path
+        ) from None
     except json.JSONDecodeError as e:
         raise DataError(f"invalid JSON ({e.msg})", path=path, line=e.lineno) from None
     except (OSError, UnicodeDecodeError) as e:
@@ -256,9 +240,10 @@ def batch_limits(manifest, version_dir):
     for signature, info in _mapping(manifest, "signatures", path).items():
         if not isinstance(info, dict):
             raise DataError(f"signatures.{signature} must be an object", path=path)
-        field = f"signatures.{signature}.max_batch_size"
         value = info.get("max_batch_size", default)
-        result[signature] = _limit(value, field, path)
+        result[signature] = _limit(
+            value, f"signatures.{signature}.max_batch_size", path
+        )
     return result
 
 
@@ -270,14 +255,12 @@ def byte_limits(manifest, version_dir):
         zoo.errors.DataError: a limit that is neither null nor a positive integer.
     """
     path = os.path.join(os.fspath(version_dir), MANIFEST_PATH)
-    limits = _mapping(manifest, "limits", path)
-    found = {}
-    for key, value in limits.items():
-        if key.startswith("max_") and key.endswith("_bytes"):
-            value = _limit(value, f"limits.{key}", path)
-            if value is not None:
-                found[key] = value
-    return found
+    found = {
+        key: _limit(value, f"limits.{key}", path)
+        for key, value in _mapping(manifest, "limits", path).items()
+        if key.startswith("max_") and key.endswith("_bytes")
+    }
+    return {key: value for key, value in found.items() if value is not None}
 
 
 def _mapping(manifest, key, path):
@@ -301,11 +284,7 @@ def _limit(value, field, path):
 
 
 def _json_default(value):
-    import numpy as np
-
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
+    if hasattr(value, "tolist"):  # NumPy scalars and arrays
         return value.tolist()
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")

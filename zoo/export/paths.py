@@ -26,7 +26,6 @@ from zoo.errors import ConfigError, DataError, MissingPathError
 MODEL_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _VERSION_RE = re.compile(r"[+-]?[0-9]+")
 _SPACE = " \t\n\v\f\r"  # absl::ascii_isspace
-_INT64 = (-(1 << 63), (1 << 63) - 1)  # TF Serving's versions are int64
 NOT_A_VERSION = (
     "not a version folder (TF Serving reads a version from a folder name made of "
     "ASCII digits, with an optional sign and surrounding whitespace, within int64)"
@@ -50,13 +49,11 @@ def check_model_name(name):
 def parse_version(folder_name):
     """The version TF Serving reads from a folder name (`absl::SimpleAtoi` into an
     int64), or None when it reads none."""
-    if not isinstance(folder_name, str):
-        return None
     text = folder_name.strip(_SPACE)
     if not _VERSION_RE.fullmatch(text):
         return None
     version = int(text)
-    return version if _INT64[0] <= version <= _INT64[1] else None
+    return version if -(1 << 63) <= version < 1 << 63 else None  # int64
 
 
 def version_folders(model_dir, complete=False):
@@ -106,17 +103,14 @@ def list_versions(model_dir):
 
 def latest_version(model_dir):
     """The highest integer version in `model_dir`, or None."""
-    versions = list_versions(model_dir)
-    return versions[-1] if versions else None
+    return max(version_folders(model_dir)[0], default=None)
 
 
 def latest_version_dir(model_dir, complete=False):
     """The folder of the highest version in `model_dir` (`saved_models/NAME/007` for
     version 7), or None."""
     found, _ = version_folders(model_dir, complete=complete)
-    if not found:
-        return None
-    return os.path.join(model_dir, found[max(found)])
+    return os.path.join(model_dir, found[max(found)]) if found else None
 
 
 def version_of(version_dir):
@@ -135,43 +129,14 @@ def version_of(version_dir):
 class NoVersionError(DataError, FileNotFoundError):
     """An export folder that holds no SavedModel version folder."""
 
-    def __init__(self, path):
-        super().__init__("holds no SavedModel version folder (1/, 2/, ...)", path=path)
-
-    def __reduce__(self):
-        return (type(self), (self.path,))
-
 
 class IncompleteVersionError(DataError, FileNotFoundError):
     """The latest version folder of an export holds no `saved_model.pb`."""
 
-    def __init__(self, path):
-        super().__init__(
-            "the latest version holds no saved_model.pb (an interrupted copy?); TF "
-            "Serving would fail to load it: complete or remove it, or name a "
-            "version folder",
-            path=path,
-        )
 
-    def __reduce__(self):
-        return (type(self), (self.path,))
-
-
-def incomplete_latest(model_dir):
-    """The folder of `model_dir`'s highest version when it holds no
-    `saved_model.pb` (TF Serving would try to load it), else None."""
-    found, _ = version_folders(model_dir)
-    if not found:
-        return None
-    latest = os.path.join(model_dir, found[max(found)])
-    return None if os.path.exists(os.path.join(latest, "saved_model.pb")) else latest
-
-
-def _stderr_note(note):
-    print(f"note: {note}", file=sys.stderr)
-
-
-def resolve_version_dir(path, note=_stderr_note):
+def resolve_version_dir(
+    path, note=lambda line: print(f"note: {line}", file=sys.stderr)
+):
     """`saved_models/NAME/VERSION` as given, or the latest version of `saved_models/NAME`.
 
     Args:
@@ -196,8 +161,15 @@ def resolve_version_dir(path, note=_stderr_note):
     for line in notes if note is not None else ():
         note(line)
     if not found:
-        raise NoVersionError(path)
+        raise NoVersionError(
+            "holds no SavedModel version folder (1/, 2/, ...)", path=path
+        )
     latest = os.path.join(path, found[max(found)])
     if not os.path.exists(os.path.join(latest, "saved_model.pb")):
-        raise IncompleteVersionError(latest)
+        raise IncompleteVersionError(
+            "the latest version holds no saved_model.pb (an interrupted copy?); TF "
+            "Serving would fail to load it: complete or remove it, or name a "
+            "version folder",
+            path=latest,
+        )
     return latest

@@ -69,16 +69,10 @@ class ServingModule(tf.Module):
     """
 
     def __init__(self, model, name=None, max_batch_size=DEFAULT_MAX_BATCH_SIZE):
+        from zoo.layers.arguments import check_positive_ints
+
         super().__init__(name=name)
-        if (
-            isinstance(max_batch_size, bool)
-            or not isinstance(max_batch_size, int)
-            or max_batch_size < 1
-        ):
-            raise ValueError(
-                "`max_batch_size` must be a positive integer. "
-                f"Received: max_batch_size={max_batch_size!r}"
-            )
+        check_positive_ints(max_batch_size=max_batch_size)
         self.model = model
         self.max_batch_size = max_batch_size
 
@@ -130,7 +124,11 @@ class ServingModule(tf.Module):
                     name="max_batch_size",
                 )
             ]
-            names = [_input_name(x, i) for i, x in enumerate(inputs)]
+            # An eager tensor has no name.
+            names = [
+                getattr(x, "name", f"input {i}").split(":")[0]
+                for i, x in enumerate(inputs)
+            ]
             for name, size in zip(names[1:], sizes[1:], strict=True):
                 checks.append(
                     tf.debugging.Assert(
@@ -157,31 +155,23 @@ class ServingModule(tf.Module):
 
     def track_variables_of(self, concrete_functions):
         """Tracks the `tf.Variable`s used by `concrete_functions` (called by
-        `export_model`), so the SavedModel saves and restores them."""
-        seen, variables = set(), []
-        for fn in concrete_functions:
-            for v in list(fn.trainable_variables) + list(fn.variables):
-                if id(v) not in seen:
-                    seen.add(id(v))
-                    variables.append(v)
-        super().__setattr__("_serving_variables", variables)
-        return variables
-
-
-def _input_name(tensor, index):
-    try:
-        return tensor.name.split(":")[0]
-    except AttributeError:  # an eager tensor has no name
-        return f"input {index}"
+        `export_model`, also on a plain `tf.Module`), so the SavedModel saves and
+        restores them."""
+        variables = {
+            id(v): v
+            for fn in concrete_functions
+            for v in (*fn.trainable_variables, *fn.variables)
+        }
+        self._serving_variables = list(variables.values())
+        return self._serving_variables
 
 
 def _is_keras(value):
+    """A `keras.Layer`, or a non-empty list, tuple or dict of them."""
     import keras
 
-    if isinstance(value, keras.Layer):
-        return True
-    if isinstance(value, (list, tuple)) and value:
-        return all(isinstance(v, keras.Layer) for v in value)
-    if isinstance(value, dict) and value:
-        return all(isinstance(v, keras.Layer) for v in value.values())
-    return False
+    if isinstance(value, dict):
+        value = list(value.values())
+    if not isinstance(value, (list, tuple)):
+        value = [value]
+    return bool(value) and all(isinstance(v, keras.Layer) for v in value)

@@ -15,11 +15,10 @@ Serving links nothing else):
    Serving's session bundle does;
 2. every op in the graph and in its function library is registered by TensorFlow
    plus tensorflow-text (any other op is listed);
-3. every warm-up request is replayed through the SignatureDef tensor names; outputs
-   must have the declared dtypes and ranks and be finite; each signature's
-   `max_batch_size` as the manifest records it (the limit `zoo predict` and
-   `zoo deploy` read) must be enforced: the warm-up rows repeated to one row more
-   are refused with InvalidArgument naming that limit;
+3. every warm-up request is replayed through the SignatureDef tensor names; float
+   outputs must be finite; each signature's `max_batch_size` as the manifest records
+   it (the limit `zoo predict` and `zoo deploy` read) must be enforced: the warm-up
+   rows repeated to one row more are refused with InvalidArgument naming that limit;
 4. the `keras_check` of the manifest: the `preprocess` signature's outputs are fed to
    the `.keras` model beside the version folder (loaded with
    `keras.saving.load_model` after importing the zoo's layers and models) and the
@@ -60,42 +59,26 @@ from zoo.errors import ConfigError, MissingPathError, ZooError, one_line
 MAX_CHECKED_ROWS = 1 << 20  # the largest over-limit request verify builds
 
 
-def _registered(op_name):
+def _unregistered_ops(graph_def):
+    """`(op types, the sorted ones TensorFlow and tensorflow-text do not register)` of
+    a graph and its function library."""
     from tensorflow.python.framework import op_def_registry
 
-    return op_def_registry.get(op_name) is not None
+    functions = graph_def.library.function
+    ops = {n.op for n in graph_def.node} | {n.op for f in functions for n in f.node_def}
+    ops -= {f.signature.name for f in functions}
+    return ops, sorted(op for op in ops if op_def_registry.get(op) is None)
 
 
-def _graph_ops(graph_def):
-    functions = {f.signature.name for f in graph_def.library.function}
-    ops = {node.op for node in graph_def.node}
-    for function in graph_def.library.function:
-        ops.update(node.op for node in function.node_def)
-    return ops - functions
-
-
-def _check_outputs(fetched, sig_def, errors, where):
-    """Each output has its declared dtype and shape (-1: any size), floats finite."""
+def _check_finite(fetched, errors, where):
+    """Float outputs are finite (their dtypes and shapes are the graph's own, as the
+    SignatureDef declares them)."""
     import numpy as np
-    import tensorflow as tf
 
     for key, value in fetched.items():
-        info, value = sig_def.outputs[key], np.asarray(value)
-        dtype = tf.dtypes.as_dtype(info.dtype)
-        dims = [d.size for d in info.tensor_shape.dim]
-        if dtype.is_floating and value.dtype != dtype.as_numpy_dtype:
-            errors.append(f"{where}: {key!r} is {value.dtype}, declared {dtype.name}")
-        if dtype.is_floating and not np.all(np.isfinite(value)):
+        value = np.asarray(value)
+        if value.dtype.kind == "f" and not np.all(np.isfinite(value)):
             errors.append(f"{where}: output {key!r} is not finite")
-        if dtype == tf.string and value.dtype != object:
-            errors.append(f"{where}: output {key!r} is not a string tensor")
-        if not info.tensor_shape.unknown_rank and (
-            len(dims) != value.ndim
-            or any(0 <= d != v for d, v in zip(dims, value.shape, strict=False))
-        ):
-            errors.append(
-                f"{where}: output {key!r} has shape {list(value.shape)}, declared {dims}"
-            )
 
 
 def _format_signatures(signatures):
@@ -137,39 +120,33 @@ def _new_report(path):
 def _verify(path, report, say):
     """Runs the checks into `report`; raises `ZooError` for an export that cannot be
     read at all."""
-    from zoo.export.paths import resolve_version_dir
-
-    errors = report["errors"]
-    version_dir = resolve_version_dir(path, note=report["notes"].append)
-    report["path"] = version_dir
-    for line in report["notes"]:
-        say(f"note: {line}")
     from zoo.export import manifest as manifest_lib
-    from zoo.export import warmup as warmup_lib
+    from zoo.export.paths import resolve_version_dir
     from zoo.serving.saved_model_session import SavedModelSession
 
+    errors = report["errors"]
+    version_dir = report["path"] = resolve_version_dir(
+        path, note=report["notes"].append
+    )
+    for line in report["notes"]:
+        say(f"note: {line}")
     manifest = manifest_lib.load_manifest(version_dir)
     limits = manifest_lib.batch_limits(manifest, version_dir)
     report["name"] = manifest.get("name")
-    manifest_lib.check_saved_model(version_dir)
+    requests = manifest_lib.check_version_files(version_dir)  # at most 1000
     warmup_path = os.path.join(version_dir, manifest_lib.WARMUP_PATH)
-    requests = None
-    if os.path.exists(warmup_path):
-        requests = list(warmup_lib.read_warmup(warmup_path))  # at most 1000
 
     # 1. Load as TF Serving does (zoo.serving.SavedModelSession).
     start = time.perf_counter()
     sess = SavedModelSession(version_dir)
     report["load_seconds"] = round(time.perf_counter() - start, 3)
-    signature_defs = sess.signature_defs
-    report["signatures"] = manifest_lib.read_signatures(version_dir)
-    if "serving_default" not in signature_defs:
+    signatures = report["signatures"] = manifest_lib.read_signatures(version_dir)
+    if "serving_default" not in signatures:
         errors.append(f"{version_dir}: no 'serving_default' signature.")
     say(f"loaded {version_dir} in {report['load_seconds']} s")
 
     # 2. Ops registered by TensorFlow + tensorflow-text only.
-    ops = _graph_ops(sess.meta_graph.graph_def)
-    unregistered = sorted(op for op in ops if not _registered(op))
+    ops, unregistered = _unregistered_ops(sess.meta_graph.graph_def)
     report["ops"] = {"count": len(ops), "unregistered": unregistered}
     if unregistered:
         errors.append(
@@ -179,30 +156,24 @@ def _verify(path, report, say):
     say(f"{len(ops)} op types, {len(unregistered)} not registered")
 
     # 3. Warm-up replay.
-    warm = {"requests": 0, "replayed": 0, "seconds": 0.0}
-    report["warmup"] = warm
+    warm = report["warmup"] = {"requests": len(requests or []), "replayed": 0}
     first_inputs = {}
+    start = time.perf_counter()
+    for i, (signature, inputs) in enumerate(requests or []):
+        first_inputs.setdefault(signature, inputs)
+        where = f"warm-up request {i} ({signature})"
+        try:  # an unknown signature fails here too, named
+            fetched = sess.predict(inputs, signature)
+        except Exception as e:  # noqa: BLE001
+            errors.append(f"{where}: failed: {e}")
+            continue
+        _check_finite(fetched, errors, where)
+        warm["replayed"] += 1
+    warm["seconds"] = round(time.perf_counter() - start, 3) if requests else 0.0
     if requests is None:
         errors.append(f"{warmup_path}: no warm-up file.")
-    else:
-        start = time.perf_counter()
-        for i, (signature, inputs) in enumerate(requests):
-            warm["requests"] += 1
-            first_inputs.setdefault(signature, inputs)
-            where = f"warm-up request {i} ({signature})"
-            if signature not in signature_defs:
-                errors.append(f"{where}: unknown signature")
-                continue
-            try:
-                fetched = sess.predict(inputs, signature)
-            except Exception as e:  # noqa: BLE001
-                errors.append(f"{where}: failed: {e}")
-                continue
-            _check_outputs(fetched, signature_defs[signature], errors, where)
-            warm["replayed"] += 1
-        warm["seconds"] = round(time.perf_counter() - start, 3)
-        if warm["requests"] == 0:
-            errors.append(f"{warmup_path}: holds no requests.")
+    elif not requests:
+        errors.append(f"{warmup_path}: holds no requests.")
     say(f"replayed {warm['replayed']}/{warm['requests']} warm-up requests")
 
     # 3b. The manifest's batch limit: one row over it is refused.
@@ -211,29 +182,33 @@ def _verify(path, report, say):
 
     # 4. Keras check: always when a .keras model is present.
     check = manifest.get("keras_check") or {"skipped": "no keras_check in the manifest"}
-    if "skipped" in check and os.path.exists(version_dir + ".keras"):
-        skipped = check["skipped"]
-        check = _default_keras_check(signature_defs)
-        say(
-            f"keras check: the manifest skips it ({skipped}) but "
-            f"{version_dir}.keras is present: comparing {sorted(check['outputs'])}"
-        )
-        report["keras_check"] = _keras_check(
-            sess, signature_defs, check, first_inputs, version_dir, errors
-        )
-        report["keras_check"]["manifest_skipped"] = str(skipped)
-        if not check["outputs"]:
-            errors.append(
-                f"keras check: {version_dir}.keras is present but the serving "
-                "signature has no float output to compare it on"
-            )
-            report["keras_check"]["ok"] = False
-    elif "skipped" in check:
-        report["keras_check"] = {"skipped": check["skipped"]}
+    skipped = check.get("skipped")
+    if skipped is not None and not os.path.exists(version_dir + ".keras"):
+        report["keras_check"] = {"skipped": skipped}
     else:
-        report["keras_check"] = _keras_check(
-            sess, signature_defs, check, first_inputs, version_dir, errors
-        )
+        if skipped is not None:  # serving_default's float outputs, by name
+            outputs = signatures.get("serving_default", {}).get("outputs", {})
+            floats = [k for k, v in outputs.items() if "float" in v["dtype"]]
+            check = {
+                "signature": "serving_default",
+                "outputs": {k: k for k in floats},
+                "atol": 1e-4,
+                "rtol": 1e-3,
+            }
+            say(
+                f"keras check: the manifest skips it ({skipped}) but "
+                f"{version_dir}.keras is present: comparing {floats}"
+            )
+        result = _keras_check(sess, check, first_inputs, version_dir, errors)
+        if skipped is not None:
+            result["manifest_skipped"] = str(skipped)
+            if not check["outputs"]:
+                errors.append(
+                    f"keras check: {version_dir}.keras is present but the serving "
+                    "signature has no float output to compare it on"
+                )
+                result["ok"] = False
+        report["keras_check"] = result
     say(f"keras check: {report['keras_check']}")
     sess.close()
 
@@ -243,39 +218,16 @@ def _verify(path, report, say):
         say(f"symlinks: {report['symlinks']}")
 
 
-def _default_keras_check(signature_defs):
-    """The comparison used when a `.keras` model is present but the manifest records
-    none: `serving_default`'s float outputs against the Keras outputs of that name."""
-    import tensorflow as tf
-
-    sig = signature_defs.get("serving_default")
-    outputs = {}
-    if sig is not None:
-        outputs = {
-            k: k
-            for k, info in sorted(sig.outputs.items())
-            if tf.dtypes.as_dtype(info.dtype).is_floating
-        }
-    return {
-        "signature": "serving_default",
-        "outputs": outputs,
-        "atol": 1e-4,
-        "rtol": 1e-3,
-    }
-
-
 def _check_symlinks(version_dir, errors):
     """`{relative path: target}` of every symbolic link under `version_dir`; a link
     whose target resolves outside `version_dir` is an error."""
     root = os.path.realpath(version_dir)
     links = {}
     for folder, dirs, files in os.walk(version_dir):
-        for name in sorted(dirs + files):
-            path = os.path.join(folder, name)
+        for path in sorted(os.path.join(folder, name) for name in dirs + files):
             if not os.path.islink(path):
                 continue
-            relative = os.path.relpath(path, version_dir)
-            links[relative] = os.readlink(path)
+            links[os.path.relpath(path, version_dir)] = os.readlink(path)
             target = os.path.realpath(path)
             if os.path.commonpath([root, target]) != root:
                 errors.append(
@@ -295,150 +247,144 @@ def _check_batch_limits(sess, limits, first_inputs, errors):
 
     result = {}
     for signature in sorted(sess.signature_defs):
-        limit = limits.get(signature)
-        inputs = first_inputs.get(signature)
-        if limit is None:
-            result[signature] = "not enforced"
-            continue
-        if inputs is None:
-            result[signature] = "not checked (no warm-up request)"
-            continue
-        result[signature] = "failed"
-        if limit >= MAX_CHECKED_ROWS:
-            errors.append(
-                f"batch limit: the manifest's max_batch_size={limit} for "
-                f"{signature!r} is over the {MAX_CHECKED_ROWS} rows verify sends"
+        limit, inputs = limits.get(signature), first_inputs.get(signature)
+        if limit is None or inputs is None:
+            result[signature] = (
+                "not enforced" if limit is None else "not checked (no warm-up request)"
             )
             continue
-        rows = np.arange(limit + 1)
-        over = {k: np.take(v, rows % len(v), axis=0) for k, v in inputs.items()}
-        try:
-            sess.predict(over, signature)
-        except ServingError as e:
-            if e.code == "INVALID_ARGUMENT" and f"max_batch_size={limit}" in e.message:
-                result[signature] = f"refuses {limit + 1} rows"
-                continue
-            errors.append(
-                f"batch limit: {signature!r} failed on {limit + 1} rows without "
-                f"naming the manifest's max_batch_size={limit}: {e.code}: {e.message}"
+        rows = limit + 1
+        problem = (
+            f"the manifest's max_batch_size={limit} for {signature!r} is over the "
+            f"{MAX_CHECKED_ROWS} rows verify sends"
+        )
+        if limit < MAX_CHECKED_ROWS:
+            index = np.arange(rows)
+            over = {k: np.take(v, index % len(v), axis=0) for k, v in inputs.items()}
+            problem = (
+                f"{signature!r} accepted {rows} rows, over the manifest's "
+                f"max_batch_size={limit}"
             )
-        else:
-            errors.append(
-                f"batch limit: {signature!r} accepted {limit + 1} rows, over the "
-                f"manifest's max_batch_size={limit}"
-            )
+            try:
+                sess.predict(over, signature)
+            except ServingError as e:
+                named = f"max_batch_size={limit}" in e.message
+                problem = (
+                    None
+                    if e.code == "INVALID_ARGUMENT" and named
+                    else f"{signature!r} failed on {rows} rows without naming the "
+                    f"manifest's max_batch_size={limit}: {e.code}: {e.message}"
+                )
+        result[signature] = "failed" if problem else f"refuses {rows} rows"
+        if problem:
+            errors.append(f"batch limit: {problem}")
     return result
 
 
-def _keras_check(sess, signature_defs, check, first_inputs, version_dir, errors):
+def _keras_check(sess, check, first_inputs, version_dir, errors):
+    """Feeds the `preprocess` outputs of the first warm-up request of
+    `check["signature"]` to the `.keras` model beside the version and compares its
+    outputs with the served ones."""
     import numpy as np
 
-    signature = check["signature"]
+    signature, keras_path = check["signature"], version_dir + ".keras"
     inputs = first_inputs.get(signature)
+
+    def fail(problem):
+        errors.append(f"keras check: {problem}")
+        return {"ok": False}
+
     if inputs is None:
-        errors.append(f"keras check: no warm-up request for {signature!r}")
-        return {"ok": False}
-    if "preprocess" not in signature_defs:
-        errors.append("keras check: the export has no 'preprocess' signature")
-        return {"ok": False}
-    pre_def = signature_defs["preprocess"]
+        return fail(f"no warm-up request for {signature!r}")
+    if "preprocess" not in sess.signature_defs:
+        return fail("the export has no 'preprocess' signature")
+    wanted = sess.signature_defs["preprocess"].inputs
     try:
         features = sess.predict(
-            {k: v for k, v in inputs.items() if k in pre_def.inputs}, "preprocess"
+            {k: v for k, v in inputs.items() if k in wanted}, "preprocess"
         )
         served = sess.predict(inputs, signature)
     except Exception as e:  # noqa: BLE001
-        errors.append(f"keras check: running the signatures failed: {e}")
-        return {"ok": False}
-    keras_path = version_dir + ".keras"
+        return fail(f"running the signatures failed: {e}")
     if not os.path.exists(keras_path):
-        errors.append(f"keras check: {keras_path} is missing")
-        return {"ok": False}
+        return fail(f"{keras_path} is missing")
     try:
         task = _load_keras_model(keras_path)
         # A task (`zoo.models.task.Task`) reads raw strings; its network reads the
         # `preprocess` signature's outputs.
         model = getattr(task, "backbone", None) or task
         outputs = _call_keras(model, features)
-        raw = _call_task(task, inputs, served, np)
+        raw = _call_task(task, inputs, served)
     except Exception as e:  # noqa: BLE001
-        errors.append(f"keras check: loading or running {keras_path} failed: {e}")
-        return {"ok": False}
-    result = {"ok": True, "compared": {}}
+        return fail(f"loading or running {keras_path} failed: {e}")
+    result, problems = {"ok": True, "compared": {}}, []
     if raw is not None:
         result["raw_text"] = raw
         if not raw["ok"]:
-            errors.append(
-                "keras check: the task's predict on the warm-up texts differs from "
+            problems.append(
+                "the task's predict on the warm-up texts differs from "
                 f"{signature!r} (max |diff| = {raw['max_abs_diff']:.3g})"
             )
-            result["ok"] = False
     if check.get("modules"):
         result["ignored_modules"] = [str(m) for m in check["modules"]]
     for served_name, keras_name in check["outputs"].items():
         try:
             expected = _pick_output(model, outputs, keras_name)
         except (KeyError, IndexError) as e:
-            errors.append(f"keras check: no Keras output {keras_name!r} ({e})")
-            result["ok"] = False
+            problems.append(f"no Keras output {keras_name!r} ({e})")
             continue
         got = np.asarray(served[served_name])
         if got.shape != expected.shape:
-            errors.append(
-                f"keras check: {served_name!r} has shape {got.shape} in the export and "
+            problems.append(
+                f"{served_name!r} has shape {got.shape} in the export and "
                 f"{expected.shape} in Keras"
             )
-            result["ok"] = False
             continue
-        diff = float(np.max(np.abs(got - expected))) if got.size else 0.0
-        close = bool(np.allclose(got, expected, atol=check["atol"], rtol=check["rtol"]))
-        result["compared"][served_name] = {"max_abs_diff": diff, "ok": close}
-        if not close:
-            errors.append(
-                f"keras check: {served_name!r} differs from the Keras model "
-                f"(max |diff| = {diff:.3g})"
+        compared = _compare(got, expected, check["atol"], check["rtol"])
+        result["compared"][served_name] = compared
+        if not compared["ok"]:
+            problems.append(
+                f"{served_name!r} differs from the Keras model "
+                f"(max |diff| = {compared['max_abs_diff']:.3g})"
             )
-            result["ok"] = False
+    errors.extend(f"keras check: {problem}" for problem in problems)
+    result["ok"] = not problems
     return result
+
+
+def _compare(got, expected, atol=1e-4, rtol=1e-3):
+    """`{"max_abs_diff", "ok"}` of two arrays of one shape (`ok`: allclose)."""
+    import numpy as np
+
+    diff = float(np.max(np.abs(got - expected))) if got.size else 0.0
+    close = bool(np.allclose(got, expected, atol=atol, rtol=rtol))
+    return {"max_abs_diff": diff, "ok": close}
 
 
 def _load_keras_model(path):
     """`keras.saving.load_model` (safe mode) after importing the zoo's own layers and
     models, whose registered classes the file may name; nothing the export names is
     imported."""
-    import importlib
-    import pkgutil
-
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     import keras
 
-    import zoo
+    import zoo.layers  # noqa: F401  (registers the zoo's layers with Keras)
+    import zoo.models  # noqa: F401  (and its models)
 
-    for package in ("zoo.layers", "zoo.models"):
-        try:
-            pkg = importlib.import_module(package)
-        except ImportError:
-            continue
-        for info in pkgutil.iter_modules(pkg.__path__, package + "."):
-            try:
-                importlib.import_module(info.name)
-            except Exception:  # noqa: BLE001 - load_model names what is missing
-                continue
-    del zoo
     return keras.saving.load_model(path, safe_mode=True)
 
 
-def _call_task(task, inputs, served, np):
+def _call_task(task, inputs, served):
     """The task's `predict` on the raw warm-up inputs against the served
     `probabilities` (classifiers); None where the model is no classifier task."""
+    import numpy as np
+
     if getattr(task, "preprocessor", None) is None or "probabilities" not in served:
         return None
 
     def texts(values):
-        return [
-            t.decode("utf-8") if isinstance(t, bytes) else str(t)
-            for t in np.asarray(values).reshape(-1).tolist()
-        ]
+        flat = np.asarray(values).reshape(-1).tolist()
+        return [t.decode("utf-8") if isinstance(t, bytes) else str(t) for t in flat]
 
     if len(inputs) == 1:
         raw = texts(next(iter(inputs.values())))
@@ -448,11 +394,7 @@ def _call_task(task, inputs, served, np):
     expected = np.asarray(served["probabilities"])
     if got.shape != expected.shape:
         return {"ok": False, "max_abs_diff": float("inf")}
-    diff = float(np.max(np.abs(got - expected))) if got.size else 0.0
-    return {
-        "ok": bool(np.allclose(got, expected, atol=1e-4, rtol=1e-3)),
-        "max_abs_diff": diff,
-    }
+    return _compare(got, expected)
 
 
 def _call_keras(model, features):
@@ -472,24 +414,20 @@ def _call_keras(model, features):
     outputs = model(args, training=False)
     if isinstance(outputs, dict):
         return {k: np.asarray(v) for k, v in outputs.items()}
-    if isinstance(outputs, (list, tuple)):
-        return [np.asarray(v) for v in outputs]
-    return [np.asarray(outputs)]
+    if not isinstance(outputs, (list, tuple)):
+        outputs = [outputs]
+    return [np.asarray(v) for v in outputs]
 
 
 def _pick_output(model, outputs, key):
-    if isinstance(outputs, dict):
-        if isinstance(key, int):
-            key = list(outputs)[key]
-        return outputs[key]
-    if isinstance(key, int):
-        return outputs[key]
-    names = list(getattr(model, "output_names", None) or [])
-    if key in names:
-        return outputs[names.index(key)]
-    if len(outputs) == 1:
-        return outputs[0]
-    raise KeyError(key)
+    if isinstance(outputs, dict) and isinstance(key, int):
+        key = list(outputs)[key]
+    elif not isinstance(outputs, dict) and not isinstance(key, int):
+        names = list(getattr(model, "output_names", None) or [])
+        if key not in names and len(outputs) != 1:
+            raise KeyError(key)
+        key = names.index(key) if key in names else 0
+    return outputs[key]
 
 
 # Run by `python -I -c`: isolated mode leaves the current folder and PYTHONPATH off
@@ -528,40 +466,25 @@ def verify_in_fresh_process(path, timeout=600):
     """
     import tempfile
 
+    report = {"path": os.fspath(path), "ok": False, "returncode": None, "output": ""}
+    env = {"TF_CPP_MIN_LOG_LEVEL": "2", **os.environ, "KERAS_BACKEND": "tensorflow"}
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "report.json")
-        env = {**os.environ, "KERAS_BACKEND": "tensorflow"}
-        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        command = fresh_process_command(path, json_out=out)
         try:
             proc = subprocess.run(
-                fresh_process_command(path, json_out=out),
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                env=env,
+                command, capture_output=True, text=True, timeout=timeout, env=env
             )
         except subprocess.TimeoutExpired:
-            return {
-                "path": os.fspath(path),
-                "ok": False,
-                "errors": [f"verification timed out after {timeout} s"],
-                "returncode": None,
-                "output": "",
-            }
+            return {**report, "errors": [f"verification timed out after {timeout} s"]}
+        report["errors"] = ["the verifier crashed before writing its report"]
         if os.path.exists(out):
             with open(out) as f:
                 report = json.load(f)
-        else:
-            report = {
-                "path": os.fspath(path),
-                "ok": False,
-                "errors": ["the verifier crashed before writing its report"],
-            }
-        report["returncode"] = proc.returncode
-        report["output"] = (proc.stdout + proc.stderr)[-4000:]
-        if proc.returncode != 0:
-            report["ok"] = False
-        return report
+    report["returncode"] = proc.returncode
+    report["output"] = (proc.stdout + proc.stderr)[-4000:]
+    report["ok"] = report["ok"] and proc.returncode == 0
+    return report
 
 
 def main(argv=None, prog="python -m zoo.export.verify"):

@@ -8,18 +8,8 @@ graph initialisation. The requests are built from real example inputs.
 import os
 import re
 
-import numpy as np
 import tensorflow as tf
-from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
-
-MAX_WARMUP_RECORDS = 1000  # TF Serving reads at most this many.
-
-
-def _as_array(values, dtype):
-    if dtype == tf.string:
-        items = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in values]
-        return np.array(items, dtype=object)
-    return np.asarray(values, dtype=dtype.as_numpy_dtype)
+from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
 
 
 def build_requests(model_name, warmup, input_specs):
@@ -52,22 +42,12 @@ def build_requests(model_name, warmup, input_specs):
                 f"Warm-up inputs of {signature!r} must be non-empty batches of one size. "
                 f"Received sizes: {sorted(sizes)!r}"
             )
-        request = predict_pb2.PredictRequest(
-            model_spec=model_pb2.ModelSpec(name=model_name, signature_name=signature)
-        )
+        spec = {"name": model_name, "signature_name": signature}
+        request = predict_pb2.PredictRequest(model_spec=spec)
         for input_name, values in inputs.items():
-            array = _as_array(values, expected[input_name])
-            request.inputs[input_name].CopyFrom(tf.make_tensor_proto(array))
-        logs.append(
-            prediction_log_pb2.PredictionLog(
-                predict_log=prediction_log_pb2.PredictLog(request=request)
-            )
-        )
-    if len(logs) > MAX_WARMUP_RECORDS:
-        raise ValueError(
-            f"TF Serving reads at most {MAX_WARMUP_RECORDS} warm-up records. "
-            f"Received: {len(logs)}"
-        )
+            tensor = tf.make_tensor_proto(values, dtype=expected[input_name])
+            request.inputs[input_name].CopyFrom(tensor)
+        logs.append(prediction_log_pb2.PredictionLog(predict_log={"request": request}))
     return logs
 
 
@@ -91,24 +71,20 @@ def read_warmup(path):
 
     from zoo.errors import DataError
 
-    records = iter(tf.data.TFRecordDataset(path).as_numpy_iterator())
     number = 0
-    while True:
-        try:
-            record = next(records)
-            request = prediction_log_pb2.PredictionLog.FromString(record)
-            request = request.predict_log.request
+    try:
+        for record in tf.data.TFRecordDataset(path).as_numpy_iterator():
+            log = prediction_log_pb2.PredictionLog.FromString(record)
+            request = log.predict_log.request
             inputs = {k: tf.make_ndarray(v) for k, v in request.inputs.items()}
-        except StopIteration:
-            return
-        except (tf.errors.OpError, DecodeError, TypeError, ValueError) as e:
-            raise DataError(
-                f"record {number}: not a TFRecord of PredictionLog warm-up requests "
-                f"({_reason(e)}); TF Serving would fail to load this version",
-                path=path,
-            ) from None
-        number += 1
-        yield request.model_spec.signature_name or "serving_default", inputs
+            yield request.model_spec.signature_name or "serving_default", inputs
+            number += 1
+    except (tf.errors.OpError, DecodeError, TypeError, ValueError) as e:
+        raise DataError(
+            f"record {number}: not a TFRecord of PredictionLog warm-up requests "
+            f"({_reason(e)}); TF Serving would fail to load this version",
+            path=path,
+        ) from None
 
 
 def _reason(error):

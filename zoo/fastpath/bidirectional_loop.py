@@ -30,18 +30,18 @@ from keras import ops
 
 from zoo.fastpath import gru_loops
 from zoo.fastpath.switch import enabled
-from zoo.layers.recurrence import gru_update, lstm_update
+from zoo.layers.recurrence import cell_weights, rnn_step
 
 
 def applies(layer, training):
     """Whether `bidirectional_loop` computes `layer`'s call (a `BidirectionalRNN`
     without an initial state), while the fast paths are enabled."""
-    if not enabled():
-        return False
     fwd, bwd = layer.forward_layer, layer.backward_layer
-    if type(fwd) is not type(bwd) or type(fwd) not in (
-        keras.layers.GRU,
-        keras.layers.LSTM,
+    if (
+        not enabled()
+        or layer.merge_mode != "concat"
+        or type(fwd) is not type(bwd)
+        or type(fwd) not in (keras.layers.GRU, keras.layers.LSTM)
     ):
         return False
     for rnn in (fwd, bwd):
@@ -55,8 +55,6 @@ def applies(layer, training):
             or getattr(cell, "reset_after", True) is False
         ):
             return False
-    if layer.merge_mode != "concat":
-        return False
     import tensorflow as tf
 
     # on a GPU Keras' own path runs cuDNN, faster than any loop
@@ -70,20 +68,16 @@ def bidirectional_loop(layer, sequences, mask, training):
     x = ops.cast(sequences, layer.compute_dtype)  # (B, T, E)
     if mask is None:
         mask = ops.ones(ops.shape(x)[:2], "bool")
-    time_major_mask = ops.transpose(ops.cast(mask, "bool"), (1, 0))[..., None]
-    forward, forward_states = _direction(
-        layer.forward_layer, x, time_major_mask, training, reverse=False
-    )
-    backward, backward_states = _direction(
-        layer.backward_layer, x, time_major_mask, training, reverse=True
-    )
+    mask_t = ops.transpose(ops.cast(mask, "bool"), (1, 0))[..., None]  # (T, B, 1)
+    forward, fwd_states = _direction(layer.forward_layer, x, mask_t, training, False)
+    backward, bwd_states = _direction(layer.backward_layer, x, mask_t, training, True)
     merged = ops.concatenate([forward, backward], axis=-1)  # (B, T, 2U)
     if not layer.return_state:
         return merged
-    return (merged, *forward_states, *backward_states)
+    return (merged, *fwd_states, *bwd_states)
 
 
-def _direction(rnn, x, time_major_mask, training, reverse):
+def _direction(rnn, x, step_mask, training, reverse):
     """One direction: `(outputs (B, T, U) in input order, final states)`.
 
     The input product `x W + b` of all steps is formed before the loop (after the
@@ -94,63 +88,48 @@ def _direction(rnn, x, time_major_mask, training, reverse):
 
     cell = rnn.cell
     dtype = x.dtype
-    is_gru = isinstance(rnn, keras.layers.GRU)
     if training and 0.0 < cell.dropout < 1.0:
         keep = keras.random.dropout(
             ops.ones_like(x[:, 0, :]), rate=cell.dropout, seed=cell.seed_generator
         )
         x = x * ops.expand_dims(keep, 1)
-    bias = ops.cast(cell.bias, dtype)
-    input_bias, recurrent_bias = (bias[0], bias[1]) if is_gru else (bias, None)
-    kernel = ops.cast(cell.recurrent_kernel, dtype)
-    gates_in = ops.matmul(x, ops.cast(cell.kernel, dtype)) + input_bias  # (B, T, G)
+    input_kernel, kernel, input_bias, recurrent_bias = cell_weights(cell, dtype)
+    gates_in = ops.matmul(x, input_kernel) + input_bias  # (B, T, G)
     gates_in = ops.transpose(gates_in, (1, 0, 2))  # (T, B, G)
-    step_mask = time_major_mask
     if reverse:
         gates_in, step_mask = ops.flip(gates_in, axis=0), ops.flip(step_mask, axis=0)
-    activation, recurrent_activation = cell.activation, cell.recurrent_activation
-
-    def cell_step(gates, state):
-        if is_gru:
-            (h,) = state
-            inner = ops.matmul(h, kernel) + recurrent_bias  # (B, 3U)
-            h = gru_update(gates, inner, h, activation, recurrent_activation)
-            return h, (h,)
-        h, c = state
-        gates = gates + ops.matmul(h, kernel)  # (B, 4U): i, f, c, o
-        h, c = lstm_update(gates, c, activation, recurrent_activation)
-        return h, (h, c)
-
     steps = ops.shape(gates_in)[0]
     zeros = ops.zeros((ops.shape(x)[0], cell.units), dtype)
-    if training and is_gru and gru_loops.can_use_cell(cell, dtype):
+    if training and gru_loops.can_use_cell(cell, dtype):
         outputs, final = gru_loops.masked_gru_recurrence(
             gates_in, step_mask, zeros, kernel, recurrent_bias
         )
-        if reverse:
-            outputs = ops.flip(outputs, axis=0)
-        return ops.transpose(outputs, (1, 0, 2)), (final,)
-    initial = (zeros,) if is_gru else (zeros, zeros)
-    gates_ta = tf.TensorArray(dtype, size=steps).unstack(gates_in)
-    mask_ta = tf.TensorArray("bool", size=steps).unstack(step_mask)
-    outputs_ta = tf.TensorArray(dtype, size=steps)
+        states = (final,)
+    else:
+        gates_ta = tf.TensorArray(dtype, size=steps).unstack(gates_in)
+        mask_ta = tf.TensorArray("bool", size=steps).unstack(step_mask)
 
-    def body(t, outputs_ta, *state):
-        keep = mask_ta.read(t)  # (B, 1)
-        output, new_state = cell_step(gates_ta.read(t), state)
-        new_state = tuple(
-            ops.where(keep, new, old) for new, old in zip(new_state, state, strict=True)
+        def body(t, outputs_ta, *state):
+            keep = mask_ta.read(t)  # (B, 1)
+            output, new_state = rnn_step(
+                cell, gates_ta.read(t), state, kernel, recurrent_bias
+            )
+            new_state = tuple(
+                ops.where(keep, new, old)
+                for new, old in zip(new_state, state, strict=True)
+            )
+            outputs_ta = outputs_ta.write(t, ops.where(keep, output, 0.0))
+            return (t + 1, outputs_ta, *new_state)
+
+        initial = (zeros,) if recurrent_bias is not None else (zeros, zeros)
+        outputs_ta = tf.TensorArray(dtype, size=steps)
+        _, outputs_ta, *states = tf.while_loop(
+            lambda t, *_: t < steps,
+            body,
+            (ops.convert_to_tensor(0, "int32"), outputs_ta, *initial),
+            maximum_iterations=steps,
         )
-        outputs_ta = outputs_ta.write(t, ops.where(keep, output, 0.0))
-        return (t + 1, outputs_ta, *new_state)
-
-    result = tf.while_loop(
-        lambda t, *_: t < steps,
-        body,
-        (ops.convert_to_tensor(0, "int32"), outputs_ta, *initial),
-        maximum_iterations=steps,
-    )
-    outputs = result[1].stack()  # (T, B, U), in loop order
+        outputs = outputs_ta.stack()  # (T, B, U), in loop order
     if reverse:
         outputs = ops.flip(outputs, axis=0)
-    return ops.transpose(outputs, (1, 0, 2)), result[2:]
+    return ops.transpose(outputs, (1, 0, 2)), tuple(states)

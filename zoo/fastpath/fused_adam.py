@@ -15,13 +15,6 @@ from zoo.training import keras_workarounds
 from zoo.training.weight_averaging import average_momentum
 
 
-def _handle(variable):
-    """The resource handle of a Keras variable (or of a `tf.Variable`)."""
-    if isinstance(variable, keras.Variable):
-        variable = variable.value
-    return variable.handle
-
-
 @keras.saving.register_keras_serializable(package="zoo")
 class FusedAdam(keras.optimizers.Adam):
     """`keras.optimizers.Adam`, its dense updates run as one fused TensorFlow kernel.
@@ -79,64 +72,46 @@ class FusedAdam(keras.optimizers.Adam):
     def update_step(self, gradient, variable, learning_rate):
         if not self._fusable(variable):
             return super().update_step(gradient, variable, learning_rate)
-        if _is_sparse(gradient):
-            return self._sparse_update_step(gradient, variable, learning_rate)
         import tensorflow as tf
 
         dtype = variable.dtype
         index = self._get_variable_index(variable)
-        step = ops.cast(self.iterations + 1, dtype)
-        beta_1 = ops.cast(self.beta_1, dtype)
-        beta_2 = ops.cast(self.beta_2, dtype)
-        tf.raw_ops.ResourceApplyAdam(
-            var=_handle(variable),
-            m=_handle(self._momentums[index]),
-            v=_handle(self._velocities[index]),
-            beta1_power=ops.power(beta_1, step),
-            beta2_power=ops.power(beta_2, step),
-            lr=ops.cast(learning_rate, dtype),
-            beta1=beta_1,
-            beta2=beta_2,
-            epsilon=ops.cast(self.epsilon, dtype),
-            grad=ops.cast(gradient, dtype),
-        )
-
-    def _sparse_update_step(self, gradient, variable, learning_rate):
-        """Keras' update for an embedding's slices, its elementwise part in one
-        XLA-compiled pass (Keras' own makes about ten over the whole table).
-
-        The same arithmetic as `keras.optimizers.Adam.update_step` with a
-        `tf.IndexedSlices` gradient: `m += (G - m)(1 - b1)` with `G` the slices
-        summed per row, `v += (S - v)(1 - b2)` with `S` the squared slices summed per
-        row, `w -= m alpha / (sqrt(v) + epsilon)`.
-        """
-        import tensorflow as tf
-
-        dtype = variable.dtype
-        index = self._get_variable_index(variable)
-        gradient = tf.IndexedSlices(
-            ops.cast(gradient.values, dtype), gradient.indices, gradient.dense_shape
-        )
-        squares = tf.IndexedSlices(
-            ops.square(gradient.values), gradient.indices, gradient.dense_shape
-        )
+        weight = _tf_variable(variable)
+        m, v = (_tf_variable(s[index]) for s in (self._momentums, self._velocities))
         step = ops.cast(self.iterations + 1, dtype)
         lr = ops.cast(learning_rate, dtype)
-        beta_1 = ops.cast(self.beta_1, dtype)
-        beta_2 = ops.cast(self.beta_2, dtype)
-        alpha = (
-            lr * ops.sqrt(1 - ops.power(beta_2, step)) / (1 - ops.power(beta_1, step))
+        beta_1, beta_2 = ops.cast(self.beta_1, dtype), ops.cast(self.beta_2, dtype)
+        epsilon = ops.cast(self.epsilon, dtype)
+        beta1_power, beta2_power = ops.power(beta_1, step), ops.power(beta_2, step)
+        if not _is_sparse(gradient):
+            tf.raw_ops.ResourceApplyAdam(
+                var=weight.handle,
+                m=m.handle,
+                v=v.handle,
+                beta1_power=beta1_power,
+                beta2_power=beta2_power,
+                lr=lr,
+                beta1=beta_1,
+                beta2=beta_2,
+                epsilon=epsilon,
+                grad=ops.cast(gradient, dtype),
+            )
+            return
+        # An embedding's slices: Keras' arithmetic for a `tf.IndexedSlices` gradient,
+        # `m += (G - m)(1 - b1)` with `G` the slices summed per row,
+        # `v += (S - v)(1 - b2)` with `S` the squared slices summed per row,
+        # `w -= m alpha / (sqrt(v) + epsilon)`, its elementwise part in one
+        # XLA-compiled pass (Keras' own makes about ten over the whole table).
+        values = ops.cast(gradient.values, dtype)
+        indices, shape = gradient.indices, gradient.dense_shape
+        summed = tf.convert_to_tensor(tf.IndexedSlices(values, indices, shape))
+        squares = tf.convert_to_tensor(
+            tf.IndexedSlices(ops.square(values), indices, shape)
         )
+        alpha = lr * ops.sqrt(1 - beta2_power) / (1 - beta1_power)
+        one_minus = (ops.cast(1 - self.beta_1, dtype), ops.cast(1 - self.beta_2, dtype))
         self._xla_updates()["adam"](
-            _tf_variable(variable),
-            _tf_variable(self._momentums[index]),
-            _tf_variable(self._velocities[index]),
-            tf.convert_to_tensor(gradient),
-            tf.convert_to_tensor(squares),
-            alpha,
-            ops.cast(1 - self.beta_1, dtype),
-            ops.cast(1 - self.beta_2, dtype),
-            ops.cast(self.epsilon, dtype),
+            weight, m, v, summed, squares, alpha, *one_minus, epsilon
         )
 
     def _update_model_variables_moving_average(self, trainable_variables):

@@ -33,17 +33,7 @@ from zoo.fastpath.switch import enabled
 from zoo.layers.masking import masked_softmax
 
 
-def bahdanau_gru_recurrence(
-    inputs,
-    initial_state,
-    keys,
-    memory_share,
-    mask,
-    query_kernel,
-    score_vector,
-    recurrent_kernel,
-    recurrent_bias,
-):
+def bahdanau_gru_recurrence(x, h0, keys, share_m, mask, w_q, v, w_r, b_r):
     """Runs the decoder recurrence over all target steps (teacher forcing).
 
     At each step `t` (`h` the previous state, Keras' GRU with `reset_after`):
@@ -53,15 +43,15 @@ def bahdanau_gru_recurrence(
     `h U + b_h`.
 
     Args:
-        inputs: `(T, B, 3U)`, time-major `e_t W_e + b_x`.
-        initial_state: `(B, U)`.
+        x: `(T, B, 3U)`, time-major `e_t W_e + b_x`.
+        h0: `(B, U)`, the initial state.
         keys: `(B, S, A)`, the projected keys (biases included).
-        memory_share: `(B, S, 3U)`, `memory W_x`.
+        share_m: `(B, S, 3U)`, `memory W_x`.
         mask: `(B, S)` bool, True for real source positions.
-        query_kernel: `(U, A)`.
-        score_vector: `(A,)`.
-        recurrent_kernel: `(U, 3U)`.
-        recurrent_bias: `(3U,)`.
+        w_q: `(U, A)`, the query kernel.
+        v: `(A,)`, the scoring vector.
+        w_r: `(U, 3U)`, the recurrent kernel.
+        b_r: `(3U,)`, the recurrent bias.
 
     Returns:
         `(states (T, B, U), attention (T, B, S))`.
@@ -69,19 +59,6 @@ def bahdanau_gru_recurrence(
     import tensorflow as tf
 
     mask = ops.cast(mask, "bool")
-    tensors = [
-        ops.convert_to_tensor(x)
-        for x in (
-            inputs,
-            initial_state,
-            keys,
-            memory_share,
-            query_kernel,
-            score_vector,
-            recurrent_kernel,
-            recurrent_bias,
-        )
-    ]
 
     @tf.custom_gradient
     def recurrence(x, h0, keys, share_m, w_q, v, w_r, b_r):
@@ -109,8 +86,8 @@ def bahdanau_gru_recurrence(
                 for d, like in ((d_states, states), (d_attention, attention))
             ]
             w_r_t, w_q_t = ops.transpose(w_r), ops.transpose(w_q)
-            out_names = ("gates", "inner", "query")
-            outs = {name: tf.TensorArray(dtype, size=steps) for name in out_names}
+            # the per-step gradients of the gates, of `inner` and of the query
+            outs = tuple(tf.TensorArray(dtype, size=steps) for _ in range(3))
 
             def back(t, dh, d_keys, d_v, outs):
                 g_h, g_a = (u.read(t) for u in upstream)
@@ -124,62 +101,47 @@ def bahdanau_gru_recurrence(
                 d_pre = d_scores[..., None] * v * (1.0 - tanh * tanh)  # (B, S, A)
                 d_query = ops.sum(d_pre, axis=1)  # (B, A)
                 # sum over b, s of d_scores * tanh
-                d_v = (
-                    d_v
-                    + ops.matmul(
-                        ops.reshape(d_scores, (1, -1)), ops.reshape(tanh, (-1, v_size))
-                    )[0]
-                )
+                flat_tanh = ops.reshape(tanh, (-1, v_size))
+                d_v = d_v + ops.matmul(ops.reshape(d_scores, (1, -1)), flat_tanh)[0]
                 dh = dh + ops.matmul(d_inner, w_r_t) + ops.matmul(d_query, w_q_t)
                 values = (d_gates, d_inner, d_query)
-                outs = {
-                    name: outs[name].write(t, value)
-                    for name, value in zip(out_names, values, strict=True)
-                }
+                outs = tuple(o.write(t, d) for o, d in zip(outs, values, strict=True))
                 return t - 1, dh, d_keys + d_pre, d_v, outs
 
             v_size = ops.shape(v)[0]
+            zeros = (tf.zeros_like(h0), tf.zeros_like(keys), tf.zeros_like(v))
             _, d_h0, d_keys, d_v, outs = tf.while_loop(
                 lambda t, *_: t >= 0,
                 back,
-                (
-                    steps - 1,
-                    tf.zeros_like(h0),
-                    tf.zeros_like(keys),
-                    tf.zeros_like(v),
-                    outs,
-                ),
+                (steps - 1, *zeros, outs),
                 maximum_iterations=steps,
             )
-            d = {name: array.stack() for name, array in outs.items()}
-            d_w_r, d_b_r = _recurrent_gradients(previous, d["inner"])
-            d_w_q = _kernel_gradient(previous, d["query"])
+            d_gates, d_inner, d_query = (array.stack() for array in outs)
+            d_w_r, d_b_r = _recurrent_gradients(previous, d_inner)
+            d_w_q = _kernel_gradient(previous, d_query)
             # sum_t a_t^T d_gates_t, per batch row: (B, S, T) @ (B, T, 3U)
             d_share_m = ops.matmul(
-                ops.transpose(attention, (1, 2, 0)),
-                ops.transpose(d["gates"], (1, 0, 2)),
+                ops.transpose(attention, (1, 2, 0)), ops.transpose(d_gates, (1, 0, 2))
             )
-            return (d["gates"], d_h0, d_keys, d_share_m, d_w_q, d_v, d_w_r, d_b_r)
+            return (d_gates, d_h0, d_keys, d_share_m, d_w_q, d_v, d_w_r, d_b_r)
 
         return (states, attention), grad
 
-    return recurrence(*tensors)
+    return recurrence(*_tensors(x, h0, keys, share_m, w_q, v, w_r, b_r))
 
 
-def masked_gru_recurrence(
-    input_gates, step_mask, initial_state, recurrent_kernel, recurrent_bias
-):
+def masked_gru_recurrence(x, step_mask, h0, w_r, b_r):
     """A GRU over time-major inputs, padded steps skipped (the encoder's direction).
 
     At a step whose mask is False the state is carried over unchanged and the output
     is zero, as in Keras' masked RNN loop.
 
     Args:
-        input_gates: `(T, B, 3U)`, the inputs' share of the gates `x W + b_x`.
+        x: `(T, B, 3U)`, the inputs' share of the gates `x W + b_x`.
         step_mask: `(T, B, 1)` bool.
-        initial_state: `(B, U)`.
-        recurrent_kernel: `(U, 3U)`.
-        recurrent_bias: `(3U,)`.
+        h0: `(B, U)`, the initial state.
+        w_r: `(U, 3U)`, the recurrent kernel.
+        b_r: `(3U,)`, the recurrent bias.
 
     Returns:
         `(outputs (T, B, U), final_state (B, U))`.
@@ -187,10 +149,6 @@ def masked_gru_recurrence(
     import tensorflow as tf
 
     step_mask = ops.cast(step_mask, "bool")
-    tensors = [
-        ops.convert_to_tensor(x)
-        for x in (input_gates, initial_state, recurrent_kernel, recurrent_bias)
-    ]
 
     @tf.custom_gradient
     def recurrence(x, h0, w_r, b_r):
@@ -215,9 +173,8 @@ def masked_gru_recurrence(
                 _zeros_if_none(d_outputs, outputs)
             )
             w_r_t = ops.transpose(w_r)
-            outs = {
-                name: tf.TensorArray(dtype, size=steps) for name in ("gates", "inner")
-            }
+            # the per-step gradients of the gates and of `inner`
+            outs = tuple(tf.TensorArray(dtype, size=steps) for _ in range(2))
 
             def back(t, dh, outs):
                 keep = mask_ta.read(t)
@@ -227,10 +184,7 @@ def masked_gru_recurrence(
                 g = ops.where(keep, dh + d_outputs.read(t), 0.0)
                 d_gates, d_inner, d_direct = _gru_backward(g, h, z, r, c, inner_h)
                 dh = ops.where(keep, d_direct, dh) + ops.matmul(d_inner, w_r_t)
-                outs = {
-                    "gates": outs["gates"].write(t, d_gates),
-                    "inner": outs["inner"].write(t, d_inner),
-                }
+                outs = (outs[0].write(t, d_gates), outs[1].write(t, d_inner))
                 return t - 1, dh, outs
 
             _, d_h0, outs = tf.while_loop(
@@ -239,16 +193,12 @@ def masked_gru_recurrence(
                 (steps - 1, _zeros_if_none(d_final, final), outs),
                 maximum_iterations=steps,
             )
-            d_inner = outs["inner"].stack()
-            return (
-                outs["gates"].stack(),
-                d_h0,
-                *_recurrent_gradients(previous, d_inner),
-            )
+            d_gates, d_inner = (array.stack() for array in outs)
+            return (d_gates, d_h0, *_recurrent_gradients(previous, d_inner))
 
         return (outputs, final), grad
 
-    return recurrence(*tensors)
+    return recurrence(*_tensors(x, h0, w_r, b_r))
 
 
 def _forward_loop(step, steps, h0, names, dtype):
@@ -321,6 +271,10 @@ def _recurrent_gradients(previous, d_inner):
     return _kernel_gradient(previous, d_inner), ops.sum(d_inner, axis=(0, 1))
 
 
+def _tensors(*values):
+    return [ops.convert_to_tensor(value) for value in values]
+
+
 def _zeros_if_none(gradient, like):
     return ops.zeros_like(like) if gradient is None else gradient
 
@@ -344,7 +298,6 @@ def can_use(decoder):
     `bahdanau_gru_recurrence` computes."""
     return (
         decoder.attention == "bahdanau"
-        and decoder.cell_type == "gru"
         and decoder.attention_layer.probability == "softmax"
         and can_use_cell(decoder.cell, decoder.compute_dtype)
     )
@@ -362,7 +315,6 @@ def can_use_without_feeding(decoder):
     return (
         decoder.attention == "luong"
         and not decoder.input_feeding
-        and decoder.cell_type == "gru"
         and can_use_cell(decoder.cell, decoder.compute_dtype)
     )
 
@@ -379,25 +331,16 @@ def luong_decoder_loop(decoder, projected, state, memory_bundle, weights, traini
     `masked_gru_recurrence` (every step kept: the decoder's generic loop runs all
     steps too), then the decoder's `attend_rnn_outputs`."""
     every_step = ops.ones_like(projected[..., :1], dtype="bool")  # (Tt, B, 1)
-    outputs, _ = masked_gru_recurrence(
-        projected, every_step, state[0], weights[3], weights[4]
-    )
+    outputs, _ = masked_gru_recurrence(projected, every_step, state[0], *weights[3:])
     return decoder.attend_rnn_outputs(outputs, memory_bundle, training)
 
 
 def decoder_loop(decoder, projected, state, memory_bundle, weights, training):
     """`AttentionDecoder`'s teacher-forced loop (the registry's `DECODER_LOOP`
     signature) as `bahdanau_gru_recurrence`: time-major `(features, attention)`."""
-    keys, mask = memory_bundle[1], memory_bundle[2]
-    attention = decoder.attention_layer
+    _, keys, mask, _, share = memory_bundle
+    layer = decoder.attention_layer
+    w_q, v = layer._weight(layer.query_kernel), layer.scoring_vector()
     return bahdanau_gru_recurrence(
-        projected,
-        state[0],
-        keys,
-        memory_bundle[4],
-        mask,
-        attention._weight(attention.query_kernel),
-        attention.scoring_vector(),
-        weights[3],
-        weights[4],
+        projected, state[0], keys, share, mask, w_q, v, *weights[3:]
     )

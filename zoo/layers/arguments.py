@@ -11,6 +11,7 @@ arguments and its outputs: the `get_config` entries and the `KerasTensor`s of
 `compute_output_spec`.
 """
 
+import inspect
 import numbers
 
 import keras
@@ -66,20 +67,26 @@ def check_bools(**values):
             _refuse(name, value, "True or False")
 
 
-def argument_config(layer, names):
-    """The `get_config` entries `{name: layer.<name>}`, initializers serialized."""
+def argument_config(layer, **renamed):
+    """The `get_config` entries of every argument of `type(layer).__init__` (all but
+    `**kwargs`), each read from the attribute of its name, or of the name `renamed`
+    gives it (`cell="cell_type"`); initializers serialized."""
     config = {}
-    for name in names:
-        value = getattr(layer, name)
+    for name, parameter in inspect.signature(type(layer).__init__).parameters.items():
+        if name == "self" or parameter.kind is parameter.VAR_KEYWORD:
+            continue
+        value = getattr(layer, renamed.get(name, name))
         if isinstance(value, keras.initializers.Initializer):
             value = keras.initializers.serialize(value)
         config[name] = value
     return config
 
 
-def output_spec(layer, output_shape, *score_shapes, return_scores=False):
-    """The symbolic output `(output_shape)` of `layer`, in its compute dtype; with
-    `return_scores=True` the tuple of it and the tensors of `score_shapes`."""
-    shapes = (output_shape, *score_shapes) if return_scores else (output_shape,)
-    specs = [keras.KerasTensor(tuple(s), dtype=layer.compute_dtype) for s in shapes]
-    return tuple(specs) if return_scores else specs[0]
+def output_spec(layer, shapes, return_scores):
+    """The symbolic output of `layer` in its compute dtype: that of `shapes[0]`, or
+    with `return_scores=True` the tuple of those of all `shapes` (the output, then
+    the attention scores)."""
+    specs = tuple(
+        keras.KerasTensor(tuple(s), dtype=layer.compute_dtype) for s in shapes
+    )
+    return specs if return_scores else specs[0]

@@ -16,12 +16,6 @@ from zoo.layers.arguments import (
 )
 from zoo.layers.bahdanau_attention import BahdanauAttention, weighted_sum
 from zoo.layers.luong_attention import LUONG_SCORES, WINDOWS, LuongAttention
-from zoo.layers.recurrence import gru_update, lstm_update
-
-ATTENTIONS = ("bahdanau", "luong", "none")
-CELLS = ("gru", "lstm")
-LOGITS_DTYPES = ("float32", "bfloat16")
-READOUTS = ("tanh", "layer_norm")
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -192,7 +186,9 @@ class AttentionDecoder(keras.layers.Layer):
         super().__init__(**kwargs)
         check_positive_ints(vocab_size=vocab_size, units=units)
         check_optional_positive_ints(max_source_length=max_source_length)
-        attention_probability = probability_lib.validate(attention_probability)
+        check_one_of(
+            probability_lib.PROBABILITIES, attention_probability=attention_probability
+        )
         if score == "location" and attention == "luong" and max_source_length is None:
             raise ValueError(
                 "score='location' needs `max_source_length` (one weight row per "
@@ -204,20 +200,19 @@ class AttentionDecoder(keras.layers.Layer):
                 f"Received: attention={attention!r}"
             )
         check_bools(input_feeding=input_feeding, tie_embeddings=tie_embeddings)
-        check_one_of(ATTENTIONS, attention=attention)
+        check_one_of(("bahdanau", "luong", "none"), attention=attention)
         check_one_of(LUONG_SCORES, score=score)
         check_one_of(WINDOWS, window=window)
-        check_one_of(CELLS, cell=cell)
+        check_one_of(("gru", "lstm"), cell=cell)
         if embedding_dropout is None:
             embedding_dropout = dropout
         check_dropout_rates(dropout=dropout, embedding_dropout=embedding_dropout)
-        check_one_of(LOGITS_DTYPES, training_logits_dtype=training_logits_dtype)
-        check_one_of(READOUTS, readout=readout)
-        if (
-            tie_embeddings
-            and attention == "luong"
-            and (embedding_dim or units) != units
-        ):
+        check_one_of(
+            ("float32", "bfloat16"), training_logits_dtype=training_logits_dtype
+        )
+        check_one_of(("tanh", "layer_norm"), readout=readout)
+        embedding_dim = embedding_dim or units
+        if tie_embeddings and attention == "luong" and embedding_dim != units:
             raise ValueError(
                 "`tie_embeddings` with Luong attention needs `embedding_dim == units` "
                 "(the attentional state is both the readout and the next step's input). "
@@ -225,7 +220,7 @@ class AttentionDecoder(keras.layers.Layer):
             )
         self.vocab_size = vocab_size
         self.units = units
-        self.embedding_dim = embedding_dim or units
+        self.embedding_dim = embedding_dim
         self.tie_embeddings = tie_embeddings
         self.attention = attention
         self.score = score
@@ -250,31 +245,24 @@ class AttentionDecoder(keras.layers.Layer):
         cell_class = keras.layers.GRUCell if cell == "gru" else keras.layers.LSTMCell
         self.cell = cell_class(units, name="cell")
         self.attention_layer = self.attentional = self.readout = None
+        common = {"probability": attention_probability, "name": "attention"}
         if attention == "bahdanau":
             self.attention_layer = BahdanauAttention(
-                attention_units or units,
-                normalize=self.attention_normalize,
-                probability=attention_probability,
-                name="attention",
+                attention_units or units, normalize=self.attention_normalize, **common
             )
         elif attention == "luong":
             uses_units = score == "concat" or window == "local-p"
+            hidden = attention_units if uses_units else None
             self.attention_layer = LuongAttention(
-                score=score,
-                units=attention_units if uses_units else None,
-                window=window,
-                window_size=window_size,
-                probability=attention_probability,
-                name="attention",
+                score, hidden, window=window, window_size=window_size, **common
             )
             self.attentional = keras.layers.Dense(
                 units, activation="tanh", use_bias=False, name="attentional_state"
             )
         if attention != "luong":
+            activation = "tanh" if readout == "tanh" else None
             self.readout = keras.layers.Dense(
-                self.readout_dim,
-                activation="tanh" if readout == "tanh" else None,
-                name="readout",
+                self.readout_dim, activation, name="readout"
             )
         # created only when used, so that "tanh" decoders keep their weights
         self.readout_norm = None
@@ -395,14 +383,9 @@ class AttentionDecoder(keras.layers.Layer):
             `(W_e, W_x, input_bias, recurrent_kernel, recurrent_bias)`, the last
             `None` for LSTM (one bias).
         """
-        dtype = self.compute_dtype
-        kernel = ops.cast(self.cell.kernel, dtype)
-        recurrent = ops.cast(self.cell.recurrent_kernel, dtype)
-        bias = ops.cast(self.cell.bias, dtype)
-        if self.cell_type == "gru":  # reset_after: bias rows = input, recurrent
-            input_bias, recurrent_bias = bias[0], bias[1]
-        else:
-            input_bias, recurrent_bias = bias, None
+        kernel, recurrent, input_bias, recurrent_bias = recurrence.cell_weights(
+            self.cell, self.compute_dtype
+        )
         e = self.embedding_dim
         return kernel[:e], kernel[e:], input_bias, recurrent, recurrent_bias
 
@@ -424,25 +407,15 @@ class AttentionDecoder(keras.layers.Layer):
         Args:
             projected: `(B, G)`, this step's `e_t W_e + b` from `_project_inputs`.
             extra: `(B, Dx)` or `None`, the rest of the RNN input.
-            rnn_state: list of `(B, units)` tensors.
+            rnn_state: tuple of `(B, units)` tensors.
             weights: from `_rnn_weights`.
 
         Returns:
-            `(output (B, units), new_state list)`.
+            `(output (B, units), new_state tuple)`.
         """
-        _, kernel_x, _, recurrent, recurrent_bias = weights
+        _, kernel_x, _, recurrent, bias = weights
         gates = projected if extra is None else projected + ops.matmul(extra, kernel_x)
-        activation = self.cell.activation
-        recurrent_activation = self.cell.recurrent_activation
-        if self.cell_type == "gru":
-            h = rnn_state[0]
-            inner = ops.matmul(h, recurrent) + recurrent_bias  # (B, 3U)
-            h = gru_update(gates, inner, h, activation, recurrent_activation)
-            return h, [h]
-        h, c = rnn_state
-        gates = gates + ops.matmul(h, recurrent)  # (B, 4U): i, f, c, o
-        h, c = lstm_update(gates, c, activation, recurrent_activation)
-        return h, [h, c]
+        return recurrence.rnn_step(self.cell, gates, rnn_state, recurrent, bias)
 
     def _cell_step(
         self, projected, state, memory_bundle, position, weights, training=None
@@ -456,7 +429,7 @@ class AttentionDecoder(keras.layers.Layer):
         in one product after it.
         """
         keys, mask = memory_bundle[1:3]
-        rnn_state = list(state[: self.num_rnn_states])
+        rnn_state = state[: self.num_rnn_states]
         if self.attention == "bahdanau":
             attention = self.attention_layer.align(
                 rnn_state[0], keys, value_mask=mask, training=training
@@ -464,7 +437,7 @@ class AttentionDecoder(keras.layers.Layer):
             # c_t W_x = sum_j a_tj (m_j W_x)
             share = weighted_sum(attention, memory_bundle[4])  # (B, G)
             output, new_rnn = self._rnn(projected + share, None, rnn_state, weights)
-            return output, attention, tuple(new_rnn)
+            return output, attention, new_rnn
         if self.attention == "luong":
             feed = state[self.num_rnn_states] if self.input_feeding else None
             output, new_rnn = self._rnn(projected, feed, rnn_state, weights)
@@ -474,7 +447,7 @@ class AttentionDecoder(keras.layers.Layer):
             return attentional, attention, (*new_rnn, attentional)
         output, new_rnn = self._rnn(projected, None, rnn_state, weights)
         attention = ops.cast(keys, output.dtype)  # the uniform weights
-        return output, attention, tuple(new_rnn)
+        return output, attention, new_rnn
 
     def _readout_features(self, features, attention, memory_bundle):
         """Appends the context to `_cell_step`'s features (Bahdanau: the attention
@@ -548,10 +521,8 @@ class AttentionDecoder(keras.layers.Layer):
         # the generic loop, or a registered backend loop that computes its function
         default = type(self)._scan_recurrence
         if self.attention == "luong" and not self.input_feeding:
-            default = type(self)._luong_without_feeding
-        loop = recurrence.select_loop(
-            recurrence.DECODER_LOOP, self, training, default=default
-        )
+            default = type(self)._scan_without_feeding
+        loop = recurrence.select_loop(recurrence.DECODER_LOOP, self, training, default)
         features, attention = loop(
             self, projected, state, memory_bundle, weights, training
         )
@@ -574,12 +545,7 @@ class AttentionDecoder(keras.layers.Layer):
         def body(carry, projected_t):
             step_state, position = carry[0], carry[1]
             features, attention, new_state = self._cell_step(
-                projected_t,
-                step_state,
-                memory_bundle,
-                position,
-                weights,
-                training=training,
+                projected_t, step_state, memory_bundle, position, weights, training
             )
             carry = (new_state, position + 1, features, attention)
             return carry, carry
@@ -588,9 +554,7 @@ class AttentionDecoder(keras.layers.Layer):
         _, (_, _, features, attention) = ops.scan(body, init, projected)
         return features, attention
 
-    def _luong_without_feeding(
-        self, projected, state, memory_bundle, weights, training
-    ):
+    def _scan_without_feeding(self, projected, state, memory_bundle, weights, training):
         """`_scan_recurrence` for Luong without input feeding: the RNN over all
         steps, then the attention and the attentional states of all steps at once
         (the same function as `_cell_step` step by step)."""
@@ -599,8 +563,8 @@ class AttentionDecoder(keras.layers.Layer):
         output0 = ops.zeros((batch, self.units), self.compute_dtype)
 
         def body(carry, projected_t):
-            output, new_rnn = self._rnn(projected_t, None, list(carry[0]), weights)
-            carry = (tuple(new_rnn), output)
+            output, new_rnn = self._rnn(projected_t, None, carry[0], weights)
+            carry = (new_rnn, output)
             return carry, carry
 
         _, (_, outputs) = ops.scan(body, (rnn_state, output0), projected)
@@ -630,12 +594,7 @@ class AttentionDecoder(keras.layers.Layer):
         `(B, Tt, U)`. Returns `(h~, a)`."""
         memory, keys, mask = memory_bundle[:3]
         context, attention = self.attention_layer.attend(
-            output,
-            keys,
-            memory,
-            value_mask=mask,
-            position=position,
-            training=training,
+            output, keys, memory, value_mask=mask, position=position, training=training
         )
         return self.attentional(ops.concatenate([context, output], axis=-1)), attention
 
@@ -651,22 +610,13 @@ class AttentionDecoder(keras.layers.Layer):
 
     def compute_output_spec(self, inputs, training=None, return_attention=False):
         target, memory = tuple(inputs[0].shape), tuple(inputs[1].shape)
-        return output_spec(
-            self,
-            (*target, self.vocab_size),
-            (*target, memory[1]),
-            return_scores=return_attention,
-        )
+        shapes = ((*target, self.vocab_size), (*target, memory[1]))
+        return output_spec(self, shapes, return_attention)
 
     def get_config(self):
-        sizes = ("vocab_size", "units", "embedding_dim", "max_source_length")
-        attention = ("attention", "score", "window", "window_size", "attention_units")
-        options = ("attention_probability", "attention_normalize", "input_feeding")
-        output = ("dropout", "training_logits_dtype", "tie_embeddings")
         renamed = {
-            "cell": self.cell_type,
-            "embedding_dropout": self.embedding_dropout_rate,
-            "readout": self.readout_type,
+            "cell": "cell_type",
+            "embedding_dropout": "embedding_dropout_rate",
+            "readout": "readout_type",
         }
-        config = argument_config(self, sizes + attention + options + output)
-        return {**super().get_config(), **config, **renamed}
+        return {**super().get_config(), **argument_config(self, **renamed)}

@@ -113,13 +113,8 @@ class AttentionPooling(keras.layers.Layer):
         return input_shape[:-2] + input_shape[-1:]
 
     def compute_output_spec(self, inputs, mask=None, return_attention_scores=False):
-        return output_spec(
-            self,
-            self.compute_output_shape(inputs.shape),
-            inputs.shape[:-1],
-            return_scores=return_attention_scores,
-        )
+        shapes = (self.compute_output_shape(inputs.shape), inputs.shape[:-1])
+        return output_spec(self, shapes, return_attention_scores)
 
     def get_config(self):
-        names = ("units", "use_bias", "kernel_initializer", "context_initializer")
-        return {**super().get_config(), **argument_config(self, names)}
+        return {**super().get_config(), **argument_config(self)}

@@ -4,38 +4,15 @@ import keras
 from keras import ops
 
 from zoo.layers import probability as probability_lib
-from zoo.layers.arguments import argument_config, check_positive_ints, output_spec
+from zoo.layers.arguments import (
+    argument_config,
+    check_one_of,
+    check_positive_ints,
+    output_spec,
+)
 from zoo.layers.initializers import fresh_weights
-from zoo.layers.masking import zero_padded_queries
-from zoo.layers.scores import concat_score, project
-
-
-def unpack_attention_inputs(inputs, layer_name):
-    """`[query, value]` or `[query, value, key]` -> `(query, value, key)`."""
-    if (
-        not isinstance(inputs, (list, tuple))
-        or len(inputs) not in (2, 3)
-        or any(x is None or isinstance(x, int) for x in inputs)
-    ):
-        raise ValueError(
-            f"{layer_name} must be called on a list [query, value] or "
-            f"[query, value, key]. Received: inputs={inputs!r}"
-        )
-    query, value = inputs[0], inputs[1]
-    key = inputs[2] if len(inputs) == 3 else value
-    return query, value, key
-
-
-def unpack_attention_mask(mask, layer_name):
-    """`None` or `[query_mask, value_mask(, key_mask)]` -> `(query_mask, value_mask)`."""
-    if mask is None:
-        return None, None
-    if not isinstance(mask, (list, tuple)) or len(mask) not in (2, 3):
-        raise ValueError(
-            f"{layer_name} expects mask=[query_mask, value_mask] (either may be "
-            f"None). Received: mask={mask!r}"
-        )
-    return mask[0], mask[1]
+from zoo.layers.masking import attention_mask, zero_padded_queries
+from zoo.layers.scores import concat_score
 
 
 def weighted_sum(weights, values):
@@ -58,7 +35,8 @@ class ProjectedKeyAttention(keras.layers.Layer):
 
     def __init__(self, probability="softmax", seed=None, **kwargs):
         super().__init__(**kwargs)
-        self.probability = probability_lib.validate(probability)
+        check_one_of(probability_lib.PROBABILITIES, probability=probability)
+        self.probability = probability
         self.seed = seed
         self.seed_generator = (
             keras.random.SeedGenerator(seed) if probability == "gumbel" else None
@@ -67,6 +45,19 @@ class ProjectedKeyAttention(keras.layers.Layer):
 
     def _weight(self, variable):
         return ops.cast(variable, self.compute_dtype)
+
+    def _unpack(self, inputs):
+        """`[query, value]` or `[query, value, key]` -> `(query, value, key)`."""
+        if (
+            not isinstance(inputs, (list, tuple))
+            or len(inputs) not in (2, 3)
+            or any(x is None or isinstance(x, int) for x in inputs)
+        ):
+            raise ValueError(
+                f"{self.__class__.__name__} must be called on a list [query, value] "
+                f"or [query, value, key]. Received: inputs={inputs!r}"
+            )
+        return inputs[0], inputs[1], inputs[-1]
 
     def _check_built(self, method):
         if not self.built:
@@ -78,9 +69,7 @@ class ProjectedKeyAttention(keras.layers.Layer):
     def _depths(self, input_shape):
         """`(query depth, key depth, value shape)` from `build`'s input shapes; the
         depths must be known."""
-        query_shape, value_shape, key_shape = unpack_attention_inputs(
-            input_shape, self.__class__.__name__
-        )
+        query_shape, value_shape, key_shape = self._unpack(input_shape)
         if query_shape[-1] is None or key_shape[-1] is None:
             raise ValueError(
                 f"{self.__class__.__name__} needs known query and key depths. "
@@ -92,49 +81,43 @@ class ProjectedKeyAttention(keras.layers.Layer):
         """`zoo.layers.probability.attention_probabilities` with this layer's
         `probability` and seed generator."""
         return probability_lib.attention_probabilities(
-            scores,
-            mask,
-            self.probability,
-            training=training,
-            seed_generator=self.seed_generator,
+            scores, mask, self.probability, training, self.seed_generator
         )
 
     def call(self, inputs, mask=None, training=None, return_attention_scores=False):
-        query, value, key = unpack_attention_inputs(inputs, self.__class__.__name__)
-        query_mask, value_mask = unpack_attention_mask(mask, self.__class__.__name__)
+        query, value, key = self._unpack(inputs)
+        if mask is not None and (
+            not isinstance(mask, (list, tuple)) or len(mask) not in (2, 3)
+        ):
+            raise ValueError(
+                f"{self.__class__.__name__} expects mask=[query_mask, value_mask] "
+                f"(either may be None). Received: mask={mask!r}"
+            )
+        q_mask, v_mask = (None, None) if mask is None else mask[:2]
+        keys = self.project_keys(key)
         context, weights = self.attend(
-            query,
-            self.project_keys(key),
-            value,
-            value_mask=value_mask,
-            training=training,
-            query_mask=query_mask,
+            query, keys, value, value_mask=v_mask, training=training, query_mask=q_mask
         )
         if return_attention_scores:
             return context, weights
         return context
 
     def compute_mask(self, inputs, mask=None):
-        if mask is None or mask[0] is None:
-            return None
-        return ops.convert_to_tensor(mask[0])
+        return (
+            None if mask is None or mask[0] is None else ops.convert_to_tensor(mask[0])
+        )
 
     def compute_output_shape(self, input_shape):
-        query_shape, value_shape, _ = unpack_attention_inputs(
-            input_shape, self.__class__.__name__
-        )
+        query_shape, value_shape, _ = self._unpack(input_shape)
         return (*query_shape[:-1], value_shape[-1])
 
     def compute_output_spec(
         self, inputs, mask=None, training=None, return_attention_scores=False
     ):
-        query, value, _ = unpack_attention_inputs(inputs, self.__class__.__name__)
-        return output_spec(
-            self,
-            self.compute_output_shape([query.shape, value.shape]),
-            (*query.shape[:-1], value.shape[-2]),
-            return_scores=return_attention_scores,
-        )
+        query, value, _ = self._unpack(inputs)
+        output = self.compute_output_shape([query.shape, value.shape])
+        scores = (*query.shape[:-1], value.shape[-2])
+        return output_spec(self, (output, scores), return_attention_scores)
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -241,18 +224,15 @@ class BahdanauAttention(ProjectedKeyAttention):
         self.attention_v = add("attention_v", (units,), kernel, 2)
         self.attention_g = self.attention_b = None
         if self.normalize:
-            self.attention_g = self.add_weight(
-                name="attention_g",
-                shape=(),
-                initializer=keras.initializers.Constant((1.0 / units) ** 0.5),
-            )
+            g = keras.initializers.Constant((1.0 / units) ** 0.5)
+            self.attention_g = self.add_weight(name="attention_g", initializer=g)
             self.attention_b = add("attention_b", (units,), bias, 4)
 
     def project_keys(self, key):
         """Projects the keys once per sequence: `W_k key (+ b)`, `(B, Tv, units)`."""
         self._check_built("project_keys")
         key = ops.cast(key, self.compute_dtype)
-        keys = project(key, self._weight(self.key_kernel))  # (B, Tv, units)
+        keys = ops.matmul(key, self._weight(self.key_kernel))  # (B, Tv, units)
         biases = [
             self._weight(b) for b in (self.key_bias, self.attention_b) if b is not None
         ]
@@ -283,7 +263,6 @@ class BahdanauAttention(ProjectedKeyAttention):
             `(context, weights)`: `(B, dv)` and `(B, Tv)` for a single-step query,
             `(B, Tq, dv)` and `(B, Tq, Tv)` otherwise.
         """
-        self._check_built("attend")
         weights = self.align(query, keys, value_mask, training=training)
         weights = zero_padded_queries(query_mask, weights)[0]
         context = weighted_sum(weights, ops.cast(value, self.compute_dtype))
@@ -304,20 +283,15 @@ class BahdanauAttention(ProjectedKeyAttention):
         Returns:
             `(B, Tv)` or `(B, Tq, Tv)` weights.
         """
-        self._check_built("align")
         single_step = len(query.shape) == 2
         query = ops.cast(query, self.compute_dtype)
         if single_step:
             query = ops.expand_dims(query, axis=1)  # (B, 1, dq)
-        processed = project(query, self._weight(self.query_kernel))  # (B, Tq, units)
+        processed = ops.matmul(query, self._weight(self.query_kernel))  # (B, Tq, U)
         scores = concat_score(processed, keys, self.scoring_vector())  # (B, Tq, Tv)
-        mask = None
-        if value_mask is not None:
-            mask = ops.expand_dims(ops.cast(value_mask, "bool"), axis=-2)  # (B, 1, Tv)
+        mask = attention_mask(value_mask=value_mask)  # (B, 1, Tv)
         weights = self._probabilities(scores, mask, training)
         return ops.squeeze(weights, axis=1) if single_step else weights
 
     def get_config(self):
-        names = ("units", "normalize", "probability", "use_bias", "seed")
-        initializers = ("kernel_initializer", "bias_initializer")
-        return {**super().get_config(), **argument_config(self, names + initializers)}
+        return {**super().get_config(), **argument_config(self)}

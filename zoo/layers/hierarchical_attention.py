@@ -14,9 +14,6 @@ from zoo.layers.attention_pooling import AttentionPooling
 from zoo.layers.bidirectional_rnn import BidirectionalRNN
 from zoo.layers.masking import masked_softmax
 
-_RNN_TYPES = ("gru", "lstm")
-_POOLINGS = ("attention", "mean")
-
 
 def _rnn_mask(mask):
     """The mask given to the RNNs: a fully masked row keeps its first step.
@@ -103,13 +100,10 @@ class HierarchicalAttentionEncoder(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        check_one_of(_RNN_TYPES, rnn_type=rnn_type)
-        check_one_of(_POOLINGS, pooling=pooling)
-        check_positive_ints(
-            rnn_units=rnn_units,
-            word_context_units=word_context_units,
-            sentence_context_units=sentence_context_units,
-        )
+        check_one_of(("gru", "lstm"), rnn_type=rnn_type)
+        check_one_of(("attention", "mean"), pooling=pooling)
+        check_positive_ints(rnn_units=rnn_units, word_context_units=word_context_units)
+        check_positive_ints(sentence_context_units=sentence_context_units)
         check_dropout_rates(dropout=dropout)
         self.rnn_type = rnn_type
         self.rnn_units = rnn_units
@@ -134,15 +128,11 @@ class HierarchicalAttentionEncoder(keras.layers.Layer):
 
     def _bidirectional(self, name):
         cls = keras.layers.GRU if self.rnn_type == "gru" else keras.layers.LSTM
+        dtype = self.dtype_policy
         rnn = cls(
-            self.rnn_units,
-            return_sequences=True,
-            dropout=self.dropout,
-            dtype=self.dtype_policy,
+            self.rnn_units, return_sequences=True, dropout=self.dropout, dtype=dtype
         )
-        return BidirectionalRNN(
-            rnn, merge_mode="concat", dtype=self.dtype_policy, name=name
-        )
+        return BidirectionalRNN(rnn, dtype=dtype, name=name)  # merge_mode "concat"
 
     def build(self, input_shape):
         if len(input_shape) != 4 or input_shape[-1] is None:
@@ -166,8 +156,7 @@ class HierarchicalAttentionEncoder(keras.layers.Layer):
         return layer(values, mask=mask, return_attention_scores=True)
 
     def call(self, inputs, mask=None, return_attention_scores=False, training=None):
-        shape = ops.shape(inputs)
-        batch, num_sentences, num_words, dim = shape[0], shape[1], shape[2], shape[3]
+        batch, num_sentences, num_words, dim = ops.shape(inputs)
         if mask is None:
             mask = ops.ones((batch, num_sentences, num_words), dtype="bool")
         mask = ops.cast(mask, "bool")
@@ -205,20 +194,8 @@ class HierarchicalAttentionEncoder(keras.layers.Layer):
         self, inputs, mask=None, return_attention_scores=False, training=None
     ):
         shape = tuple(inputs.shape)
-        return output_spec(
-            self,
-            self.compute_output_shape(shape),
-            shape[:2],
-            shape[:3],
-            return_scores=return_attention_scores,
-        )
+        shapes = (self.compute_output_shape(shape), shape[:2], shape[:3])
+        return output_spec(self, shapes, return_attention_scores)
 
     def get_config(self):
-        names = (
-            "rnn_type",
-            "rnn_units",
-            "word_context_units",
-            "sentence_context_units",
-        )
-        options = ("dropout", "pooling")
-        return {**super().get_config(), **argument_config(self, names + options)}
+        return {**super().get_config(), **argument_config(self)}

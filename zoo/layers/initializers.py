@@ -49,12 +49,12 @@ def fresh_initializer(initializer, index=0):
     return initializer.__class__.from_config(config)
 
 
-def fresh_weights(layer):
+def fresh_weights(layer, default=None):
     """A function that adds weights to `layer`, each with a draw of its own.
 
-    `add(name, shape, initializer, index=None)` is `layer.add_weight` with the
-    initializer `fresh_initializer(initializer, index)`; without `index`, the weights
-    take the indices 0, 1, 2, ... in the order they are added.
+    `add(name, shape, initializer=None, index=None)` is `layer.add_weight` with the
+    initializer `fresh_initializer(initializer or default, index)`; without `index`,
+    the weights take the indices 0, 1, 2, ... in the order they are added.
 
     Example:
 
@@ -64,9 +64,9 @@ def fresh_weights(layer):
     """
     draws = itertools.count()
 
-    def add(name, shape, initializer, index=None):
+    def add(name, shape, initializer=None, index=None):
         index = next(draws) if index is None else index
-        initializer = fresh_initializer(initializer, index)
+        initializer = fresh_initializer(initializer or default, index)
         return layer.add_weight(name=name, shape=shape, initializer=initializer)
 
     return add

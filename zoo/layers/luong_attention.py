@@ -13,6 +13,7 @@ from zoo.layers.arguments import (
 from zoo.layers.bahdanau_attention import ProjectedKeyAttention
 from zoo.layers.initializers import fresh_weights
 from zoo.layers.masking import (
+    attention_mask,
     masked_softmax,
     merge_masks,
     precise_dtype,
@@ -163,10 +164,7 @@ class LuongAttention(ProjectedKeyAttention):
     def build(self, input_shape):
         query_dim, key_dim, value_shape = self._depths(input_shape)
         hidden = self.units or query_dim
-        add = fresh_weights(self)  # each weight its own draw
-
-        def weight(name, shape):
-            return add(name, shape, self.kernel_initializer)
+        weight = fresh_weights(self, self.kernel_initializer)  # each its own draw
 
         self.kernel = self.query_kernel = self.key_kernel = self.attention_v = None
         self.scale_weight = self.position_kernel = self.position_v = None
@@ -197,9 +195,7 @@ class LuongAttention(ProjectedKeyAttention):
         if self.scale or self.score == "cosine":
             start = COSINE_SHARPNESS if self.score == "cosine" else 1.0
             initializer = keras.initializers.Constant(start)
-            self.scale_weight = self.add_weight(
-                name="scale", shape=(), initializer=initializer
-            )
+            self.scale_weight = self.add_weight(name="scale", initializer=initializer)
         if self.window == "local-p":
             self.position_kernel = weight("position_kernel", (query_dim, hidden))
             self.position_v = weight("position_v", (hidden,))
@@ -210,9 +206,9 @@ class LuongAttention(ProjectedKeyAttention):
         self._check_built("project_keys")
         key = ops.cast(key, self.compute_dtype)
         if self.score == "general":
-            return scores_lib.project(key, self._weight(self.kernel))
+            return ops.matmul(key, self._weight(self.kernel))
         if self.score == "concat":
-            return scores_lib.project(key, self._weight(self.key_kernel))
+            return ops.matmul(key, self._weight(self.key_kernel))
         return key
 
     def _scores(self, query, keys, source_length):
@@ -224,20 +220,19 @@ class LuongAttention(ProjectedKeyAttention):
         elif self.score == "cosine":
             scores = scores_lib.cosine_score(query, keys)
         elif self.score == "concat":
-            processed = scores_lib.project(query, self._weight(self.query_kernel))
+            processed = ops.matmul(query, self._weight(self.query_kernel))
             scores = scores_lib.concat_score(
                 processed, keys, self._weight(self.attention_v)
             )
         else:
-            static = source_length if isinstance(source_length, int) else None
-            if static is not None and static > self.max_length:
+            if isinstance(source_length, int) and source_length > self.max_length:
                 raise ValueError(
                     "score='location' was built for sources of at most "
-                    f"{self.max_length} positions. Received: source length {static!r}"
+                    f"{self.max_length} positions. "
+                    f"Received: source length {source_length!r}"
                 )
-            scores = scores_lib.location_score(
-                query, self._weight(self.kernel), length=source_length
-            )
+            kernel = self._weight(self.kernel)
+            scores = scores_lib.location_score(query, kernel, source_length)
         if self.scale_weight is not None:
             scores = scores * self._weight(self.scale_weight)
         return scores  # (B, Tq, Tv)
@@ -256,7 +251,7 @@ class LuongAttention(ProjectedKeyAttention):
             start = ops.reshape(start, (-1, 1))  # (B or 1, 1)
             return ops.expand_dims(start + rows, axis=-1)  # (B or 1, Tq, 1)
         kernel = ops.cast(self.position_kernel, dtype)
-        hidden = ops.tanh(scores_lib.project(ops.cast(query, dtype), kernel))
+        hidden = ops.tanh(ops.matmul(ops.cast(query, dtype), kernel))
         v = ops.cast(self.position_v, dtype)
         gate = ops.sigmoid(ops.sum(hidden * v, axis=-1, keepdims=True))  # (B, Tq, 1)
         if value_mask is not None:
@@ -318,7 +313,6 @@ class LuongAttention(ProjectedKeyAttention):
             `(context, weights)`: `(B, dv)` and `(B, Tv)` for a single-step query,
             `(B, Tq, dv)` and `(B, Tq, Tv)` otherwise.
         """
-        self._check_built("attend")
         single_step = len(query.shape) == 2
         if self.window == "local-m" and position is None:
             if single_step:
@@ -352,9 +346,7 @@ class LuongAttention(ProjectedKeyAttention):
     ):
         """Scores every source position, then masks: `(context, weights)`."""
         scores = self._scores(query, keys, source_length)  # (B, Tq, Tv)
-        mask = None
-        if value_mask is not None:
-            mask = ops.expand_dims(ops.cast(value_mask, "bool"), axis=-2)  # (B, 1, Tv)
+        mask = attention_mask(value_mask=value_mask)  # (B, 1, Tv)
         log_gauss = None
         if self.window is not None:
             p = self.aligned_position(query, value_mask, source_length, position)
@@ -412,9 +404,7 @@ class LuongAttention(ProjectedKeyAttention):
         return context, dense
 
     def get_config(self):
-        names = ("score", "units", "scale", "probability", "kernel_initializer", "seed")
-        window = ("window", "window_size", "window_gaussian", "window_gather")
-        return {**super().get_config(), **argument_config(self, names + window)}
+        return {**super().get_config(), **argument_config(self)}
 
 
 def _gather_rows(values, index):

@@ -15,9 +15,7 @@ from keras import ops
 
 def large_negative_number(dtype):
     """The bias added to masked scores: -65504 for float16, -1e9 otherwise."""
-    if keras.backend.standardize_dtype(dtype) == "float16":
-        return -65504.0
-    return -1e9
+    return -65504.0 if keras.backend.standardize_dtype(dtype) == "float16" else -1e9
 
 
 def precise_dtype(dtype):
@@ -66,11 +64,6 @@ def attention_mask(
     if query_mask is not None:
         parts.append(ops.expand_dims(query_mask, axis=-1))  # (B, Tq, 1)
     if causal:
-        if q_len is None or v_len is None:
-            raise ValueError(
-                "A causal mask needs both lengths. "
-                f"Received: q_len={q_len!r}, v_len={v_len!r}"
-            )
         row = ops.expand_dims(ops.arange(q_len), axis=-1)
         col = ops.expand_dims(ops.arange(v_len), axis=0)
         parts.append(ops.expand_dims(row >= col, axis=0))  # (1, Tq, Tv)

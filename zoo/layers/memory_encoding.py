@@ -10,8 +10,6 @@ from keras import ops
 
 from zoo.layers.arguments import argument_config, check_one_of, check_positive_ints
 
-_PE_LENGTH = ("padded", "words")
-
 
 @keras.saving.register_keras_serializable(package="zoo")
 class PositionEncoding(keras.layers.Layer):
@@ -79,7 +77,7 @@ class PositionEncoding(keras.layers.Layer):
 
     def __init__(self, length="padded", scale=2.0, **kwargs):
         super().__init__(**kwargs)
-        check_one_of(_PE_LENGTH, length=length)
+        check_one_of(("padded", "words"), length=length)
         if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
             raise ValueError(
                 f"`scale` must be a positive number. Received: scale={scale!r}"
@@ -135,7 +133,7 @@ class PositionEncoding(keras.layers.Layer):
         return input_shape[:-2] + input_shape[-1:]
 
     def get_config(self):
-        return {**super().get_config(), **argument_config(self, ("length", "scale"))}
+        return {**super().get_config(), **argument_config(self)}
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -173,12 +171,7 @@ class TemporalEncoding(keras.layers.Layer):
         Sukhbaatar et al. 2015, section 4.1 ("Temporal Encoding").
     """
 
-    def __init__(
-        self,
-        memory_size,
-        embeddings_initializer=None,
-        **kwargs,
-    ):
+    def __init__(self, memory_size, embeddings_initializer=None, **kwargs):
         super().__init__(**kwargs)
         check_positive_ints(memory_size=memory_size)
         self.memory_size = memory_size
@@ -220,5 +213,4 @@ class TemporalEncoding(keras.layers.Layer):
         return tuple(input_shape)
 
     def get_config(self):
-        names = ("memory_size", "embeddings_initializer")
-        return {**super().get_config(), **argument_config(self, names)}
+        return {**super().get_config(), **argument_config(self)}

@@ -15,11 +15,6 @@ from zoo.layers.initializers import fresh_initializer
 from zoo.layers.masking import masked_softmax, precise_dtype
 from zoo.layers.memory_encoding import PositionEncoding, TemporalEncoding
 
-_TYING = ("adjacent", "layerwise")
-_QUERY_UPDATE = ("add", "linear")
-_OUTPUT_MODE = ("state", "logits")
-_EMPTY_SLOTS = ("mask", "nil")
-
 
 @keras.saving.register_keras_serializable(package="zoo")
 class MemoryNetwork(keras.layers.Layer):
@@ -135,16 +130,12 @@ class MemoryNetwork(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        check_positive_ints(
-            vocabulary_size=vocabulary_size,
-            embedding_dim=embedding_dim,
-            memory_size=memory_size,
-            hops=hops,
-        )
-        check_one_of(_TYING, tying=tying)
-        check_one_of((None, *_QUERY_UPDATE), query_update=query_update)
-        check_one_of(_OUTPUT_MODE, output_mode=output_mode)
-        check_one_of(_EMPTY_SLOTS, empty_slots=empty_slots)
+        check_positive_ints(vocabulary_size=vocabulary_size, memory_size=memory_size)
+        check_positive_ints(embedding_dim=embedding_dim, hops=hops)
+        check_one_of(("adjacent", "layerwise"), tying=tying)
+        check_one_of((None, "add", "linear"), query_update=query_update)
+        check_one_of(("state", "logits"), output_mode=output_mode)
+        check_one_of(("mask", "nil"), empty_slots=empty_slots)
         if query_update is None:
             query_update = "add" if tying == "adjacent" else "linear"
         self.empty_slots = empty_slots
@@ -238,16 +229,11 @@ class MemoryNetwork(keras.layers.Layer):
             layer.build((None,))
         for layer in self.temporal:
             layer.build((None, self.memory_size, self.embedding_dim))
-        if self.query_map is not None:
-            self.query_map.build((None, self.embedding_dim))
-        if self.answer is not None:
-            self.answer.build((None, self.embedding_dim))
+        for layer in filter(None, (self.query_map, self.answer)):
+            layer.build((None, self.embedding_dim))
+        start = keras.initializers.Constant(0.0 if self.linear_start else 1.0)
         self.softmax_enabled = self.add_weight(
-            name="softmax_enabled",
-            shape=(),
-            initializer=keras.initializers.Constant(0.0 if self.linear_start else 1.0),
-            trainable=False,
-            dtype="float32",
+            name="softmax_enabled", initializer=start, trainable=False, dtype="float32"
         )
 
     def set_linear_start(self, enabled):
@@ -287,20 +273,16 @@ class MemoryNetwork(keras.layers.Layer):
 
         # The sublayers compute in float32 under a 16-bit policy (see __init__).
         u = self._encode(question, question_words, self._question_index(), False)
-        memories = {}
-
-        def memory(index):
-            if index not in memories:
-                memories[index] = self._encode(story, story_words, index, True)
-            return memories[index]  # (B, M, d)
+        used = range(self.hops + 1) if self.tying == "adjacent" else (1, 2)
+        memory = {i: self._encode(story, story_words, i, True) for i in used}
 
         if self.empty_slots == "nil":  # nil memories: score 0, output vector 0
             filled_f = ops.expand_dims(ops.cast(filled, u.dtype), -1)
         use_softmax = ops.greater(self.softmax_enabled, 0.5)
         attention = []
         for hop in range(self.hops):
-            m = memory(self._input_index(hop))
-            c = memory(self._output_index(hop))
+            m = memory[self._input_index(hop)]  # (B, M, d)
+            c = memory[self._output_index(hop)]
             if self.empty_slots == "nil":
                 m, c = m * filled_f, c * filled_f
             scores = ops.einsum("bd,bmd->bm", u, m)  # (B, M)
@@ -338,22 +320,9 @@ class MemoryNetwork(keras.layers.Layer):
         self, inputs, mask=None, return_attention_scores=False, training=None
     ):
         question, story = inputs
-        return output_spec(
-            self,
-            self.compute_output_shape([question.shape, story.shape]),
-            (story.shape[0], self.hops, story.shape[1]),
-            return_scores=return_attention_scores,
-        )
+        output = self.compute_output_shape([question.shape, story.shape])
+        scores = (story.shape[0], self.hops, story.shape[1])
+        return output_spec(self, (output, scores), return_attention_scores)
 
     def get_config(self):
-        sizes = ("vocabulary_size", "embedding_dim", "memory_size", "hops")
-        encoding = ("position_encoding", "temporal_encoding", "embeddings_initializer")
-        options = (
-            "tying",
-            "linear_start",
-            "query_update",
-            "output_mode",
-            "empty_slots",
-        )
-        config = argument_config(self, sizes + encoding + options)
-        return {**super().get_config(), **config}
+        return {**super().get_config(), **argument_config(self)}

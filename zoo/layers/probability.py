@@ -15,7 +15,7 @@ the attention layers call. Every variant normalises through
   `probability="softmax"` in training and `hardmax(...)` afterwards.)
 - `"gumbel"`: straight-through Gumbel-softmax in training: Gumbel(0, 1) noise `g` is
   added to the scores, the forward pass is the one-hot argmax of `scores + g` and the
-  backward pass the gradient of `masked_softmax((scores + g) / temperature)`. The noise
+  backward pass the gradient of `masked_softmax(scores + g)`. The noise
   comes from a `keras.random.SeedGenerator`, so runs are reproducible. At inference it
   is `"hardmax"` (no noise).
 
@@ -35,52 +35,27 @@ from keras import ops
 
 from zoo.layers.masking import masked_softmax
 
-__all__ = [
-    "PROBABILITIES",
-    "attention_probabilities",
-    "gumbel_noise",
-    "hardmax",
-    "straight_through",
-    "validate",
-]
-
 PROBABILITIES = ("softmax", "hardmax", "gumbel")
 
 
-def validate(name):
-    """Returns `name` if it is a known probability, else raises a ValueError naming it."""
-    if not isinstance(name, str) or name not in PROBABILITIES:
-        raise ValueError(
-            f"Unknown attention probability. Expected one of {list(PROBABILITIES)}. "
-            f"Received: probability={name!r}"
-        )
-    return name
-
-
-def hardmax(scores, mask=None, axis=-1):
-    """One-hot vector of the masked argmax of `scores` along `axis`.
+def hardmax(scores, mask=None):
+    """One-hot vector of the masked argmax of `scores` along the last axis.
 
     Args:
         scores: float tensor.
         mask: bool/int tensor broadcastable to `scores` (True = may be selected), or
             `None`.
-        axis: the axis to select along.
 
     Returns:
         A tensor of the shape and dtype of `scores` with exactly one 1 per row on an
         unmasked position; rows whose positions are all masked are all 0. Ties go to the
         first maximal position.
     """
-    if axis < 0:
-        axis += len(scores.shape)
-    depth = ops.shape(scores)[axis]
+    depth = ops.shape(scores)[-1]
     if mask is not None:
-        mask = ops.cast(mask, "bool")
-        mask = ops.broadcast_to(mask, ops.shape(scores))
-        lowest = ops.cast(float("-inf"), scores.dtype)
-        scores = ops.where(mask, scores, lowest)
-    index = ops.argmax(scores, axis=axis)
-    one_hot = ops.one_hot(index, depth, axis=axis, dtype=scores.dtype)
+        mask = ops.broadcast_to(ops.cast(mask, "bool"), ops.shape(scores))
+        scores = ops.where(mask, scores, ops.cast(float("-inf"), scores.dtype))
+    one_hot = ops.one_hot(ops.argmax(scores, axis=-1), depth, dtype=scores.dtype)
     if mask is not None:
         # A fully masked row has argmax 0, which must not be selected.
         one_hot = ops.where(mask, one_hot, ops.zeros_like(one_hot))
@@ -94,19 +69,12 @@ def straight_through(hard, soft):
 
 def gumbel_noise(shape, dtype, seed=None):
     """Gumbel(0, 1) samples `-log(-log(U))`, `U ~ Uniform(0, 1)`, drawn in float32."""
-    eps = 1e-10
-    uniform = keras.random.uniform(shape, minval=eps, maxval=1.0 - 1e-7, seed=seed)
-    noise = -ops.log(-ops.log(uniform))
-    return ops.cast(noise, dtype)
+    uniform = keras.random.uniform(shape, minval=1e-10, maxval=1.0 - 1e-7, seed=seed)
+    return ops.cast(-ops.log(-ops.log(uniform)), dtype)
 
 
 def attention_probabilities(
-    scores,
-    mask=None,
-    probability="softmax",
-    training=None,
-    seed_generator=None,
-    temperature=1.0,
+    scores, mask=None, probability="softmax", training=None, seed_generator=None
 ):
     """Turns scores into attention weights (see the module docstring).
 
@@ -117,20 +85,18 @@ def attention_probabilities(
         training: Python bool or `None` (`None` counts as inference).
         seed_generator: a `keras.random.SeedGenerator` for the Gumbel noise (needed for
             reproducible `"gumbel"` training; `None` draws unseeded noise).
-        temperature: Gumbel-softmax temperature of the backward-pass softmax.
 
     Returns:
         Weights of the shape of `scores`, normalised over the last axis.
     """
-    validate(probability)
     if probability == "softmax":
         return masked_softmax(scores, mask)
     if probability == "gumbel" and training:
-        perturbed = scores + gumbel_noise(
-            ops.shape(scores), scores.dtype, seed=seed_generator
+        noise = gumbel_noise(ops.shape(scores), scores.dtype, seed=seed_generator)
+        perturbed = scores + noise
+        return straight_through(
+            hardmax(perturbed, mask), masked_softmax(perturbed, mask)
         )
-        soft = masked_softmax(perturbed / ops.cast(temperature, scores.dtype), mask)
-        return straight_through(hardmax(perturbed, mask), soft)
     hard = hardmax(scores, mask)
     if training:
         return straight_through(hard, masked_softmax(scores, mask))

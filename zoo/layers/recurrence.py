@@ -1,9 +1,10 @@
 """Recurrence pieces shared by the layers that run their own loops.
 
-- `gru_update`, `lstm_update`: the GRU and LSTM state updates of Keras' cells, from
-  precomputed products. `AttentionDecoder` and `BidirectionalRNN` form the input and
-  recurrent products where it is cheapest (outside the loop, or joined with other
-  products) and apply the cells' update here, so both compute exactly Keras' function.
+- `cell_weights`, `rnn_step`: the weights and the step of Keras' GRU and LSTM cells,
+  from the precomputed input share of the gates. `AttentionDecoder` and
+  `BidirectionalRNN` form the input products where it is cheapest (outside the loop,
+  or joined with other products) and run the cells' step here, so both compute
+  exactly Keras' function.
 - The loop registry: a layer that runs a recurrence asks `select_loop(kind, layer,
   training, default)` which loop to run for a call. Backend-specific implementations of the
   same function (the TensorFlow ones in `zoo.fastpath`) register themselves with
@@ -33,6 +34,8 @@ nothing is imported.
 import keras
 from keras import ops
 
+from zoo.layers.arguments import check_one_of
+
 DECODER_LOOP = "attention_decoder"
 BIDIRECTIONAL_LOOP = "bidirectional_rnn"
 LOOP_KINDS = (DECODER_LOOP, BIDIRECTIONAL_LOOP)
@@ -56,7 +59,7 @@ def register_loop(kind, name, loop, applies):
         applies: `applies(layer, training) -> bool`, asked at every call (in a
             traced function: once per trace).
     """
-    _check_kind(kind)
+    check_one_of(LOOP_KINDS, kind=kind)
     _load_backend_loops()  # so that a later registration comes after the backend's
     _registry[kind].pop(name, None)
     _registry[kind][name] = (loop, applies)
@@ -69,7 +72,7 @@ def unregister_loop(kind, name):
 
 def registered_loops(kind):
     """The names of the loops registered for `kind`, in registration order."""
-    _check_kind(kind)
+    check_one_of(LOOP_KINDS, kind=kind)
     return tuple(_registry[kind])
 
 
@@ -80,17 +83,12 @@ def select_loop(kind, layer, training, default=None):
         The most recently registered loop of `kind` whose `applies(layer,
         training)` is true, else `default` (the layer's generic loop).
     """
-    _check_kind(kind)
+    check_one_of(LOOP_KINDS, kind=kind)
     _load_backend_loops()
     for loop, applies in reversed(_registry[kind].values()):
         if applies(layer, training):
             return loop
     return default
-
-
-def _check_kind(kind):
-    if kind not in _registry:
-        raise ValueError(f"`kind` must be one of {LOOP_KINDS}. Received: kind={kind!r}")
 
 
 def _load_backend_loops():
@@ -105,37 +103,47 @@ def _load_backend_loops():
         entry_point.load()
 
 
-def gru_update(input_gates, recurrent_gates, h, activation, recurrent_activation):
-    """Keras' GRU update with `reset_after=True`.
-
-    Args:
-        input_gates: `x W + b_x`, `(..., 3U)` (gates z, r, h).
-        recurrent_gates: `h U + b_h`, `(..., 3U)`.
-        h: the previous state `(..., U)`.
-        activation, recurrent_activation: the cell's (tanh, sigmoid).
+def cell_weights(cell, dtype):
+    """The weights of a Keras `GRUCell` (`reset_after=True`) or `LSTMCell` in `dtype`.
 
     Returns:
-        The new state `(..., U)` (also the output).
+        `(kernel, recurrent_kernel, input_bias, recurrent_bias)`; `recurrent_bias`
+        is `None` for an LSTM (one bias).
     """
-    x_z, x_r, x_h = ops.split(input_gates, 3, axis=-1)
-    inner_z, inner_r, inner_h = ops.split(recurrent_gates, 3, axis=-1)
+    kernel, recurrent, bias = (
+        ops.cast(w, dtype) for w in (cell.kernel, cell.recurrent_kernel, cell.bias)
+    )
+    if isinstance(cell, keras.layers.GRUCell):  # bias rows: input, recurrent
+        return kernel, recurrent, bias[0], bias[1]
+    return kernel, recurrent, bias, None
+
+
+def rnn_step(cell, gates, state, recurrent_kernel, recurrent_bias):
+    """One step of Keras' GRU (`reset_after=True`) or LSTM cell `cell`.
+
+    Args:
+        cell: the Keras cell (its activations are used).
+        gates: `(..., G)`, the input's share of the gates `x W + b_x`.
+        state: the previous state(s): `(h,)` for a GRU, `(h, c)` for an LSTM.
+        recurrent_kernel, recurrent_bias: from `cell_weights` (the bias `None` for
+            an LSTM).
+
+    Returns:
+        `(output, new_state)`, `new_state` a tuple like `state`.
+    """
+    activation, recurrent_activation = cell.activation, cell.recurrent_activation
+    if recurrent_bias is None:  # LSTM, gates i, f, c, o
+        h, c = state
+        gates = gates + ops.matmul(h, recurrent_kernel)
+        x_i, x_f, x_c, x_o = ops.split(gates, 4, axis=-1)
+        c = recurrent_activation(x_f) * c + recurrent_activation(x_i) * activation(x_c)
+        h = recurrent_activation(x_o) * activation(c)
+        return h, (h, c)
+    h = state[0]
+    inner = ops.matmul(h, recurrent_kernel) + recurrent_bias  # (..., 3U)
+    x_z, x_r, x_h = ops.split(gates, 3, axis=-1)
+    inner_z, inner_r, inner_h = ops.split(inner, 3, axis=-1)
     z = recurrent_activation(x_z + inner_z)
     r = recurrent_activation(x_r + inner_r)
-    candidate = activation(x_h + r * inner_h)
-    return z * h + (1.0 - z) * candidate
-
-
-def lstm_update(gates, c, activation, recurrent_activation):
-    """Keras' LSTM update.
-
-    Args:
-        gates: `x W + h U + b`, `(..., 4U)` (gates i, f, c, o).
-        c: the previous cell state `(..., U)`.
-        activation, recurrent_activation: the cell's (tanh, sigmoid).
-
-    Returns:
-        `(h, c)`, the new output and cell state.
-    """
-    x_i, x_f, x_c, x_o = ops.split(gates, 4, axis=-1)
-    c = recurrent_activation(x_f) * c + recurrent_activation(x_i) * activation(x_c)
-    return recurrent_activation(x_o) * activation(c), c
+    h = z * h + (1.0 - z) * activation(x_h + r * inner_h)
+    return h, (h,)

@@ -108,36 +108,19 @@ class SelfAttention(keras.layers.Layer):
         self.dropout_layer = keras.layers.Dropout(rate=self.dropout, seed=seed)
         self.supports_masking = True
 
-    @property
-    def _value_dim(self):
-        return self.value_dim or self.key_dim
-
-    def _split(self, inputs):
-        if isinstance(inputs, (list, tuple)) and len(inputs) not in (1, 2):
-            raise ValueError(
-                "SelfAttention takes x, [x] or [query, value]. "
-                f"Received: {len(inputs)} inputs"
-            )
-        return _query_and_value(inputs)
-
     def _split_mask(self, inputs, mask):
-        if isinstance(mask, (list, tuple)) and len(mask) not in (1, 2):
-            raise ValueError(
-                "SelfAttention mask must be (B, T) or [query_mask, value_mask]. "
-                f"Received: mask={mask!r}"
-            )
         pair_of_inputs = isinstance(inputs, (list, tuple)) and len(inputs) == 2
         if pair_of_inputs and mask is not None and not isinstance(mask, (list, tuple)):
             raise ValueError(
                 "For [query, value] inputs pass mask=[query_mask, value_mask]. "
                 f"Received: mask={mask!r}"
             )
-        return _query_and_value(mask)
+        return _query_and_value(mask, "mask")
 
     def _shapes(self, input_shape):
         """`(query_shape, value_shape)` from one shape or a list of them."""
         if isinstance(input_shape[0], (list, tuple)):
-            query_shape, value_shape = self._split(input_shape)
+            query_shape, value_shape = _query_and_value(input_shape, "input")
         else:
             query_shape = value_shape = input_shape
         return tuple(query_shape), tuple(value_shape)
@@ -150,23 +133,21 @@ class SelfAttention(keras.layers.Layer):
                 "SelfAttention needs a known feature depth. "
                 f"Received: input_shape={input_shape!r}"
             )
-        heads, kd, vd = self.num_heads, self.key_dim, self._value_dim
+        heads, kd, vd = self.num_heads, self.key_dim, self.value_dim or self.key_dim
         out = self.output_dim or dim
-        add = fresh_weights(self)  # each weight its own draw, in this order
-
-        def kernel(name, shape):
-            return add(name, shape, self.kernel_initializer)
+        # each weight its own draw, in this order
+        add = fresh_weights(self, self.kernel_initializer)
 
         def bias(name, shape):
             return add(name, shape, self.bias_initializer) if self.use_bias else None
 
-        self.query_kernel = kernel("query_kernel", (dim, heads, kd))
+        self.query_kernel = add("query_kernel", (dim, heads, kd))
         self.query_bias = bias("query_bias", (heads, kd))
-        self.key_kernel = kernel("key_kernel", (value_in, heads, kd))
+        self.key_kernel = add("key_kernel", (value_in, heads, kd))
         self.key_bias = bias("key_bias", (heads, kd))
-        self.value_kernel = kernel("value_kernel", (value_in, heads, vd))
+        self.value_kernel = add("value_kernel", (value_in, heads, vd))
         self.value_bias = bias("value_bias", (heads, vd))
-        self.output_kernel = kernel("output_kernel", (heads, vd, out))
+        self.output_kernel = add("output_kernel", (heads, vd, out))
         self.output_bias = bias("output_bias", (out,))
 
     def _project(self, x, kernel, bias):
@@ -176,26 +157,19 @@ class SelfAttention(keras.layers.Layer):
         return y  # (B, T, heads, k)
 
     def call(self, inputs, mask=None, training=None, return_attention_scores=False):
-        query_in, value_in = self._split(inputs)
+        query_in, value_in = _query_and_value(inputs, "input")
         query_mask, value_mask = self._split_mask(inputs, mask)
         q = self._project(query_in, self.query_kernel, self.query_bias)
         k = self._project(value_in, self.key_kernel, self.key_bias)
         v = self._project(value_in, self.value_kernel, self.value_bias)
         q = q * ops.cast(1.0 / math.sqrt(self.key_dim), q.dtype)
         scores = ops.einsum("bthk,bshk->bhts", q, k)  # (B, heads, Tq, Tv)
-        mask = attention_mask(
-            query_mask,
-            value_mask,
-            causal=self.causal,
-            q_len=ops.shape(q)[1],
-            v_len=ops.shape(k)[1],
-        )  # (B, Tq, Tv) or None
+        lengths = (ops.shape(q)[1], ops.shape(k)[1])
+        mask = attention_mask(query_mask, value_mask, self.causal, *lengths)  # or None
         if mask is not None:
             mask = ops.expand_dims(mask, axis=1)  # (B, 1, Tq, Tv)
         weights = masked_softmax(scores, mask)  # (B, heads, Tq, Tv)
-        dropped = weights
-        if self.dropout > 0.0:
-            dropped = self.dropout_layer(weights, training=training)
+        dropped = self.dropout_layer(weights, training=training)  # rate 0: unchanged
         context = ops.einsum("bhts,bshv->bthv", dropped, v)  # (B, Tq, heads, vd)
         output = ops.einsum(
             "bthv,hvo->bto", context, ops.cast(self.output_kernel, self.compute_dtype)
@@ -209,9 +183,7 @@ class SelfAttention(keras.layers.Layer):
 
     def compute_mask(self, inputs, mask=None):
         query_mask, _ = self._split_mask(inputs, mask)
-        if query_mask is None:
-            return None
-        return ops.convert_to_tensor(query_mask)
+        return None if query_mask is None else ops.convert_to_tensor(query_mask)
 
     def compute_output_shape(self, input_shape):
         query_shape, _ = self._shapes(input_shape)
@@ -220,25 +192,22 @@ class SelfAttention(keras.layers.Layer):
     def compute_output_spec(
         self, inputs, mask=None, training=None, return_attention_scores=False
     ):
-        query, value = self._split(inputs)
-        batch, query_length = query.shape[0], query.shape[1]
-        return output_spec(
-            self,
-            self.compute_output_shape(query.shape),
-            (batch, self.num_heads, query_length, value.shape[1]),
-            return_scores=return_attention_scores,
-        )
+        query, value = _query_and_value(inputs, "input")
+        output = self.compute_output_shape(query.shape)
+        scores = (query.shape[0], self.num_heads, query.shape[1], value.shape[1])
+        return output_spec(self, (output, scores), return_attention_scores)
 
     def get_config(self):
-        sizes = ("num_heads", "key_dim", "value_dim", "output_dim")
-        options = ("causal", "dropout", "use_bias", "seed")
-        initializers = ("kernel_initializer", "bias_initializer")
-        config = argument_config(self, sizes + options + initializers)
-        return {**super().get_config(), **config}
+        return {**super().get_config(), **argument_config(self)}
 
 
-def _query_and_value(x):
+def _query_and_value(x, name):
     """`x` or `[x]` -> `(x, x)`; `[query, value]` -> `(query, value)`."""
-    if isinstance(x, (list, tuple)):
-        return x[0], x[-1]
-    return x, x
+    if not isinstance(x, (list, tuple)):
+        return x, x
+    if len(x) not in (1, 2):
+        raise ValueError(
+            f"SelfAttention takes one {name}, [{name}] or [query {name}, value "
+            f"{name}]. Received: {len(x)} {name}s"
+        )
+    return x[0], x[-1]

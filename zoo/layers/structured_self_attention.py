@@ -162,13 +162,8 @@ class StructuredSelfAttention(keras.layers.Layer):
         self, inputs, mask=None, return_attention_scores=False, training=None
     ):
         batch, steps, dim = inputs.shape
-        return output_spec(
-            self,
-            (batch, self.num_hops, dim),
-            (batch, self.num_hops, steps),
-            return_scores=return_attention_scores,
-        )
+        shapes = ((batch, self.num_hops, dim), (batch, self.num_hops, steps))
+        return output_spec(self, shapes, return_attention_scores)
 
     def get_config(self):
-        names = ("units", "num_hops", "penalty", "kernel_initializer")
-        return {**super().get_config(), **argument_config(self, names)}
+        return {**super().get_config(), **argument_config(self)}

@@ -38,6 +38,11 @@ class Preprocessor(keras.layers.Layer):
     """
 
     asset_names = ("vocabulary.txt",)
+    module_class = None
+    """The family's `tf.Module` that the default `make_module` makes on the
+    `"vocabulary.txt"` asset and the layer's `module_arguments`."""
+    module_arguments = ()
+    """The layer's settings that are also its module's (and its config)."""
 
     def __init__(self, assets=None, **kwargs):
         super().__init__(**kwargs)
@@ -55,7 +60,27 @@ class Preprocessor(keras.layers.Layer):
 
     def make_module(self, paths):
         """The family's in-graph `tf.Module` preprocessor on `paths` (`{name: path}`)."""
-        raise NotImplementedError
+        settings = {k: getattr(self, k) for k in self.module_arguments}
+        return self.module_class(paths["vocabulary.txt"], **settings)
+
+    @classmethod
+    def from_module(cls, module, **kwargs):
+        """The layer of an existing module (same vocabulary and limits)."""
+        settings = {k: getattr(module, k) for k in cls.module_arguments}
+        assets = {"vocabulary.txt": module.vocab_file}
+        return cls(**settings, assets=assets, **kwargs)
+
+    @property
+    def vocabulary_size(self):
+        """Word ids, `[PAD]` and `[UNK]` included."""
+        return self.module.lookup.size
+
+    def call(self, text):
+        return self.module(text)
+
+    def get_config(self):
+        settings = {k: getattr(self, k) for k in self.module_arguments}
+        return {**super().get_config(), **settings}
 
     def learn_word_vocabulary(
         self, texts, tokenize, vocab_size, min_count, batch_size=512
@@ -67,15 +92,11 @@ class Preprocessor(keras.layers.Layer):
         """
         import tensorflow as tf
 
+        from zoo.models.task import check_strings
         from zoo.text.vocabulary import Vocabulary
 
-        texts = [t for t in texts]
-        for i, text in enumerate(texts):
-            if not isinstance(text, (str, bytes)):
-                raise ValueError(
-                    f"adapt: texts[{i}] must be a string. Received: "
-                    f"{type(text).__name__} {text!r:.60}"
-                )
+        texts = list(texts)
+        check_strings(texts, "adapt: texts")
         ds = tf.data.Dataset.from_tensor_slices(tf.constant(texts, tf.string))
         ds = ds.batch(batch_size).map(lambda t: tokenize(t).flat_values)
         token_lists = (batch.tolist() for batch in ds.as_numpy_iterator())
@@ -147,3 +168,16 @@ class Preprocessor(keras.layers.Layer):
             f"{type(self).__name__} runs on strings in tf.data or in a tf.function; "
             "it is not a layer of a Functional graph"
         )
+
+
+def pad_batch(ragged, value):
+    """A ragged tensor `[B, None(, None)]` as a dense one padded with `value`, every
+    inner dimension at least 1 long (an empty text is one padded position)."""
+    import tensorflow as tf
+
+    dense = ragged.to_tensor(default_value=tf.constant(value, ragged.dtype))
+    shape = tf.shape(dense)
+    extra = [[0, 0]] + [
+        [0, tf.maximum(1 - shape[i], 0)] for i in range(1, dense.shape.rank)
+    ]
+    return tf.pad(dense, extra, constant_values=value)

@@ -60,8 +60,43 @@ class Task(keras.Model):
     classifier's `label_names`): `from_preset` leaves them out when it builds a new
     head (`num_classes` changed)."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    backbone_class = None
+    preprocessor_class = None
+    """The classes `check_parts` asks of the backbone and the preprocessor."""
+
+    def check_parts(self, backbone, preprocessor):
+        """Refuses a backbone or a preprocessor of another class than the task's
+        (`backbone_class`, `preprocessor_class`); a missing preprocessor is allowed."""
+        for key, value, expected in (
+            ("backbone", backbone, self.backbone_class),
+            ("preprocessor", preprocessor, self.preprocessor_class),
+        ):
+            if key == "preprocessor" and value is None:
+                continue
+            if expected is not None and not isinstance(value, expected):
+                raise ValueError(
+                    f"`{key}` must be a {expected.__name__}. Received: "
+                    f"{type(value).__name__}"
+                )
+
+    @classmethod
+    def check_task(cls, task):
+        """Refuses a `task` that is not one of this class (a one-line `ValueError`)."""
+        if not isinstance(task, cls):
+            raise ValueError(
+                f"`task` must be a {cls.__name__}. Received: {type(task).__name__}"
+            )
+
+    @staticmethod
+    def check_vocabulary(preprocessor, vocabulary_size):
+        """Refuses a preprocessor whose vocabulary has not `vocabulary_size` words."""
+        if preprocessor is not None and preprocessor.asset_paths:
+            if preprocessor.vocabulary_size != vocabulary_size:
+                raise ValueError(
+                    "The preprocessor's vocabulary must have the network's "
+                    f"vocabulary_size ({vocabulary_size}) words. Received: "
+                    f"{preprocessor.vocabulary_size} words"
+                )
 
     def check_tensorflow_backend(self, method):
         """Raises a one-line `ConfigError` when Keras runs on another backend than
@@ -105,9 +140,16 @@ class Task(keras.Model):
             return features[names[0]]
         return {n: features[n] for n in names}
 
+    def encode_targets(self, y):
+        """The network's targets of the targets `y` given to `fit` / `evaluate`
+        (lists, arrays or tensors); as they are by default."""
+        return y
+
     def preprocess_samples(self, x, y=None, sample_weight=None):
         """A batch of raw examples -> `(inputs, targets, sample weights)`; features
         that hold no string are taken as the backbone's inputs already."""
+        if y is not None:
+            y = self.encode_targets(y)
         if self.preprocessor is not None and _holds_strings(x):
             x = self.preprocess_features(x)
         return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
@@ -132,21 +174,20 @@ class Task(keras.Model):
                     f"The inputs must hold the same number of examples. Received "
                     f"lengths {lengths}"
                 )
-        for key, value in _named_inputs(x):
-            if isinstance(value, (str, bytes)):
-                raise ValueError(
-                    f"{key} must be a batch of strings (a list), not one string. "
-                    f"Received: {key}={_short(value)}"
-                )
-            if isinstance(value, (list, tuple)) or (
+        named = x.items() if isinstance(x, dict) else [(None, x)]
+        for key, value in named:
+            if isinstance(value, (str, bytes, list, tuple)) or (
                 isinstance(value, np.ndarray) and value.dtype == object
             ):
-                for i, item in enumerate(value):
-                    if not isinstance(item, (str, bytes)):
-                        raise ValueError(
-                            f"{key}[{i}] must be a string. Received: "
-                            f"{type(item).__name__} {_short(item)}"
-                        )
+                check_strings(value, "x" if key is None else f"x[{key!r}]")
+
+    def checked_texts(self, texts):
+        """`texts` as a list, after `check_inputs` (one string is refused, not read
+        as a list of characters)."""
+        if not isinstance(texts, (str, bytes)):
+            texts = list(texts)
+        self.check_inputs(texts)
+        return texts
 
     # --- keras.Model overrides: preprocessing in the tf.data pipeline ---------------
 
@@ -170,6 +211,11 @@ class Task(keras.Model):
         **kwargs,
     ):
         self._compile_if_needed()
+        if y is not None and not isinstance(y, tf.Tensor):
+            y = self.encode_targets(y)
+        if isinstance(validation_data, (tuple, list)) and len(validation_data) >= 2:
+            vx, vy, *rest = validation_data
+            validation_data = (vx, self.encode_targets(vy), *rest)
         if validation_split and validation_data is None:
             if isinstance(x, tf.data.Dataset):
                 raise ValueError(
@@ -199,6 +245,8 @@ class Task(keras.Model):
         # it is raw and still needs the preprocessor.
         kwargs.pop("_use_cached_eval_dataset", None)
         self._compile_if_needed()
+        if y is not None and not isinstance(y, tf.Tensor):
+            y = self.encode_targets(y)
         ds = self._pipeline(x, y, sample_weight, batch_size)
         return super().evaluate(ds, **kwargs)
 
@@ -352,9 +400,9 @@ class Task(keras.Model):
             if not os.path.isfile(os.path.join(preset, name)):
                 raise ValueError(f"from_preset: {preset!r} has no {name}")
         task = _read_json(preset, TASK_CONFIG_FILE)
-        task_cls = keras.saving.get_registered_object(task.get("registered_name"))
-        if task_cls is None:
-            task_cls = cls
+        task_cls = (
+            keras.saving.get_registered_object(task.get("registered_name")) or cls
+        )
         if cls is not Task and not issubclass(task_cls, cls):
             raise ValueError(
                 f"from_preset: {preset!r} holds a {task_cls.__name__}, not a "
@@ -474,10 +522,41 @@ def _holds_strings(structure):
     )
 
 
-def _named_inputs(x):
-    if isinstance(x, dict):
-        return [(f"x[{k!r}]", v) for k, v in x.items()]
-    return [("x", x)]
+def encode_ids(y, index, size, id_text, name_text, normalize=None):
+    """Ids (int32 NumPy) of targets `y` given as ids (`0..size - 1`) or as names
+    (keys of `index`, after `normalize` when given); the first bad one is a
+    one-line `ValueError`: "y[i] = value is " + `id_text` or `name_text`."""
+    values = np.asarray(y)
+    if values.dtype.kind in "iu":
+        bad = np.flatnonzero((values < 0) | (values >= size))
+        if bad.size:
+            raise ValueError(f"y[{bad[0]}] = {values[bad[0]]} is not {id_text}")
+        return values.astype("int32")
+    ids = []
+    for i, value in enumerate(values.tolist()):
+        if isinstance(value, bytes):
+            value = value.decode("utf-8")
+        key = normalize(value) if normalize and isinstance(value, str) else value
+        if not isinstance(key, str) or key not in index:
+            raise ValueError(f"y[{i}] = {_short(value)} is {name_text}")
+        ids.append(index[key])
+    return np.asarray(ids, "int32")
+
+
+def check_strings(values, name):
+    """Refuses one string where a batch is needed and a batch item that is not a
+    string, naming it (`name`, `name[i]`) in a one-line `ValueError`."""
+    if isinstance(values, (str, bytes)):
+        raise ValueError(
+            f"{name} must be a batch of strings (a list), not one string. "
+            f"Received: {name}={_short(values)}"
+        )
+    for i, item in enumerate(values):
+        if not isinstance(item, (str, bytes)):
+            raise ValueError(
+                f"{name}[{i}] must be a string. Received: "
+                f"{type(item).__name__} {_short(item)}"
+            )
 
 
 def _batched(ds, batch_size):
@@ -550,9 +629,15 @@ def _split(arrays, validation_split):
             f"validation example of {n}"
         )
 
-    def part(a, start, end):
-        return None if a is None else a[start:end]
-
-    train = tf.nest.map_structure(lambda a: part(a, 0, cut), arrays)
-    held = tf.nest.map_structure(lambda a: part(a, cut, n), arrays)
+    train = tf.nest.map_structure(lambda a: None if a is None else a[:cut], arrays)
+    held = tf.nest.map_structure(lambda a: None if a is None else a[cut:], arrays)
     return train, held
+
+
+def _decoded(row):
+    """A row of a NumPy batch with its bytes decoded (str, or an object array)."""
+    if isinstance(row, bytes):
+        return row.decode("utf-8")
+    if row.dtype == object:
+        return np.vectorize(lambda b: b.decode("utf-8"), otypes=[object])(row)
+    return row

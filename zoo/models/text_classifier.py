@@ -9,7 +9,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from zoo.models.task import Task
+from zoo.models.task import Task, _decoded, encode_ids
 
 
 class TextClassifier(Task):
@@ -32,6 +32,8 @@ class TextClassifier(Task):
     """
 
     head_arguments = ("label_names",)
+    explain_extra = None
+    """`predict_texts`' `extra`: more per-text outputs of `explain`."""
 
     def __init__(
         self, backbone, preprocessor=None, label_names=None, compile=True, **kwargs
@@ -63,13 +65,11 @@ class TextClassifier(Task):
         if compile:
             self.default_compile()
 
-    def default_compile(self):
-        """Adam, sparse categorical cross-entropy on the probabilities, accuracy."""
-        self.compile(
-            optimizer=keras.optimizers.Adam(1e-3),
-            loss="sparse_categorical_crossentropy",
-            metrics=["accuracy"],
-        )
+    def default_compile(self, learning_rate=1e-3, clipnorm=None, jit_compile="auto"):
+        """Adam (`learning_rate`, gradient norm clipped at `clipnorm`), sparse
+        categorical cross-entropy on the probabilities, accuracy."""
+        optimizer = keras.optimizers.Adam(learning_rate, clipnorm=clipnorm)
+        compile_classifier(self, optimizer, jit_compile)
 
     @property
     def num_classes(self):
@@ -89,46 +89,16 @@ class TextClassifier(Task):
             )
             with tf.control_dependencies([check]):
                 return tf.cast(tf.argmax(tf.cast(matches, tf.int32), axis=-1), tf.int32)
-        values = np.asarray(labels)
-        if values.dtype.kind in "iu":
-            bad = np.flatnonzero((values < 0) | (values >= self.num_classes))
-            if bad.size:
-                raise ValueError(
-                    f"y[{bad[0]}] = {values[bad[0]]} is not a class id of "
-                    f"{self.label_names} (0..{self.num_classes - 1})"
-                )
-            return values.astype("int32")
-        index = {name: i for i, name in enumerate(self.label_names)}
-        ids = []
-        for i, label in enumerate(values.tolist()):
-            if isinstance(label, bytes):
-                label = label.decode("utf-8")
-            if not isinstance(label, str) or label not in index:
-                raise ValueError(
-                    f"y[{i}] = {label!r} is none of the task's label_names "
-                    f"{self.label_names}"
-                )
-            ids.append(index[label])
-        return np.asarray(ids, "int32")
+        return encode_ids(
+            labels,
+            {name: i for i, name in enumerate(self.label_names)},
+            self.num_classes,
+            f"a class id of {self.label_names} (0..{self.num_classes - 1})",
+            f"none of the task's label_names {self.label_names}",
+        )
 
-    def preprocess_samples(self, x, y=None, sample_weight=None):
-        if y is not None:
-            y = self.encode_labels(y)
-        return super().preprocess_samples(x, y, sample_weight)
-
-    def fit(self, x=None, y=None, *args, **kwargs):
-        if y is not None and not isinstance(y, tf.Tensor):
-            y = self.encode_labels(y)
-        validation = kwargs.get("validation_data")
-        if isinstance(validation, (tuple, list)) and len(validation) >= 2:
-            vx, vy, *rest = validation
-            kwargs["validation_data"] = (vx, self.encode_labels(vy), *rest)
-        return super().fit(x, y, *args, **kwargs)
-
-    def evaluate(self, x=None, y=None, *args, **kwargs):
-        if y is not None and not isinstance(y, tf.Tensor):
-            y = self.encode_labels(y)
-        return super().evaluate(x, y, *args, **kwargs)
+    def encode_targets(self, y):
+        return self.encode_labels(y)
 
     def predict_labels(self, texts, batch_size=None):
         """The most probable class name of each text."""
@@ -148,14 +118,11 @@ class TextClassifier(Task):
         Needs the TensorFlow backend (the network runs in a `tf.function`).
         """
         self.check_tensorflow_backend("explain")
-        if isinstance(texts, (str, bytes)):
-            raise ValueError(
-                "explain takes a batch of strings (a list), not one string. "
-                f"Received: {texts[:60]!r}"
-            )
-        texts = list(texts)
-        self.check_inputs(texts)
-        rows = predict_texts(self.backbone, self.preprocessor.module, texts, batch_size)
+        texts = self.checked_texts(texts)
+        module = self.preprocessor.module
+        rows = predict_texts(
+            self.backbone, module, texts, batch_size, self.explain_extra
+        )
         for row in rows:
             row["label"] = self.label_names[int(np.argmax(row["probabilities"]))]
         return rows
@@ -231,11 +198,3 @@ def compile_classifier(task, optimizer, jit_compile="auto"):
         jit_compile=jit_compile,
     )
     return task
-
-
-def _decoded(row):
-    if isinstance(row, bytes):
-        return row.decode("utf-8")
-    if row.dtype == object:
-        return np.vectorize(lambda b: b.decode("utf-8"), otypes=[object])(row)
-    return row

@@ -45,9 +45,15 @@ class TextClassifierServing(ServingModule):
         label = tf.gather(self.label_names, tf.argmax(probabilities, axis=-1))
         return {"probabilities": probabilities, "label": label}
 
+    signature_names = ("serving_default", "preprocess")
+    """The exported signatures; `"serving_default"` is the method `serve`."""
+
     def serving_signatures(self):
         """`{signature name: tf.function}`, `"serving_default"` included."""
-        raise NotImplementedError
+        return {
+            name: getattr(self, "serve" if name == "serving_default" else name)
+            for name in self.signature_names
+        }
 
     def export(
         self,

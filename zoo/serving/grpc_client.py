@@ -14,19 +14,11 @@ from zoo.serving.saved_model_session import (
     DEFAULT_SIGNATURE,
     as_input_array,
     dtype_name,
-    signature_spec,
 )
 from zoo.serving.server_client import ServerClient, request_rows
 
 MAX_MESSAGE_BYTES = 256 << 20
 _MESSAGE_SLACK_BYTES = 1 << 16  # framing around the outputs of a PredictResponse
-
-
-def _tensor_shape(shape_proto):
-    """A `TensorShapeProto` as a tuple (-1: any size), or None for an unknown rank."""
-    if shape_proto.unknown_rank:
-        return None
-    return tuple(d.size for d in shape_proto.dim)
 
 
 class GrpcClient(ServerClient):
@@ -58,11 +50,7 @@ class GrpcClient(ServerClient):
         import grpc
         from tensorflow_serving.apis import prediction_service_pb2_grpc
 
-        self.address = address
-        self.model = model
-        self.version = None if version is None else int(version)
-        self.timeout = timeout
-        self.max_answer_bytes = max_answer_bytes
+        super().__init__(address, model, version, timeout, max_answer_bytes)
         receive = (
             MAX_MESSAGE_BYTES
             if max_answer_bytes is None
@@ -77,8 +65,6 @@ class GrpcClient(ServerClient):
             ],
         )
         self._stub = prediction_service_pb2_grpc.PredictionServiceStub(self._channel)
-        self._specs = None
-        self._shapes = None
 
     def _model_spec(self, signature=""):
         from tensorflow_serving.apis import model_pb2
@@ -92,22 +78,12 @@ class GrpcClient(ServerClient):
         try:
             return method(request, timeout=self.timeout)
         except self._grpc.RpcError as e:
-            code = e.code() if callable(getattr(e, "code", None)) else None
-            name = code.name if code is not None else "UNKNOWN"
-            details = (
-                e.details() if callable(getattr(e, "details", None)) else ""
-            ) or ""
-            details = " ".join(details.split())
+            name = e.code().name  # the RpcError of a call is a grpc.Call
+            details = " ".join((e.details() or "").split())
             if name == "UNAVAILABLE":
-                raise ServingError(
-                    f"cannot reach TF Serving's gRPC port at {self.address} "
-                    f"({details})",
-                    code=name,
-                ) from None
+                raise self.unreachable("gRPC", details) from None
             if name == "DEADLINE_EXCEEDED":
-                raise self.answer_error(
-                    f"no complete answer within {self.timeout:g} s", code=name
-                ) from None
+                raise self.late() from None
             if name == "RESOURCE_EXHAUSTED" and "larger than max" in details:
                 raise self.answer_error(
                     f"the answer is larger than the channel's limit ({details}; "
@@ -118,36 +94,25 @@ class GrpcClient(ServerClient):
                 f"{self.address} ({self.model}): {name}: {details}", code=name
             ) from None
 
-    def signature_specs(self):
-        """`{signature: {"inputs": {name: dtype}, "outputs": {...}}}` of the model."""
-        if self._specs is None:
-            from tensorflow_serving.apis import get_model_metadata_pb2
+    def _signature_defs(self):
+        from google.protobuf import json_format
+        from tensorflow_serving.apis import get_model_metadata_pb2
 
-            request = get_model_metadata_pb2.GetModelMetadataRequest(
-                model_spec=self._model_spec(), metadata_field=["signature_def"]
-            )
-            response = self._call(self._stub.GetModelMetadata, request)
-            signature_map = get_model_metadata_pb2.SignatureDefMap()
-            if "signature_def" not in response.metadata or not response.metadata[
-                "signature_def"
-            ].Unpack(signature_map):
-                raise self.answer_error("the metadata answer has no signature_def")
-            signatures = {
-                k: v
-                for k, v in signature_map.signature_def.items()
-                if not k.startswith("__")
-            }
-            self._shapes = {
-                k: {
-                    name: _tensor_shape(info.tensor_shape)
-                    if info.HasField("tensor_shape")
-                    else None
-                    for name, info in v.outputs.items()
-                }
-                for k, v in signatures.items()
-            }
-            self._specs = {k: signature_spec(v) for k, v in signatures.items()}
-        return self._specs
+        request = get_model_metadata_pb2.GetModelMetadataRequest(
+            model_spec=self._model_spec(), metadata_field=["signature_def"]
+        )
+        response = self._call(self._stub.GetModelMetadata, request)
+        signature_map = get_model_metadata_pb2.SignatureDefMap()
+        metadata = response.metadata
+        if "signature_def" not in metadata or not metadata["signature_def"].Unpack(
+            signature_map
+        ):
+            raise self.answer_error("the metadata answer has no signature_def")
+        # as the REST API writes it: {"signature_def": {name: SignatureDef as JSON}}
+        as_json = json_format.MessageToDict(
+            signature_map, preserving_proto_field_name=True
+        )
+        return as_json.get("signature_def", {})
 
     def _decoded(self, name, proto, declared, limit, rows):
         """An output's `TensorProto` as an array, once its dtype and its size are

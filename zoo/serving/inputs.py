@@ -25,6 +25,7 @@ line; the run stops there.
 """
 
 import csv
+import gzip
 import itertools
 import json
 import os
@@ -45,6 +46,8 @@ _EXTENSIONS = {
     ".tab": "tsv",
 }
 DEFAULT_MAX_LINE_BYTES = 1 << 20
+_JSON_KINDS = {bool: "a boolean", int: "a number", float: "a number", dict: "an object"}
+_JSON_KINDS.update({type(None): "null", list: "a list", tuple: "a list"})
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -66,35 +69,22 @@ def _open_binary(path):
         return sys.stdin.buffer
     try:
         mode = os.stat(path).st_mode
+        if stat.S_ISREG(mode) or stat.S_ISFIFO(mode):
+            return (gzip.open if path.endswith(".gz") else open)(path, "rb")
     except (FileNotFoundError, NotADirectoryError):
         raise MissingPathError(path, what="input file") from None
     except OSError as e:
         raise DataError(f"cannot be read ({e.strerror})", path=path) from None
     if stat.S_ISDIR(mode):
         raise DataError("is a folder; give a file", path=path)
-    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
-        kind = (
-            "a character device"
-            if stat.S_ISCHR(mode)
-            else "a block device"
-            if stat.S_ISBLK(mode)
-            else "a socket"
-            if stat.S_ISSOCK(mode)
-            else "a special file"
-        )
-        raise DataError(
-            f"is {kind}, not a file or a named pipe; give a file, a named pipe, or - "
-            "for standard input",
-            path=path,
-        )
-    try:
-        if path.endswith(".gz"):
-            import gzip
-
-            return gzip.open(path, "rb")
-        return open(path, "rb")
-    except OSError as e:
-        raise DataError(f"cannot be read ({e.strerror})", path=path) from None
+    kinds = {stat.S_ISCHR: "a character device", stat.S_ISBLK: "a block device"}
+    kinds[stat.S_ISSOCK] = "a socket"
+    kind = next((k for is_, k in kinds.items() if is_(mode)), "a special file")
+    raise DataError(
+        f"is {kind}, not a file or a named pipe; give a file, a named pipe, or - for "
+        "standard input",
+        path=path,
+    )
 
 
 def _decoded(path, max_line_bytes=DEFAULT_MAX_LINE_BYTES):
@@ -172,18 +162,17 @@ def iter_rows(path, input_names, fmt=None, max_line_bytes=DEFAULT_MAX_LINE_BYTES
                 "those keys or columns",
                 path=path,
             )
-        (name,) = input_names
         for _, line in _lines(path, max_line_bytes):
-            yield {name: line}
-        return
-    if fmt == "jsonl":
+            yield {input_names[0]: line}
+    elif fmt == "jsonl":
         yield from _read_jsonl(path, input_names, max_line_bytes)
-        return
-    if fmt in ("csv", "tsv"):
+    elif fmt in ("csv", "tsv"):
         delimiter = "," if fmt == "csv" else "\t"
         yield from _read_delimited(path, input_names, delimiter, max_line_bytes)
-        return
-    raise ConfigError(f"unknown input format {fmt!r}; formats: {', '.join(FORMATS)}")
+    else:
+        raise ConfigError(
+            f"unknown input format {fmt!r}; formats: {', '.join(FORMATS)}"
+        )
 
 
 def _read_jsonl(path, input_names, max_line_bytes):
@@ -275,7 +264,10 @@ def _pick(record, input_names, path, line, kind):
                 path=path,
                 line=line,
             )
-        row[name] = _text(value, name, kind, path, line)
+        problem = unicode_problem(value)
+        if problem is not None:
+            raise DataError(f"input {kind} {name!r} {problem}", path=path, line=line)
+        row[name] = value
     return row
 
 
@@ -295,26 +287,9 @@ def unicode_problem(text):
     )
 
 
-def _text(value, name, kind, path, line):
-    problem = unicode_problem(value)
-    if problem is not None:
-        raise DataError(f"input {kind} {name!r} {problem}", path=path, line=line)
-    return value
-
-
 def json_kind(value):
     """What a JSON value is, in JSON's words: `null`, `a boolean`, `a number`, ..."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return f"a {type(value).__name__}"
+    return _JSON_KINDS.get(type(value), f"a {type(value).__name__}")
 
 
 def _shown(value, limit=40):

@@ -12,7 +12,7 @@ def to_json_value(value):
     """A NumPy array / scalar / bytes -> plain JSON values (`bytes` decoded as UTF-8,
     invalid bytes replaced)."""
     if isinstance(value, np.ndarray):
-        if value.dtype == object or value.dtype.kind in "SU":
+        if value.dtype.kind in "OSU":
             return to_json_value(value.tolist())
         return value.tolist()
     if isinstance(value, bytes):

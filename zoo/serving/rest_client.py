@@ -18,10 +18,12 @@ arrays are ragged or of another type than the signature declares is an
 
 import base64
 import binascii
+import contextlib
 import http.client
 import json
+import math
 import socket
-import ssl
+import threading
 import time
 import urllib.parse
 
@@ -29,6 +31,7 @@ import numpy as np
 
 from zoo.errors import ConfigError
 from zoo.serving.errors import ServingError
+from zoo.serving.inputs import json_kind
 from zoo.serving.saved_model_session import as_input_array
 from zoo.serving.server_client import (
     DEFAULT_SIGNATURE,
@@ -37,24 +40,6 @@ from zoo.serving.server_client import (
     request_rows,
 )
 
-# TensorFlow's DataType enum names -> numpy-style names.
-_DTYPES = {
-    "DT_STRING": "string",
-    "DT_FLOAT": "float32",
-    "DT_DOUBLE": "float64",
-    "DT_HALF": "float16",
-    "DT_BFLOAT16": "bfloat16",
-    "DT_INT8": "int8",
-    "DT_INT16": "int16",
-    "DT_INT32": "int32",
-    "DT_INT64": "int64",
-    "DT_UINT8": "uint8",
-    "DT_UINT16": "uint16",
-    "DT_UINT32": "uint32",
-    "DT_UINT64": "uint64",
-    "DT_BOOL": "bool",
-}
-_CHUNK_BYTES = 1 << 16
 _ERROR_BODY_BYTES = 1 << 20
 
 
@@ -74,31 +59,11 @@ def encode_value(value):
     return value
 
 
-def decode_value(value):
-    """The inverse of `encode_value` for strings: `{"b64": ...}` -> bytes, str ->
-    UTF-8 bytes."""
-    if isinstance(value, list):
-        return [decode_value(v) for v in value]
-    if isinstance(value, dict) and set(value) == {"b64"}:
-        return base64.b64decode(value["b64"])
-    if isinstance(value, str):
-        return value.encode("utf-8")
-    return value
-
-
 def _kind(value):
-    """How an error names a JSON value."""
-    if isinstance(value, bool):
-        return f"a boolean ({json.dumps(value)})"
-    if value is None:
-        return "null"
-    if isinstance(value, (int, float)):
-        return f"a number ({value!r})"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, dict):
-        return "an object"
-    return "an array"
+    """How an error names a JSON value (`inputs.json_kind`, a value shown)."""
+    if isinstance(value, (bool, int, float)):
+        return f"{json_kind(value)} ({json.dumps(value)})"
+    return {str: "text", list: "an array"}.get(type(value)) or json_kind(value)
 
 
 def _shape_and_leaves(value):
@@ -124,14 +89,10 @@ def _shape_and_leaves(value):
 def _string_leaf(value):
     if isinstance(value, str):
         return value.encode("utf-8")
-    if (
-        isinstance(value, dict)
-        and set(value) == {"b64"}
-        and isinstance(value["b64"], str)
-    ):
+    if isinstance(value, dict) and set(value) == {"b64"}:
         try:
             return base64.b64decode(value["b64"], validate=True)
-        except (binascii.Error, ValueError):
+        except (binascii.Error, ValueError, TypeError):
             raise ValueError('holds a {"b64": ...} value that is not base64') from None
     raise ValueError(f"holds {_kind(value)} where the signature declares strings")
 
@@ -165,80 +126,10 @@ def as_output_array(value, dtype):
     return array.reshape(shape)
 
 
-def _checked(values, dtype, name):
-    """A string input's values as UTF-8 bytes; anything that is not text (a number,
-    a boolean, None) is a `ConfigError` naming the input, as in the local loader."""
-    return as_input_array(values, dtype, name) if dtype == "string" else values
-
-
-def _tensor_shape(info):
-    """A metadata `TensorInfo`'s shape: a tuple (-1: any size), or None (unknown)."""
-    shape = info.get("tensor_shape")
-    if not isinstance(shape, dict) or shape.get("unknown_rank"):
-        return None
-    return tuple(int(d.get("size", -1)) for d in shape.get("dim", []))
-
-
-class _DeadlineMixin:
-    """A socket whose every send and receive waits at most until `deadline` (a
-    `time.monotonic()` value; None: no limit)."""
-
-    deadline = None
-
-    def _arm(self):
-        if self.deadline is not None:
-            left = self.deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("the deadline passed")
-            self.settimeout(left)
-
-    def recv(self, *args, **kwargs):
-        self._arm()
-        return super().recv(*args, **kwargs)
-
-    def recv_into(self, *args, **kwargs):
-        self._arm()
-        return super().recv_into(*args, **kwargs)
-
-    def send(self, *args, **kwargs):
-        self._arm()
-        return super().send(*args, **kwargs)
-
-    def sendall(self, *args, **kwargs):
-        self._arm()
-        return super().sendall(*args, **kwargs)
-
-
-class _DeadlineSocket(_DeadlineMixin, socket.socket):
-    pass
-
-
-class _DeadlineSSLSocket(_DeadlineMixin, ssl.SSLSocket):
-    pass
-
-
-class _Connection(http.client.HTTPConnection):
-    """One HTTP(S) connection under one deadline, from connect to the last byte."""
-
-    def __init__(self, host, port, deadline, tls):
-        super().__init__(host, port)
-        self.deadline = deadline
-        self.tls = tls
-
-    def connect(self):
-        left = None if self.deadline is None else self.deadline - time.monotonic()
-        if left is not None and left <= 0:
-            raise TimeoutError("the deadline passed")
-        raw = socket.create_connection((self.host, self.port), timeout=left)
-        sock = _DeadlineSocket(fileno=raw.detach())
-        sock.settimeout(left)  # also for the TLS handshake
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        if self.tls:
-            context = ssl.create_default_context()
-            context.sslsocket_class = _DeadlineSSLSocket
-            sock = context.wrap_socket(sock, server_hostname=self.host)
-        sock.deadline = self.deadline
-        self.sock = sock
+def _shut_down(connection):
+    """Ends a request at its deadline: a send or receive under way returns at once."""
+    with contextlib.suppress(OSError, AttributeError):  # already closed
+        connection.sock.shutdown(socket.SHUT_RDWR)
 
 
 class RestClient(ServerClient):
@@ -268,11 +159,7 @@ class RestClient(ServerClient):
                 "the REST address must be HOST:PORT or an http:// URL. "
                 f"Received: {address!r}"
             )
-        self.address = address
-        self.model = model
-        self.version = None if version is None else int(version)
-        self.timeout = timeout
-        self.max_answer_bytes = max_answer_bytes
+        super().__init__(address, model, version, timeout, max_answer_bytes)
         self._host, self._port = parts.hostname, port
         self._tls = parts.scheme == "https"
         self._path = f"{parts.path.rstrip('/')}/v1/models/" + urllib.parse.quote(
@@ -281,60 +168,66 @@ class RestClient(ServerClient):
         if self.version is not None:
             self._path += f"/versions/{self.version}"
         self.url = f"{parts.scheme}://{parts.netloc}{self._path}"
-        self._specs = None
-        self._shapes = None
 
     def _request(self, path, body=None, limit=MIN_ANSWER_BYTES, rows=None):
-        """One HTTP exchange under one deadline; the answer's JSON object."""
+        """One HTTP exchange under one deadline: at `timeout` seconds a timer shuts
+        the socket down, so a server that sends a byte now and then cannot stretch
+        it. Returns the answer's JSON object."""
         url = self.url + path
-        deadline = None if self.timeout is None else time.monotonic() + self.timeout
-        connection = _Connection(self._host, self._port, deadline, self._tls)
+        kind = http.client.HTTPSConnection if self._tls else http.client.HTTPConnection
+        connection = kind(self._host, self._port, timeout=self.timeout)
+        deadline = time.monotonic() + (
+            math.inf if self.timeout is None else self.timeout
+        )
+        timer = threading.Timer(self.timeout or 0, _shut_down, [connection])
+        timer.daemon = True
+        if self.timeout is not None:
+            timer.start()
         try:
             try:
                 connection.connect()
             except (OSError, ValueError) as e:
                 reason = (
                     f"no connection within {self.timeout:g} s"
-                    if isinstance(e, TimeoutError)
+                    if isinstance(e, TimeoutError) or time.monotonic() >= deadline
                     else " ".join(str(e).split()) or type(e).__name__
                 )
-                raise ServingError(
-                    f"cannot reach TF Serving's REST port at {self.address} ({reason})",
-                    code="UNAVAILABLE",
-                ) from None
+                raise self.unreachable("REST", reason) from None
             try:
-                return self._exchange(connection, url, path, body, limit, rows)
-            except TimeoutError:
-                raise self.answer_error(
-                    f"no complete answer within {self.timeout:g} s",
-                    code="DEADLINE_EXCEEDED",
-                ) from None
-            except http.client.RemoteDisconnected:
-                raise self.answer_error(
-                    "the server closed the connection without an answer",
-                    code="UNAVAILABLE",
-                ) from None
-            except http.client.IncompleteRead as e:
-                raise self.answer_error(
-                    f"the answer ended after {len(e.partial)} bytes, before its end",
-                    code="UNAVAILABLE",
-                ) from None
-            except http.client.HTTPException as e:
-                detail = " ".join(str(e).split())[:120]
-                raise self.answer_error(
-                    f"the answer is not HTTP ({type(e).__name__}"
-                    + (f": {detail})" if detail else ")")
-                ) from None
-            except OSError as e:
-                raise self.answer_error(
-                    "the connection broke before the answer was complete "
-                    f"({type(e).__name__}: {' '.join(str(e).split())})",
-                    code="UNAVAILABLE",
-                ) from None
+                raw = self._exchange(connection, url, path, body, limit, rows)
+            except (OSError, http.client.HTTPException) as e:
+                if time.monotonic() >= deadline:
+                    raise self.late() from None
+                raise self._broken(e) from None
+            if time.monotonic() >= deadline:  # an answer cut short at the deadline
+                raise self.late()
+            return self._json(raw)
         finally:
+            timer.cancel()
             connection.close()
 
+    def _broken(self, error):
+        """The `AnswerError` of an exchange that broke off before the deadline."""
+        if isinstance(error, http.client.RemoteDisconnected):
+            problem = "the server closed the connection without an answer"
+        elif isinstance(error, http.client.IncompleteRead):
+            problem = (
+                f"the answer ended after {len(error.partial)} bytes, before its end"
+            )
+        elif isinstance(error, http.client.HTTPException):
+            detail = " ".join(str(error).split())[:120]
+            kind = type(error).__name__ + (f": {detail}" if detail else "")
+            return self.answer_error(f"the answer is not HTTP ({kind})")
+        else:
+            problem = (
+                "the connection broke before the answer was complete "
+                f"({type(error).__name__}: {' '.join(str(error).split())})"
+            )
+        return self.answer_error(problem, code="UNAVAILABLE")
+
     def _exchange(self, connection, url, path, body, limit, rows):
+        """Sends the request; the answer's body (a `ServingError` for an HTTP
+        error or a redirect)."""
         data = None if body is None else json.dumps(body).encode("utf-8")
         connection.request(
             "GET" if body is None else "POST",
@@ -362,25 +255,20 @@ class RestClient(ServerClient):
             raise ServingError(
                 f"{url}: HTTP {status}: {message[:300]}", code=code
             ) from None
-        return self._json(self._read(response, limit, rows))
+        return self._read(response, limit, rows)
 
     def _read(self, response, limit, rows):
-        """The answer's body, read in chunks up to `limit` bytes and no further."""
+        """The answer's body, read up to `limit` bytes and no further."""
         length = response.getheader("Content-Length")
         length = int(length) if length and length.strip().isdigit() else None
         if length is not None and length > limit:
             raise self.too_large(limit, rows)
-        chunks, total = [], 0
-        while True:
-            chunk = response.read(_CHUNK_BYTES)
-            if not chunk:
-                if length is not None and total < length:
-                    raise http.client.IncompleteRead(b"".join(chunks), length - total)
-                return b"".join(chunks)
-            total += len(chunk)
-            if total > limit:
-                raise self.too_large(limit, rows)
-            chunks.append(chunk)
+        body = response.read(limit + 1)
+        if len(body) > limit:
+            raise self.too_large(limit, rows)
+        if length is not None and len(body) < length:
+            raise http.client.IncompleteRead(body, length - len(body))
+        return body
 
     def _json(self, raw):
         """The answer's body as a JSON object."""
@@ -398,45 +286,29 @@ class RestClient(ServerClient):
         except RecursionError:
             raise self.answer_error("the answer's JSON nests too deeply") from None
         if not isinstance(answer, dict):
-            kind = _kind(answer).split(" (")[0].removeprefix("a ").removeprefix("an ")
-            kind = {"text": "string"}.get(kind, kind)
+            kinds = {str: "string", list: "array", bool: "boolean", type(None): "null"}
+            kind = kinds.get(type(answer), "number")
             raise self.answer_error(f"the answer is a JSON {kind}, not an object")
         return answer
 
-    def signature_specs(self):
-        """`{signature: {"inputs": {name: dtype}, "outputs": {...}}}` of the model."""
-        if self._specs is None:
-            limit = max(MIN_ANSWER_BYTES, self.max_answer_bytes or 0)
-            answer = self._request("/metadata", limit=limit)
-            try:
-                signatures = answer["metadata"]["signature_def"]["signature_def"]
-                specs, shapes = {}, {}
-                for name, sig in signatures.items():
-                    if name.startswith("__"):
-                        continue
-                    specs[name] = {
-                        kind: {
-                            k: _DTYPES.get(v.get("dtype"), "string")
-                            for k, v in sorted(sig.get(kind, {}).items())
-                        }
-                        for kind in ("inputs", "outputs")
-                    }
-                    shapes[name] = {
-                        k: _tensor_shape(v) for k, v in sig.get("outputs", {}).items()
-                    }
-            except (KeyError, TypeError, AttributeError, ValueError):
-                raise self.answer_error(
-                    "the metadata answer has no readable signature_def"
-                ) from None
-            self._specs, self._shapes = specs, shapes
-        return self._specs
+    def _signature_defs(self):
+        limit = max(MIN_ANSWER_BYTES, self.max_answer_bytes or 0)
+        answer = self._request("/metadata", limit=limit)
+        try:
+            return answer["metadata"]["signature_def"]["signature_def"]
+        except (KeyError, TypeError):
+            raise self.answer_error(
+                "the metadata answer has no readable signature_def"
+            ) from None
 
     def predict(self, inputs, signature=DEFAULT_SIGNATURE):
         """One columnar predict call; returns `{output_name: np.ndarray}`, checked
         against the request and the signature (`ServerClient.check_answer`)."""
         spec = self.signature_spec(signature)
-        checked = {
-            k: _checked(v, spec["inputs"].get(k, "string"), k)
+        checked = {  # strings as UTF-8; a number for a string is refused here
+            k: as_input_array(v, "string", k)
+            if spec["inputs"].get(k, "string") == "string"
+            else v
             for k, v in inputs.items()
         }
         rows = request_rows(checked)
@@ -466,4 +338,4 @@ class RestClient(ServerClient):
                 arrays[name] = as_output_array(value, spec["outputs"][name])
             except ValueError as e:
                 raise self.answer_error(f"output {name!r} {e}") from None
-        return self.check_answer(arrays, rows, signature, dtypes=False)
+        return self.check_answer(arrays, rows, signature)

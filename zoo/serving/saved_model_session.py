@@ -26,18 +26,6 @@ def dtype_name(enum_value):
     return tf.dtypes.as_dtype(enum_value).name
 
 
-def signature_spec(signature_def):
-    """`{"inputs": {name: dtype}, "outputs": {name: dtype}}` of a SignatureDef."""
-    return {
-        "inputs": {
-            k: dtype_name(v.dtype) for k, v in sorted(signature_def.inputs.items())
-        },
-        "outputs": {
-            k: dtype_name(v.dtype) for k, v in sorted(signature_def.outputs.items())
-        },
-    }
-
-
 def as_input_array(values, dtype, name=None):
     """A request's values for one input as the array a session is fed.
 
@@ -57,24 +45,18 @@ def as_input_array(values, dtype, name=None):
     """
     what = "the input" if name is None else f"input {name!r}"
     if dtype == "string":
-        array = np.asarray(values, dtype=object)
-        flat = []
-        for position, v in enumerate(array.reshape(-1)):
-            if isinstance(v, str):
-                flat.append(v.encode("utf-8"))
-            elif isinstance(v, (bytes, bytearray)):
-                flat.append(bytes(v))
-            else:
+        array = np.array(values, dtype=object)
+        flat = array.reshape(-1)
+        for position, v in enumerate(flat):
+            if not isinstance(v, (str, bytes, bytearray)):
                 shown = repr(v)
-                if len(shown) > 40:
-                    shown = shown[:37] + "..."
+                shown = shown if len(shown) <= 40 else shown[:37] + "..."
                 raise ConfigError(
                     f"{what} takes text (str or bytes); value {position} is "
                     f"{type(v).__name__} {shown}"
                 )
-        out = np.empty(len(flat), dtype=object)
-        out[:] = flat
-        return out.reshape(array.shape)
+            flat[position] = v.encode("utf-8") if isinstance(v, str) else bytes(v)
+        return array
     try:
         return np.asarray(values, dtype=dtype)
     except (TypeError, ValueError, OverflowError) as e:
@@ -163,7 +145,13 @@ class SavedModelSession:
 
     def signature_spec(self, signature=DEFAULT_SIGNATURE):
         """`{"inputs": {name: dtype}, "outputs": {name: dtype}}` of a signature."""
-        return signature_spec(self.signature_def(signature))
+        sig = self.signature_def(signature)
+        return {
+            kind: {
+                k: dtype_name(v.dtype) for k, v in sorted(getattr(sig, kind).items())
+            }
+            for kind in ("inputs", "outputs")
+        }
 
     def predict(self, inputs, signature=DEFAULT_SIGNATURE, output_names=None):
         """Runs a signature on one request.
@@ -184,17 +172,18 @@ class SavedModelSession:
                 `max_batch_size`); `code` is the TensorFlow error's status name.
         """
         import tensorflow as tf
+        from tensorflow.core.protobuf import error_codes_pb2
 
         sig = self.signature_def(signature)
-        unknown = sorted(set(inputs) - set(sig.inputs))
-        missing = sorted(set(sig.inputs) - set(inputs))
-        if unknown or missing:
+        wrong = {"unknown": set(inputs) - set(sig.inputs)}
+        wrong["missing"] = set(sig.inputs) - set(inputs)
+        if any(wrong.values()):
             raise ConfigError(
                 f"signature {signature!r} takes the inputs "
                 f"{', '.join(sorted(sig.inputs))}; "
-                + (f"unknown: {', '.join(unknown)}" if unknown else "")
-                + ("; " if unknown and missing else "")
-                + (f"missing: {', '.join(missing)}" if missing else "")
+                + "; ".join(
+                    f"{k}: {', '.join(sorted(v))}" for k, v in wrong.items() if v
+                )
             )
         names = sorted(sig.outputs) if output_names is None else list(output_names)
         bad = sorted(set(names) - set(sig.outputs))
@@ -212,7 +201,8 @@ class SavedModelSession:
             return self.session.run(fetches, feed_dict=feed)
         except tf.errors.OpError as e:
             raise ServingError(
-                one_line_op_error(e.message), code=_status_name(e.error_code)
+                one_line_op_error(e.message),
+                code=error_codes_pb2.Code.Name(e.error_code),
             ) from e
 
     def close(self):
@@ -237,12 +227,3 @@ def _load_failure(error):
         text = " ".join(str(error).split()) or type(error).__name__
         return text if len(text) <= 300 else text[:297] + "..."
     return None
-
-
-def _status_name(error_code):
-    from tensorflow.core.protobuf import error_codes_pb2
-
-    try:
-        return error_codes_pb2.Code.Name(error_code)
-    except ValueError:
-        return "UNKNOWN"

@@ -7,7 +7,7 @@ it declares them). An answer is also bounded in size (`answer_limit`).
 """
 
 from zoo.errors import ConfigError
-from zoo.serving.errors import AnswerError
+from zoo.serving.errors import AnswerError, ServingError
 
 DEFAULT_SIGNATURE = "serving_default"
 
@@ -21,25 +21,15 @@ MIN_ANSWER_BYTES = 16 << 20
 def request_rows(inputs):
     """The row count of a request `{input_name: values}` (None when the inputs do
     not agree or have no leading dimension: the server is left to refuse them)."""
-    counts = set()
-    for values in inputs.values():
-        try:
-            counts.add(len(values))
-        except TypeError:
-            return None
+    try:
+        counts = {len(values) for values in inputs.values()}
+    except TypeError:
+        return None
     return counts.pop() if len(counts) == 1 else None
 
 
 def _shown(shape):
     return "(" + ", ".join("?" if d is None or d < 0 else str(d) for d in shape) + ")"
-
-
-def _dtype_of(array):
-    return (
-        "string"
-        if array.dtype == object or array.dtype.kind in "SU"
-        else (array.dtype.name)
-    )
 
 
 def _megabytes(n):
@@ -48,23 +38,65 @@ def _megabytes(n):
     return f"{n >> 20} MB" if n % 2**20 == 0 else f"{n / 2**20:.1f} MB"
 
 
-class ServerClient:
-    """Base of `GrpcClient` and `RestClient`.
+def _tensor_shape(info):
+    """A metadata `TensorInfo`'s shape: a tuple (-1: any size), or None (unknown)."""
+    shape = info.get("tensor_shape")
+    if not isinstance(shape, dict) or shape.get("unknown_rank"):
+        return None
+    return tuple(int(d.get("size", -1)) for d in shape.get("dim", []))
 
-    A subclass sets `address`, `model` and `max_answer_bytes`, implements
-    `signature_specs()` (`{signature: {"inputs": {name: dtype}, "outputs": {name:
-    dtype}}}` from the server's model metadata; it also fills `_shapes`, `{signature:
-    {output: shape tuple with -1 for unknown dims, or None for an unknown rank}}`) and
-    `predict(inputs, signature)`, and may override `close()`.
+
+def _dtype(info):
+    """A metadata `TensorInfo`'s `DataType` name (`"DT_FLOAT"`) -> `"float32"`."""
+    name = info.get("dtype", "DT_STRING")
+    wide = {"DT_FLOAT": "float32", "DT_DOUBLE": "float64", "DT_HALF": "float16"}
+    return wide.get(name, name.removeprefix("DT_").lower())
+
+
+class ServerClient:
+    """Base of `GrpcClient` and `RestClient`: the arguments they share (see theirs).
+
+    A subclass implements `_signature_defs()` (the model metadata's `signature_def`
+    map as JSON, the REST API's form), `predict(inputs, signature)`, and may
+    override `close()`.
     """
 
-    address = None
-    model = None
-    max_answer_bytes = None
-    _shapes = None
+    def __init__(
+        self, address, model, version=None, timeout=60.0, max_answer_bytes=None
+    ):
+        self.address = address
+        self.model = model
+        self.version = None if version is None else int(version)
+        self.timeout = timeout
+        self.max_answer_bytes = max_answer_bytes
+        self._specs = None
+        self._shapes = None
 
     def signature_specs(self):
-        raise NotImplementedError
+        """`{signature: {"inputs": {name: dtype}, "outputs": {...}}}` of the model
+        (read once); `_shapes` gets `{signature: {output: shape}}` (-1 for a
+        dimension of any size; None for an output of unknown rank)."""
+        if self._specs is None:
+            signatures = self._signature_defs()
+            try:
+                specs, shapes = {}, {}
+                for name, sig in signatures.items():
+                    if name.startswith("__"):
+                        continue
+                    specs[name] = {
+                        kind: {
+                            k: _dtype(v) for k, v in sorted(sig.get(kind, {}).items())
+                        }
+                        for kind in ("inputs", "outputs")
+                    }
+                    outputs = sig.get("outputs", {}).items()
+                    shapes[name] = {k: _tensor_shape(v) for k, v in outputs}
+            except (KeyError, TypeError, AttributeError, ValueError):
+                raise self.answer_error(
+                    "the metadata answer has no readable signature_def"
+                ) from None
+            self._specs, self._shapes = specs, shapes
+        return self._specs
 
     def signature_spec(self, signature=DEFAULT_SIGNATURE):
         """The inputs and outputs of `signature`; a `ConfigError` naming the served
@@ -77,24 +109,27 @@ class ServerClient:
             )
         return specs[signature]
 
-    def output_shapes(self, signature=DEFAULT_SIGNATURE):
-        """`{output: shape}` as the signature declares them (-1 for a dimension of
-        any size; None for an output of unknown rank)."""
-        self.signature_spec(signature)
-        return dict((self._shapes or {}).get(signature, {}))
-
     def server(self):
         """The server and model, as error messages name them."""
-        version = (
-            ""
-            if getattr(self, "version", None) is None
-            else (f" version {self.version}")
-        )
+        version = "" if self.version is None else f" version {self.version}"
         return f"{self.address} (model {self.model!r}{version})"
 
     def answer_error(self, problem, code="INTERNAL"):
         """An `AnswerError` naming the server: `HOST:PORT (model 'm'): problem`."""
         return AnswerError(f"{self.server()}: {problem}", code=code)
+
+    def unreachable(self, port, reason):
+        """The `ServingError` of a server that cannot be reached."""
+        return ServingError(
+            f"cannot reach TF Serving's {port} port at {self.address} ({reason})",
+            code="UNAVAILABLE",
+        )
+
+    def late(self):
+        """The `AnswerError` of an answer not complete within `timeout`."""
+        return self.answer_error(
+            f"no complete answer within {self.timeout:g} s", code="DEADLINE_EXCEEDED"
+        )
 
     def answer_limit(self, rows, signature=DEFAULT_SIGNATURE):
         """The most bytes read for the answer of a request of `rows` rows:
@@ -133,25 +168,14 @@ class ServerClient:
                 f"{', '.join(sorted(declared))})"
             )
 
-    def check_answer(self, outputs, rows, signature, dtypes=True):
+    def check_answer(self, outputs, rows, signature):
         """Refuses an answer `{output: np.ndarray}` that does not fit the request
-        of `rows` rows (None: unknown) or the signature, with an `AnswerError` naming
-        the server and the problem; returns `outputs`.
-
-        Args:
-            dtypes: whether to compare the arrays' dtypes with the signature's (a
-                client that converted the answer to the declared dtypes skips it).
-        """
-        self.check_names(outputs, signature)
-        declared = self.signature_spec(signature)["outputs"]
-        shapes = self.output_shapes(signature)
+        of `rows` rows (None: unknown) or the signature's shapes, with an
+        `AnswerError` naming the server and the problem; returns `outputs`. Its
+        output names (`check_names`) and dtypes were checked as it was decoded."""
+        shapes = self._shapes[signature]
         for name in sorted(outputs):
             value = outputs[name]
-            if dtypes and _dtype_of(value) != declared[name]:
-                raise self.answer_error(
-                    f"output {name!r} is {_dtype_of(value)}; the signature declares "
-                    f"{declared[name]}"
-                )
             shape = shapes.get(name)
             if shape is not None and len(shape) == 0:
                 if value.ndim != 0:
@@ -164,7 +188,7 @@ class ServerClient:
                 found = (
                     "no rows (a scalar)"
                     if value.ndim == 0
-                    else (f"{value.shape[0]} rows")
+                    else f"{value.shape[0]} rows"
                 )
                 raise self.answer_error(
                     f"output {name!r} has {found} for a request of {rows} rows"

@@ -80,14 +80,7 @@ def fix_utf8(text):
 
 def _transcode(t, errors):
     """UTF-8 `t` with invalid sequences replaced by U+FFFD or dropped (`errors`)."""
-    return tf.strings.unicode_transcode(
-        t,
-        "UTF-8",
-        "UTF-8",
-        errors=errors,
-        replacement_char=0xFFFD,
-        replace_control_characters=False,
-    )
+    return tf.strings.unicode_transcode(t, "UTF-8", "UTF-8", errors=errors)
 
 
 def truncate(text, max_bytes=MAX_INPUT_BYTES):
@@ -145,10 +138,12 @@ def normalize(text, lowercase=True, max_bytes=MAX_INPUT_BYTES):
 
     def _norm(t):
         t = _controls_to_spaces(t)
-        if lowercase:
-            t = tf_text.case_fold_utf8(t)  # NFKC_Casefold includes NFKC.
-        else:
-            t = tf_text.normalize_utf8(t, "NFKC")
+        # NFKC_Casefold includes NFKC.
+        t = (
+            tf_text.case_fold_utf8(t)
+            if lowercase
+            else tf_text.normalize_utf8(t, "NFKC")
+        )
         t = tf.strings.regex_replace(t, r"\r\n?", "\n")
         t = tf.strings.regex_replace(t, r"(?:" + _SPACE + r")*\n\s*", "\n")
         t = tf.strings.regex_replace(t, r"(?:" + _SPACE + r")+", " ")

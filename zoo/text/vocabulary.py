@@ -73,9 +73,8 @@ class Vocabulary:
                 f"Received: max_size={max_size!r}"
             )
         if not isinstance(min_count, int) or min_count < 1:
-            raise ValueError(
-                f"`min_count` must be a positive int. Received: min_count={min_count!r}"
-            )
+            received = f"Received: min_count={min_count!r}"
+            raise ValueError(f"`min_count` must be a positive int. {received}")
         counts = collections.Counter()
         for tokens in token_lists:
             for token in tokens:
@@ -251,10 +250,8 @@ class VocabularyLookup(tf.Module):
         # Fail early, with file and line, rather than inside the table initializer.
         self._size = len(Vocabulary.load(vocab_file))
         self.vocab_file = tf.saved_model.Asset(vocab_file)
-        word, number = (
-            tf.lookup.TextFileIndex.WHOLE_LINE,
-            tf.lookup.TextFileIndex.LINE_NUMBER,
-        )
+        index = tf.lookup.TextFileIndex
+        word, number = index.WHOLE_LINE, index.LINE_NUMBER
 
         def table(keys, values, default):
             init = _TextFileInitializer(self.vocab_file, *keys, *values)

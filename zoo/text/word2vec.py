@@ -64,18 +64,6 @@ class Word2VecReport:
         )
 
 
-def _check_positive(name, value, kind=int):
-    types = (int, float) if kind is float else int
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, types)
-        or not 0 < value < np.inf
-    ):
-        raise ValueError(
-            f"`{name}` must be a positive {kind.__name__}. Received: {value!r}"
-        )
-
-
 def _corpus(sequences, vocabulary_size, reserved):
     """Concatenated ids and document numbers, reserved ids (padding, unknown) dropped."""
     ids, docs = [], []
@@ -160,14 +148,16 @@ def train_word2vec(
         occur keep their small random initial rows. With `return_report`, the pair
         `(vectors, report)`.
     """
-    _check_positive("vocabulary_size", vocabulary_size)
-    _check_positive("dim", dim)
-    _check_positive("window", window)
-    _check_positive("negatives", negatives)
-    _check_positive("epochs", epochs)
-    _check_positive("batch_size", batch_size)
-    _check_positive("subsample", subsample, float)
-    _check_positive("learning_rate", learning_rate, float)
+    reals = {"subsample": subsample, "learning_rate": learning_rate}
+    integers = dict(vocabulary_size=vocabulary_size, dim=dim, window=window)
+    integers.update(negatives=negatives, epochs=epochs, batch_size=batch_size)
+    for name, value in {**integers, **reals}.items():
+        kind = float if name in reals else int
+        wrong_type = isinstance(value, bool) or not isinstance(value, (kind, int))
+        if wrong_type or not 0 < value < np.inf:
+            raise ValueError(
+                f"`{name}` must be a positive {kind.__name__}. Received: {value!r}"
+            )
     if not isinstance(reserved, int) or not 0 <= reserved < vocabulary_size:
         raise ValueError(
             f"`reserved` must be an integer in [0, {vocabulary_size}). "
@@ -178,10 +168,8 @@ def train_word2vec(
     counts = np.bincount(ids, minlength=vocabulary_size).astype(np.float64)
     freq = counts / counts.sum()
     with np.errstate(divide="ignore", invalid="ignore"):
-        keep_prob = np.where(
-            freq > 0, (np.sqrt(freq / subsample) + 1) * subsample / freq, 0.0
-        )
-    keep_prob = np.minimum(keep_prob, 1.0)
+        keep_prob = (np.sqrt(freq / subsample) + 1) * subsample / freq
+    keep_prob = np.minimum(np.where(freq > 0, keep_prob, 0.0), 1.0)
     noise = counts**0.75
     noise_table = np.searchsorted(
         np.cumsum(noise / noise.sum()),

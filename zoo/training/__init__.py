@@ -63,8 +63,7 @@ callback: training tokens per second per epoch, tracing and validation excluded.
   warms up, `min(ema, (1 + t) / (10 + t))` at step `t`, for any Keras optimizer
   (`zoo.training.weight_averaging`).
 - with `schedule="cosine"`, cosine decay of the learning rate to zero over the run's
-  steps; with `schedule="time"` over the minutes of `time_limit`, from the training
-  clock, which a resumed run continues (`zoo.training.schedules`).
+  steps (`zoo.training.schedules`).
 
 Randomness in tf.data: what a resumed run restores is what tf.data draws when an
 iterator is created: the order of `shuffle(..., seed=S,
@@ -90,8 +89,8 @@ Checkpoints, the backup and `run.json` are written atomically (a temporary file,
 a rename: `zoo.io`), so a kill during a save leaves the previous file intact;
 `save_model_atomic` and `atomic_write` do the same for a recipe's own files.
 
-Progress goes to standard output: Keras' progress bar on a terminal, one plain line
-per epoch otherwise (log files, pipes), as `cfg.verbose` says.
+Progress goes to standard output: Keras' progress bar on a terminal, Keras' plain
+lines per epoch (`verbose=2`) otherwise (log files, pipes), as `cfg.verbose` says.
 
 Distribution uses TensorFlow's own engine (`zoo.training.distribution`):
 `get_strategy("mirrored")` for all local devices, `get_strategy("multi-worker")` from
@@ -107,42 +106,27 @@ Importing `zoo.training` is cheap: each name loads its module on first use, and
 
 import importlib
 
-# Public name -> the module that defines it.
-_EXPORTS = {
-    "DISTRIBUTE_CHOICES": "zoo.training.config",
-    "RESUMABLE_FIELDS": "zoo.training.config",
-    "RESUME_CHOICES": "zoo.training.config",
-    "SCHEDULE_CHOICES": "zoo.training.config",
-    "TrainingConfig": "zoo.training.config",
-    "get_strategy": "zoo.training.distribution",
-    "parse_tf_config": "zoo.training.distribution",
-    "set_seed": "zoo.training.distribution",
-    "worker_run_dir": "zoo.training.distribution",
-    "EpochLog": "zoo.training.callbacks",
-    "NonFiniteLossError": "zoo.training.callbacks",
-    "Throughput": "zoo.training.callbacks",
-    "TimedSnapshots": "zoo.training.callbacks",
-    "load_snapshot": "zoo.training.callbacks",
-    "averaging": "zoo.training.weight_averaging",
-    "average_momentum": "zoo.training.weight_averaging",
-    "swap_weight_average": "zoo.training.weight_averaging",
-    "warm_up_average": "zoo.training.weight_averaging",
-    "CosineToZero": "zoo.training.schedules",
-    "CosineOverTime": "zoo.training.schedules",
-    "fit_schedule_to_run": "zoo.training.schedules",
-    "scheduled_learning_rate": "zoo.training.schedules",
-    "save_model_atomic": "zoo.training.checkpoints",
-    "RunMismatchError": "zoo.training.resume",
-    "RunLockedError": "zoo.training.run_folder",
-    "keep_final_backups": "zoo.training.run_folder",
-    "run_lock": "zoo.training.run_folder",
-    "fingerprint": "zoo.training.resume",
-    "fit": "zoo.training.fitting",
-    "bucket_by_length": "zoo.training.data",
-    "validate_more_often": "zoo.training.data",
-    "atomic_write": "zoo.io",
-    "UnsupportedKerasError": "zoo.training.keras_workarounds",
+# The public names of each module.
+_NAMES = {
+    "zoo.training.config": "DISTRIBUTE_CHOICES RESUMABLE_FIELDS RESUME_CHOICES "
+    "SCHEDULE_CHOICES TrainingConfig",
+    "zoo.training.distribution": "get_strategy parse_tf_config set_seed worker_run_dir",
+    "zoo.training.callbacks": "NonFiniteLossError Throughput TimedSnapshots "
+    "load_snapshot",
+    "zoo.training.weight_averaging": "averaging average_momentum swap_weight_average "
+    "warm_up_average",
+    "zoo.training.schedules": "CosineToZero fit_schedule_to_run "
+    "scheduled_learning_rate",
+    "zoo.training.checkpoints": "save_model_atomic",
+    "zoo.training.resume": "RunMismatchError fingerprint",
+    "zoo.training.run_folder": "RunLockedError keep_final_backups run_lock",
+    "zoo.training.fitting": "fit",
+    "zoo.training.data": "bucket_by_length validate_more_often",
+    "zoo.io": "atomic_write",
+    "zoo.training.keras_workarounds": "UnsupportedKerasError",
 }
+# Public name -> the module that defines it.
+_EXPORTS = {n: m for m, names in _NAMES.items() for n in names.split()}
 # Modules that need no TensorFlow or Keras.
 _LIGHT = {
     "zoo.training.config",

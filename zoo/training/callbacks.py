@@ -1,18 +1,25 @@
 """The callbacks `fit` adds (and `Throughput`, which recipes add themselves).
 
-- `Throughput`: training tokens per second per epoch, tracing and validation excluded.
-- a NaN guard: a non-finite loss stops training with `NonFiniteLossError`, and the
-  backup of the last completed epoch is kept.
-- learning-rate decay on a plateau (`decay_factor` < 1): the rate is multiplied by
-  `decay_factor` after `decay_patience` epochs without a better monitored value
-  (`keras.callbacks.ReduceLROnPlateau`), and logged as `learning_rate`. A resumed run
-  replays the monitored values of `log.csv`, so it continues with the rate and the
-  count of waiting epochs of the killed run.
-- the learning rate of a schedule, logged as `learning_rate`.
-- `EpochLog`: one plain line per epoch (no escape codes, no carriage returns), the
-  progress output when standard output is not a terminal.
-- `ElapsedTime`: the seconds of training so far, logged as `elapsed_seconds`.
-- `TrainingCurve`: the log's loss curves drawn as a PNG (`zoo.viz.training_curve`).
+Keras' own callbacks serve where they do the job (`CSVLogger`, `TensorBoard`, the
+progress output); each one here is what Keras lacks, or a Keras callback whose state
+must survive a resumed run:
+
+- `ResumableEarlyStopping`: `keras.callbacks.EarlyStopping(restore_best_weights=True)`
+  whose best value, best epoch, best weights and waiting count survive a resume
+  (Keras' start afresh, so a resumed run would stop later and restore other weights).
+- `PlateauDecay`: `keras.callbacks.ReduceLROnPlateau`, likewise resumable (the rate
+  and the waiting count of the killed run).
+- `NaNGuard`: `keras.callbacks.TerminateOnNaN(raise_error=True)` raises a bare
+  `RuntimeError`; this one raises `NonFiniteLossError`, one line that says which
+  epoch's weights are kept and what to do.
+- `LogLearningRate`: Keras logs the rate only from the callbacks that set it
+  (`ReduceLROnPlateau`, `LearningRateScheduler`) and `TensorBoard`; a
+  `LearningRateSchedule`'s rate would not reach the CSV log.
+- `TimedSnapshots`: `keras.callbacks.ModelCheckpoint(save_freq=N)` counts batches;
+  this one saves at minutes of training (the averaged weights with `ema`), keeps the
+  clock across a resume and ends training at the time limit.
+- `ElapsedTime` (seconds of training, continued by a resume), `TrainingCurve` (the
+  log drawn as a PNG) and `Throughput` (tokens per second): Keras has none.
 """
 
 import csv
@@ -116,33 +123,20 @@ class NaNGuard(keras.callbacks.Callback):
         )
 
 
-def monitor_history(csv_path, monitor):
-    """The finite `monitor` values of an existing CSV log, epoch by epoch."""
-    if not os.path.exists(csv_path):
-        return []
-    values = []
-    with open(csv_path, newline="") as f:
-        for row in csv.DictReader(f):
-            try:
-                values.append(float(row[monitor]))
-            except (KeyError, TypeError, ValueError):
-                continue
-    return [v for v in values if math.isfinite(v)]
-
-
-def monitor_values(csv_path, monitor):
+def monitor_values(csv_path, monitor, finite=False):
     """The `monitor` value of every epoch of an existing CSV log, in order: a float
     (NaN and infinities kept, as Keras compared them) or None where the epoch logged
-    none."""
-    if not os.path.exists(csv_path):
-        return []
+    none; with `finite`, only the finite values."""
     values = []
-    with open(csv_path, newline="") as f:
-        for row in csv.DictReader(f):
-            try:
-                values.append(float(row[monitor]))
-            except (KeyError, TypeError, ValueError):
-                values.append(None)
+    if os.path.exists(csv_path):
+        with open(csv_path, newline="") as f:
+            for row in csv.DictReader(f):
+                try:
+                    values.append(float(row[monitor]))
+                except (KeyError, TypeError, ValueError):
+                    values.append(None)
+    if finite:
+        return [v for v in values if v is not None and math.isfinite(v)]
     return values
 
 
@@ -243,14 +237,6 @@ def maximize(monitor, mode):
     return mode == "max" or (mode == "auto" and "acc" in monitor)
 
 
-def best_so_far(csv_path, monitor, mode):
-    """Best `monitor` value in an existing CSV log (for resumed runs), or None."""
-    values = monitor_history(csv_path, monitor)
-    if not values:
-        return None
-    return max(values) if maximize(monitor, mode) else min(values)
-
-
 class PlateauDecay(keras.callbacks.ReduceLROnPlateau):
     """`ReduceLROnPlateau` that starts from `learning_rate` and, on a resume, replays
     the monitor values of the epochs already done (`history`), so the rate, the best
@@ -300,65 +286,22 @@ class LogLearningRate(keras.callbacks.Callback):
             logs["learning_rate"] = float(keras.ops.convert_to_numpy(rate))
 
 
-class EpochLog(keras.callbacks.Callback):
-    """One plain line per epoch: `epoch 3/10 - loss: 0.41 - val_loss: 0.52 - 12.3s`.
+class RoundsProgress(keras.callbacks.ProgbarLogger):
+    """Keras' progress output, whose epoch line counts passes over the training data
+    when each pass is cut into `rounds` validation rounds (`--validations-per-epoch`):
+    `Epoch 0.5/2 (validation round 1/4)` where Keras would say `Epoch 1/4`."""
 
-    The epoch's logs as the callbacks before it left them (except
-    `elapsed_seconds`), and the epoch's seconds (validation included). No escape codes and no carriage returns: the progress
-    output for log files and pipes, where Keras' progress bar writes hundreds of
-    escape sequences per epoch.
-
-    With `rounds_per_epoch > 1` (`--validations-per-epoch`), Keras' epochs are
-    validation rounds, several per pass over the training data; the line then counts
-    passes and names the round: `epoch 0.5/2 (validation round 1/4) - ...`.
-
-    Args:
-        stream: where the lines go (standard output by default, flushed per line).
-        rounds_per_epoch: validation rounds per pass over the training data.
-    """
-
-    def __init__(self, stream=None, rounds_per_epoch=1):
+    def __init__(self, rounds):
         super().__init__()
-        self.stream = stream
-        self.rounds_per_epoch = max(int(rounds_per_epoch), 1)
+        self.rounds = rounds
 
     def on_epoch_begin(self, epoch, logs=None):
-        self._start = time.perf_counter()
-
-    def on_epoch_end(self, epoch, logs=None):
-        now = time.perf_counter()
-        seconds = now - getattr(self, "_start", now)
-        total = self.params.get("epochs", "?")
-        rounds = self.rounds_per_epoch
-        if rounds == 1:
-            parts = [f"epoch {epoch + 1}/{total}"]
-        else:
-            passes = f"{total / rounds:g}" if isinstance(total, int) else "?"
-            parts = [
-                f"epoch {(epoch + 1) / rounds:g}/{passes} "
-                f"(validation round {epoch + 1}/{total})"
-            ]
-        parts += [
-            f"{name}: {_number(value)}"
-            for name, value in (logs or {}).items()
-            if name != "elapsed_seconds"
-        ]
-        parts.append(f"{seconds:.1f}s")
-        print(" - ".join(parts), file=self.stream or sys.stdout, flush=True)
-
-
-def _number(value):
-    try:
-        return f"{float(value):.5g}"
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def last_value(csv_path, column):
-    """The `column` value of the last row of an existing CSV log that has a finite
-    one, or None."""
-    values = monitor_history(csv_path, column)
-    return values[-1] if values else None
+        epochs, self.epochs = self.epochs, 1  # Keras' own line is replaced
+        super().on_epoch_begin(epoch, logs)
+        self.epochs = epochs
+        if self.verbose:
+            passes = f"{(epoch + 1) / self.rounds:g}/{epochs / self.rounds:g}"
+            print(f"Epoch {passes} (validation round {epoch + 1}/{epochs})", flush=True)
 
 
 class ElapsedTime(keras.callbacks.Callback):
@@ -490,12 +433,7 @@ class TimedSnapshots(keras.callbacks.Callback):
     """
 
     def __init__(
-        self,
-        folder,
-        every_minutes=None,
-        limit_minutes=None,
-        weights=None,
-        previous=0.0,
+        self, folder, every_minutes=None, limit_minutes=None, weights=None, previous=0.0
     ):
         super().__init__()
         for name, value in (

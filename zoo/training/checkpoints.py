@@ -60,26 +60,25 @@ def weights_file(path, advice=None):
     import numpy as np
 
     errors = (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile)
+    what, then = "the weights cannot be read (truncated or damaged: ", ")"
+    then += f"; {advice}" if advice else ""
     try:
         saved = np.load(path, allow_pickle=False)
     except errors as e:
-        raise _unreadable_weights(path, e, advice) from None
+        raise _unreadable(path, e, what, then) from None
     if not isinstance(saved, np.lib.npyio.NpzFile):
-        raise _unreadable_weights(path, "one array, not an .npz archive", advice)
+        raise _unreadable(path, "one array, not an .npz archive", what, then)
     with saved:
         try:
             yield saved
         except errors as e:
-            raise _unreadable_weights(path, e, advice) from None
+            raise _unreadable(path, e, what, then) from None
 
 
-def _unreadable_weights(path, error, advice):
+def _unreadable(path, error, before, after):
+    """`UnreadableBackupError(before + the error in one line + after)`."""
     reason = " ".join(str(error).split())[:160] or type(error).__name__
-    return UnreadableBackupError(
-        f"the weights cannot be read (truncated or damaged: {reason})"
-        + (f"; {advice}" if advice else ""),
-        path=path,
-    )
+    return UnreadableBackupError(f"{before}{reason}{after}", path=path)
 
 
 def save_model_atomic(model, path):
@@ -192,33 +191,24 @@ class Backup:
     def __init__(self, folder):
         self.folder = folder
 
+    def _newest(self, pattern):
+        found = [(0, None)]
+        if os.path.isdir(self.folder):
+            for name in os.listdir(self.folder):
+                if match := pattern.match(name):
+                    found.append((int(match[1]), os.path.join(self.folder, name)))
+        return max(found, key=lambda item: item[0])
+
     def latest(self):
         """`(completed epochs, path)` of the newest backup, or `(0, None)`."""
-        if not os.path.isdir(self.folder):
-            return 0, None
-        found = []
-        for name in os.listdir(self.folder):
-            match = self.PATTERN.match(name)
-            if match:
-                found.append((int(match.group(1)), os.path.join(self.folder, name)))
-        return max(found) if found else (0, None)
+        return self._newest(self.PATTERN)
 
     def final(self):
         """`(epochs, path)` of the backup of a finished training, or `(0, None)`."""
-        if not os.path.isdir(self.folder):
-            return 0, None
-        found = []
-        for name in os.listdir(self.folder):
-            match = self.FINAL.match(name)
-            if match:
-                found.append((int(match.group(1)), os.path.join(self.folder, name)))
-        return max(found) if found else (0, None)
+        return self._newest(self.FINAL)
 
     def is_final(self, path):
         return path is not None and bool(self.FINAL.match(os.path.basename(path)))
-
-    def exists(self):
-        return os.path.isdir(self.folder)
 
     def save_final(self, model, epochs):
         """Writes the weights at the end of a training that finished after `epochs`
@@ -275,13 +265,13 @@ class Backup:
             raise self._unreadable(path, e, completed) from None
 
     def _unreadable(self, path, error, completed=None):
-        reason = " ".join(str(error).split())[:160] or type(error).__name__
         held = f" after epoch {completed:g}" if completed else ""
-        return UnreadableBackupError(
-            f"the backup{held} cannot be read ({reason}); it is kept as it is: pass "
-            f"--resume never to start afresh in {os.path.dirname(self.folder)}, or "
-            "another --run-dir",
-            path=path,
+        return _unreadable(
+            path,
+            error,
+            f"the backup{held} cannot be read (",
+            f"); it is kept as it is: pass --resume never to start afresh in "
+            f"{os.path.dirname(self.folder)}, or another --run-dir",
         )
 
     def restore(self, model, path):

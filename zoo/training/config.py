@@ -15,10 +15,18 @@ import math
 from zoo.errors import ConfigError
 
 DISTRIBUTE_CHOICES = ("none", "mirrored", "multi-worker")
-SCHEDULE_CHOICES = ("constant", "cosine", "time", "auto")
+SCHEDULE_CHOICES = ("constant", "cosine")
 RESUME_CHOICES = ("auto", "force", "never")
 MODE_CHOICES = ("auto", "min", "max")
 VERBOSE_CHOICES = ("auto", 0, 1, 2)
+# A flag's `check`: what a value must satisfy, and the bound its message names.
+CHECKS = {
+    "positive": (lambda v: v > 0, "> 0"),
+    "non_negative": (lambda v: v >= 0, ">= 0"),
+    "fraction": (lambda v: 0 <= v <= 1, "in [0, 1]"),
+    "open_fraction": (lambda v: 0 <= v < 1, "in [0, 1)"),
+    "factor": (lambda v: 0 < v <= 1, "in (0, 1]"),
+}
 
 
 def _option(default, help, resumable=False, **metadata):
@@ -56,8 +64,9 @@ class TrainingConfig:
         distribute: "none", "mirrored" or "multi-worker".
         monitor: quantity for the best checkpoint and early stopping.
         mode: "auto", "min" or "max" for `monitor`.
-        verbose: "auto" (Keras' progress bar on a terminal, one plain line per epoch
-            otherwise), 0 (silent), 1 (progress bar) or 2 (one plain line per epoch).
+        verbose: Keras' `verbose`: "auto" (the progress bar on a terminal, plain
+            lines per epoch otherwise), 0 (silent), 1 (progress bar) or 2 (plain
+            lines per epoch).
         tensorboard: whether to write TensorBoard logs.
         ema: momentum of the moving average of the weights that is validated,
             checkpointed and kept (0 disables it; 0.999 averages over about the
@@ -67,203 +76,94 @@ class TrainingConfig:
             (`zoo.training.weight_averaging`). The model's optimizer must be
             built with `**averaging(cfg)`.
         schedule: "constant" (`learning_rate` throughout, unless decayed on a
-            plateau), "cosine" (from `learning_rate` to zero over the run's steps;
+            plateau) or "cosine" (from `learning_rate` to zero over the run's steps;
             the optimizer must be built with
-            `learning_rate=scheduled_learning_rate(cfg)`), "time" (the same cosine
-            over the minutes of `time_limit`, set before every step from the
-            training clock: `zoo.training.schedules.CosineOverTime`) or "auto"
-            ("time" when `time_limit` is set, "constant" otherwise; resolved when
-            the config is made).
+            `learning_rate=scheduled_learning_rate(cfg)`).
         resume: what `fit` does with a backup in `run_dir`: "auto" resumes it when
             it is a backup of the same run and refuses otherwise
             (`RunMismatchError`), "force" resumes it anyway, "never" deletes it and
             starts afresh.
     """
 
-    epochs: int = _option(
-        10, "training epochs", resumable=True, check="positive", metavar="N"
-    )
-    time_limit: float = _option(
-        0.0,
-        "stop training after MIN minutes in all (validation and an interrupted "
-        "run's minutes included; the best checkpoint so far is kept; 0: no limit)",
-        resumable=True,
-        check="non_negative",
-        metavar="MIN",
-    )
-    snapshot_minutes: float = _option(
-        0.0,
-        "every MIN minutes of training, save the weights (the averaged ones with "
-        "--ema) to RUN_DIR/snapshots/ (0: off)",
-        resumable=True,
-        check="non_negative",
-        metavar="MIN",
-    )
-    batch_size: int = _option(
-        32,
-        "global batch size (split across replicas when distributed)",
-        check="positive",
-        metavar="N",
-    )
-    learning_rate: float = _option(
-        1e-3, "learning rate", check="positive", metavar="RATE"
-    )
-    seed: int = _option(
-        1234, "seed of Python, NumPy, TensorFlow and Keras", metavar="N"
-    )
-    run_dir: str = _option(
-        "runs/default",
-        "checkpoints, backup (resumption) and logs go here",
-        resumable=True,
-        metavar="DIR",
-    )
-    validations_per_epoch: int = _option(
-        1,
-        "validate (and choose the best weights, count patience) N times per pass "
-        "over the training data",
-        check="positive",
-        metavar="N",
-    )
-    patience: int = _option(
-        3,
-        "early-stopping patience in validations, epochs unless "
-        "--validations-per-epoch (0 disables it)",
-        resumable=True,
-        check="non_negative",
-        metavar="N",
-    )
-    decay_factor: float = _option(
-        1.0,
-        "multiply the learning rate by this after --decay-patience epochs without a "
-        "better validation metric (1 disables it)",
-        metavar="FACTOR",
-    )
-    decay_patience: int = _option(
-        1,
-        "validations without improvement before the learning rate decays",
-        check="positive",
-        metavar="N",
-    )
-    distribute: str = _option(
-        "none",
-        "none, mirrored (all local GPUs, or CPUs) or multi-worker (needs TF_CONFIG)",
-        resumable=True,
-        choices=DISTRIBUTE_CHOICES,
-    )
-    monitor: str = _option(
-        "val_loss", "quantity for the best checkpoint and early stopping"
-    )
-    mode: str = _option(
-        "auto",
-        "whether --monitor is better low (min) or high (max); auto: Keras decides",
-        choices=MODE_CHOICES,
-    )
-    verbose: object = _option(
-        "auto",
-        "progress output: auto (a progress bar on a terminal, one plain line per "
-        "epoch otherwise), 0 (none), 1 (progress bar), 2 (one line per epoch)",
-        resumable=True,
-        choices=VERBOSE_CHOICES,
-    )
-    tensorboard: bool = _option(
-        True,
-        "write TensorBoard logs (when the tensorboard package is installed)",
-        resumable=True,
-    )
-    ema: float = _option(
-        0.0,
-        "validate, checkpoint and keep a moving average of the weights with this "
-        "momentum, e.g. 0.999, warmed up: min(MOMENTUM, (1+t)/(10+t)) at step t "
-        "(0 disables it)",
-        check="open_fraction",
-        metavar="MOMENTUM",
-    )
-    schedule: str = _option(
-        "constant",
-        "constant learning rate (with optional decay on a plateau), or a cosine "
-        "from --learning-rate to zero over the run's epochs (cosine) or over "
-        "--time-limit (time); auto: time with --time-limit, constant without",
-        choices=SCHEDULE_CHOICES,
-    )
-    resume: str = _option(
-        "auto",
-        "with a backup in --run-dir: auto resumes it if it is a backup of the same "
-        "run (and refuses otherwise), force resumes it anyway, never deletes it and "
-        "starts afresh",
-        resumable=True,
-        choices=RESUME_CHOICES,
-    )
+    # fmt: off
+    epochs: int = _option(10, "training epochs", resumable=True, check="positive",
+        metavar="N")
+    time_limit: float = _option(0.0, "stop training after MIN minutes in all "
+        "(validation and an interrupted run's minutes included; the best checkpoint so "
+        "far is kept; 0: no limit)", resumable=True, check="non_negative",
+        metavar="MIN")
+    snapshot_minutes: float = _option(0.0, "every MIN minutes of training, save the "
+        "weights (the averaged ones with --ema) to RUN_DIR/snapshots/ (0: off)",
+        resumable=True, check="non_negative", metavar="MIN")
+    batch_size: int = _option(32, "global batch size (split across replicas when "
+        "distributed)", check="positive", metavar="N")
+    learning_rate: float = _option(1e-3, "learning rate", check="positive",
+        metavar="RATE")
+    seed: int = _option(1234, "seed of Python, NumPy, TensorFlow and Keras",
+        metavar="N")
+    run_dir: str = _option("runs/default", "checkpoints, backup (resumption) and logs "
+        "go here", resumable=True, metavar="DIR")
+    validations_per_epoch: int = _option(1, "validate (and choose the best weights, "
+        "count patience) N times per pass over the training data", check="positive",
+        metavar="N")
+    patience: int = _option(3, "early-stopping patience in validations, epochs unless "
+        "--validations-per-epoch (0 disables it)", resumable=True,
+        check="non_negative", metavar="N")
+    decay_factor: float = _option(1.0, "multiply the learning rate by this after "
+        "--decay-patience epochs without a better validation metric (1 disables it)",
+        check="factor", metavar="FACTOR")
+    decay_patience: int = _option(1, "validations without improvement before the "
+        "learning rate decays", check="positive", metavar="N")
+    distribute: str = _option("none", "none, mirrored (all local GPUs, or CPUs) or "
+        "multi-worker (needs TF_CONFIG)", resumable=True, choices=DISTRIBUTE_CHOICES)
+    monitor: str = _option("val_loss", "quantity for the best checkpoint and early "
+        "stopping")
+    mode: str = _option("auto", "whether --monitor is better low (min) or high (max); "
+        "auto: Keras decides", choices=MODE_CHOICES)
+    verbose: object = _option("auto", "progress output: auto (a progress bar on a "
+        "terminal, plain lines per epoch otherwise), 0 (none), 1 (progress bar), 2 "
+        "(plain lines per epoch)", resumable=True, choices=VERBOSE_CHOICES)
+    tensorboard: bool = _option(True, "write TensorBoard logs (when the tensorboard "
+        "package is installed)", resumable=True)
+    ema: float = _option(0.0, "validate, checkpoint and keep a moving average of the "
+        "weights with this momentum, e.g. 0.999, warmed up: "
+        "min(MOMENTUM, (1+t)/(10+t)) at step t (0 disables it)",
+        check="open_fraction", metavar="MOMENTUM")
+    schedule: str = _option("constant", "constant learning rate (with optional decay "
+        "on a plateau), or a cosine from --learning-rate to zero over the run's epochs "
+        "(cosine)", choices=SCHEDULE_CHOICES)
+    resume: str = _option("auto", "with a backup in --run-dir: auto resumes it if it "
+        "is a backup of the same run (and refuses otherwise), force resumes it anyway, "
+        "never deletes it and starts afresh", resumable=True, choices=RESUME_CHOICES)
+    # fmt: on
 
     def __post_init__(self):
-        for name, choices in (
-            ("schedule", SCHEDULE_CHOICES),
-            ("distribute", DISTRIBUTE_CHOICES),
-            ("resume", RESUME_CHOICES),
-            ("mode", MODE_CHOICES),
-        ):
-            value = getattr(self, name)
-            if value not in choices:
+        for field in dataclasses.fields(self):
+            name, value, meta = field.name, getattr(self, field.name), field.metadata
+            if name in ("run_dir", "monitor"):
+                continue
+            choices, check = meta.get("choices"), meta.get("check")
+            if choices is not None:
+                ok, what = value in choices, f"one of {choices}"
+            elif field.type is int:
+                ok, what = _is_int(value), "an int"
+            elif field.type is float:
+                ok = isinstance(value, (int, float)) and math.isfinite(value)
+                what = "a finite number"
+            else:
+                ok, what = isinstance(value, bool), "a bool"
+            if ok and check is not None:
+                ok, bound = CHECKS[check]
+                ok, what = ok(value), f"{what} {bound}"
+            if not ok or isinstance(value, bool) != (field.type is bool):
                 raise ConfigError(
-                    f"`{name}` must be one of {choices}. Received: {name}={value!r}"
+                    f"`{name}` must be {what}. Received: {name}={value!r}"
                 )
-        if self.verbose not in VERBOSE_CHOICES or isinstance(self.verbose, bool):
-            raise ConfigError(
-                f"`verbose` must be one of {VERBOSE_CHOICES}. "
-                f"Received: verbose={self.verbose!r}"
-            )
-        if self.schedule == "auto":
-            self.schedule = "time" if self.time_limit else "constant"
-        if self.schedule == "time" and not self.time_limit:
-            raise ConfigError(
-                "`schedule='time'` decays the learning rate over `time_limit`; "
-                f"set it. Received: time_limit={self.time_limit!r}"
-            )
         if self.schedule != "constant" and self.decay_factor < 1:
             raise ConfigError(
                 f"`schedule={self.schedule!r}` sets the learning rate of every step; "
                 "it cannot be combined with decay on a plateau. Received: "
                 f"decay_factor={self.decay_factor!r} (use 1)"
-            )
-        for name in ("epochs", "batch_size", "validations_per_epoch"):
-            value = getattr(self, name)
-            if not _is_int(value) or value < 1:
-                raise ConfigError(
-                    f"`{name}` must be a positive int. Received: {name}={value!r}"
-                )
-        for name in ("time_limit", "snapshot_minutes"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not (
-                isinstance(value, (int, float)) and 0 <= value < math.inf
-            ):
-                raise ConfigError(
-                    f"`{name}` must be a number of minutes >= 0. "
-                    f"Received: {name}={value!r}"
-                )
-        if not _is_int(self.seed):
-            raise ConfigError(f"`seed` must be an int. Received: seed={self.seed!r}")
-        if not _is_int(self.patience) or self.patience < 0:
-            raise ConfigError(
-                f"`patience` must be an int >= 0. Received: patience={self.patience!r}"
-            )
-        if not _is_int(self.decay_patience) or self.decay_patience < 1:
-            raise ConfigError(
-                "`decay_patience` must be an int >= 1. "
-                f"Received: decay_patience={self.decay_patience!r}"
-            )
-        if not 0 < self.decay_factor <= 1:
-            raise ConfigError(
-                "`decay_factor` must be in (0, 1] (1: no decay). "
-                f"Received: decay_factor={self.decay_factor!r}"
-            )
-        if not 0 <= self.ema < 1:
-            raise ConfigError(
-                "`ema` must be in [0, 1) (0: no weight averaging). "
-                f"Received: ema={self.ema!r}"
-            )
-        if not (self.learning_rate > 0 and math.isfinite(self.learning_rate)):
-            raise ConfigError(
-                "`learning_rate` must be a positive number. "
-                f"Received: learning_rate={self.learning_rate!r}"
             )
 
     def identity(self):
@@ -272,9 +172,8 @@ class TrainingConfig:
 
         Left out are the fields marked `resumable`: how long (`epochs`: a run may be
         extended), how patiently, how verbosely, on which devices and where a run
-        trains, and `resume` itself. With the cosine schedule `epochs` is kept, and
-        with the time schedule `time_limit`, as the rate of every step depends on
-        the run's length.
+        trains, and `resume` itself. With the cosine schedule `epochs` is kept, as
+        the rate of every step depends on the run's length.
         """
         values = {
             f.name: getattr(self, f.name)
@@ -283,8 +182,6 @@ class TrainingConfig:
         }
         if self.schedule == "cosine":
             values["epochs"] = self.epochs
-        if self.schedule == "time":
-            values["time_limit"] = self.time_limit
         return values
 
 

@@ -35,8 +35,8 @@ def parse_tf_config(value=None):
     Raises:
         ValueError: when it is missing or malformed, saying what is wrong.
     """
-    if value is None:
-        value = os.environ.get("TF_CONFIG")
+    value = os.environ.get("TF_CONFIG") if value is None else value
+    received = f"Received: TF_CONFIG={value!r}"
     example = (
         '{"cluster": {"worker": ["host1:12345", "host2:12345"]}, '
         '"task": {"type": "worker", "index": 0}}'
@@ -44,20 +44,16 @@ def parse_tf_config(value=None):
     if not value:
         raise ValueError(
             "--distribute multi-worker needs the TF_CONFIG environment variable, e.g. "
-            f"TF_CONFIG='{example}'. Received: TF_CONFIG={value!r}"
+            f"TF_CONFIG='{example}'. {received}"
         )
     try:
         config = json.loads(value)
     except json.JSONDecodeError as e:
-        raise ValueError(
-            f"TF_CONFIG is not valid JSON ({e}). Received: TF_CONFIG={value!r}"
-        ) from None
-    cluster = config.get("cluster") if isinstance(config, dict) else None
-    task = config.get("task") if isinstance(config, dict) else None
+        raise ValueError(f"TF_CONFIG is not valid JSON ({e}). {received}") from None
+    config = config if isinstance(config, dict) else {}
+    cluster, task = config.get("cluster"), config.get("task")
     if not isinstance(cluster, dict) or not cluster:
-        raise ValueError(
-            f"TF_CONFIG needs a non-empty 'cluster' dict. Received: TF_CONFIG={value!r}"
-        )
+        raise ValueError(f"TF_CONFIG needs a non-empty 'cluster' dict. {received}")
     for role, addresses in cluster.items():
         if not isinstance(addresses, list) or not all(
             isinstance(a, str) and ":" in a for a in addresses
@@ -68,8 +64,7 @@ def parse_tf_config(value=None):
             )
     if not isinstance(task, dict) or "type" not in task or "index" not in task:
         raise ValueError(
-            "TF_CONFIG needs 'task': {'type': ..., 'index': ...}. "
-            f"Received: TF_CONFIG={value!r}"
+            f"TF_CONFIG needs 'task': {{'type': ..., 'index': ...}}. {received}"
         )
     role, index = task["type"], task["index"]
     if role not in cluster or not isinstance(index, int):

@@ -1,4 +1,24 @@
-"""`fit`: `keras.Model.fit` with resumption, checkpoints, logs and early stopping."""
+"""`fit`: `keras.Model.fit` with resumption, checkpoints, logs and early stopping.
+
+The callbacks `fit` passes to `keras.Model.fit`, in this order (each sees the epoch's
+logs as the ones before it left them; the Keras callback that each of ours would be,
+and why ours stays, is in its module's docstring):
+
+- `RestoreBackup` on a resume, `AverageIn` with `ema` (`zoo.training.checkpoints`,
+  `zoo.training.weight_averaging`: not Keras' `BackupAndRestore` and
+  `SwapEMAWeights`), then the caller's callbacks, so a metric they log can be
+  `cfg.monitor`;
+- `ElapsedTime`, `TimedSnapshots` (with a time limit or snapshots), before the
+  checkpoints and the log, which then have `elapsed_seconds`;
+- `BestCheckpoint`, `ResumableEarlyStopping` (`patience` > 0), `AverageOut`,
+  `NaNGuard`, `PlateauDecay` (`decay_factor` < 1), `LogLearningRate` (a schedule),
+  then Keras' `CSVLogger`, `TrainingCurve` and Keras' `TensorBoard`;
+- `SaveBackup` last, after the log: a kill between the two trains the logged epoch
+  again rather than losing its row.
+
+Progress output is Keras' own (`verbose`): the progress bar on a terminal, its plain
+lines per epoch (`verbose=2`) otherwise.
+"""
 
 import contextlib
 import importlib.util
@@ -13,15 +33,14 @@ from zoo.io import remove_temporaries
 from zoo.training import keras_workarounds
 from zoo.training.callbacks import (
     ElapsedTime,
-    EpochLog,
     LogLearningRate,
     NaNGuard,
     PlateauDecay,
     ResumableEarlyStopping,
+    RoundsProgress,
     TimedSnapshots,
     TrainingCurve,
-    best_so_far,
-    last_value,
+    maximize,
     monitor_values,
 )
 from zoo.training.checkpoints import Backup, BestCheckpoint, RestoreBackup, SaveBackup
@@ -29,7 +48,7 @@ from zoo.training.data import resume_rounds, validation_rounds
 from zoo.training.distribution import is_multi_worker, worker_run_dir
 from zoo.training.resume import CURVE_FILE, run_identity_of, start_or_resume
 from zoo.training.run_folder import kept_backups, run_lock
-from zoo.training.schedules import CosineOverTime, fit_schedule
+from zoo.training.schedules import fit_schedule
 from zoo.training.weight_averaging import (
     AverageIn,
     AverageOut,
@@ -80,53 +99,32 @@ def fit(model, train_ds, val_ds, cfg, callbacks=None, run_identity=None, **fit_k
     strategy = getattr(model, "distribute_strategy", None)
     run_dir = worker_run_dir(cfg.run_dir, strategy)
     with run_lock(run_dir):
+        remove_temporaries(run_dir)
         return _fit(
-            model,
-            train_ds,
-            val_ds,
-            cfg,
-            callbacks,
-            run_identity,
-            run_dir,
-            strategy,
-            fit_kwargs,
+            model, train_ds, val_ds, cfg, callbacks, run_identity, run_dir, fit_kwargs
         )
 
 
-def _fit(
-    model,
-    train_ds,
-    val_ds,
-    cfg,
-    callbacks,
-    run_identity,
-    run_dir,
-    strategy,
-    fit_kwargs,
-):
-    remove_temporaries(run_dir)
+def _fit(model, train_ds, val_ds, cfg, callbacks, run_identity, run_dir, fit_kwargs):
+    strategy = getattr(model, "distribute_strategy", None)
     monitor = cfg.monitor if val_ds is not None else cfg.monitor.removeprefix("val_")
     backup = Backup(os.path.join(run_dir, "backup"))
     csv_path = os.path.join(run_dir, "log.csv")
     verbose = fit_kwargs.pop("verbose", cfg.verbose)
-    keras_verbose, lines = _progress(verbose)
-
+    keras_verbose = _progress(verbose)
     if strategy is not None and is_multi_worker(strategy):
         options = tf.data.Options()
-        options.experimental_distribute.auto_shard_policy = (
-            tf.data.experimental.AutoShardPolicy.DATA
-        )
+        policy = tf.data.experimental.AutoShardPolicy.DATA
+        options.experimental_distribute.auto_shard_policy = policy
         train_ds = train_ds.with_options(options)
-        if val_ds is not None:
-            val_ds = val_ds.with_options(options)
+        val_ds = val_ds if val_ds is None else val_ds.with_options(options)
         keras_workarounds.build_for_multi_worker(model, strategy, train_ds)
 
     # With weight averaging the average is put in the model first (for validation
     # and the epoch-end callbacks up to the early stopping) and the raw weights are
     # put back before the backup.
     weights = WeightAverage(model) if averages_weights(model, cfg) else None
-    epochs = cfg.epochs
-    passes_ds, batches = train_ds, None
+    epochs, passes_ds, batches = cfg.epochs, train_ds, None
     if cfg.validations_per_epoch > 1:
         if "steps_per_epoch" in fit_kwargs:
             raise ValueError(
@@ -140,35 +138,36 @@ def _fit(
     schedule = fit_schedule(model, train_ds, epochs, fit_kwargs)
     if cfg.decay_factor < 1:
         # The compiled rate, read before a backup is restored into the optimizer.
-        learning_rate = float(keras.ops.convert_to_numpy(model.optimizer.learning_rate))
+        rate = model.optimizer.learning_rate
+        learning_rate = float(keras.ops.convert_to_numpy(rate))
 
     identity = run_identity_of(cfg, model, run_identity)
     initial_epoch, backup_path = start_or_resume(
         run_dir, cfg, identity, backup, csv_path
     )
-    resuming = backup_path is not None
-    kept = kept_backups()
+    resuming, kept = backup_path is not None, kept_backups()
+    if kept is not None:
+        kept.append(backup)
     if backup.is_final(backup_path):
         backup.restore(model, backup_path)
-        if kept is not None:
-            kept.append(backup)
-        else:
+        if kept is None:
             backup.remove()
         history = keras.callbacks.History()  # no epoch trained in this call
         history.set_model(model)
         history.on_train_begin()
         return history
-    if kept is not None:
-        kept.append(backup)
 
+    # A resumed run continues the interrupted run's clock, "best so far", early
+    # stopping and decay on a plateau from the log's values.
+    monitored = monitor_values(csv_path, monitor) if resuming else []
+    elapsed = (
+        monitor_values(csv_path, "elapsed_seconds", finite=True) if resuming else []
+    )
+    previous = elapsed[-1] if elapsed else 0.0
     all_callbacks = [RestoreBackup(backup, backup_path)] if resuming else []
-    if weights:
-        all_callbacks.append(AverageIn(weights))
+    all_callbacks += [AverageIn(weights)] if weights else []
     all_callbacks += list(callbacks or [])
-    monitored = monitor_values(csv_path, monitor) if resuming else ()
     snapshots = None
-    # A resumed run continues the interrupted run's clock.
-    previous = last_value(csv_path, "elapsed_seconds") if resuming else 0.0
     if cfg.time_limit or cfg.snapshot_minutes:
         snapshots = TimedSnapshots(
             os.path.join(run_dir, "snapshots"),
@@ -179,33 +178,22 @@ def _fit(
         )
     # Before the checkpoints and the log: their writing is not counted, and the CSV
     # log has the column.
-    all_callbacks.append(
-        ElapsedTime(previous, pauses=[snapshots] if snapshots is not None else [])
-    )
-    if snapshots is not None:
-        all_callbacks.append(snapshots)
-    if cfg.schedule == "time":
-        all_callbacks.append(
-            CosineOverTime(cfg.learning_rate, 60.0 * cfg.time_limit, snapshots)
-        )
+    all_callbacks.append(ElapsedTime(previous, pauses=[snapshots] if snapshots else []))
+    all_callbacks += [snapshots] if snapshots else []
     checkpoint = BestCheckpoint(
         os.path.join(run_dir, "best.keras"), monitor=monitor, mode=cfg.mode
     )
-    # A resumed run continues the "best so far" of its log.
-    best = best_so_far(csv_path, monitor, cfg.mode) if resuming else None
-    if best is not None:
-        checkpoint.best = best
+    best = monitor_values(csv_path, monitor, finite=True) if resuming else []
+    if best:
+        checkpoint.best = (max if maximize(monitor, cfg.mode) else min)(best)
     all_callbacks.append(checkpoint)
     if cfg.patience > 0:
-        # A resumed run continues the interrupted run's early stopping: best value,
-        # best epoch (and its weights, kept in the backup folder), waiting count.
         all_callbacks.append(
             ResumableEarlyStopping(
                 monitor, cfg.mode, cfg.patience, backup.folder, monitored
             )
         )
-    if weights:
-        all_callbacks.append(AverageOut(weights))
+    all_callbacks += [AverageOut(weights)] if weights else []
     all_callbacks.append(NaNGuard(backup.folder))
     if cfg.decay_factor < 1:
         # After the restore (train begin), before the CSV log (epoch end).
@@ -220,8 +208,7 @@ def _fit(
                 verbose=int(verbose != 0),
             )
         )
-    if schedule is not None:
-        all_callbacks.append(LogLearningRate(schedule))
+    all_callbacks += [LogLearningRate(schedule)] if schedule is not None else []
     all_callbacks.append(keras.callbacks.CSVLogger(csv_path, append=resuming))
     curve = TrainingCurve(
         csv_path,
@@ -231,25 +218,24 @@ def _fit(
     )
     all_callbacks.append(curve)
     if cfg.tensorboard and importlib.util.find_spec("tensorboard") is not None:
-        all_callbacks.append(
-            keras.callbacks.TensorBoard(os.path.join(run_dir, "tensorboard"))
-        )
+        board = keras.callbacks.TensorBoard(os.path.join(run_dir, "tensorboard"))
+        all_callbacks.append(board)
     # After the CSV log: a kill between the two trains the logged epoch again (and
     # the resume drops its row) rather than losing the epoch's row.
-    all_callbacks.append(
-        SaveBackup(backup, keep_final=kept is not None, completed=initial_epoch)
+    all_callbacks.append(SaveBackup(backup, kept is not None, initial_epoch))
+    if keras_verbose and cfg.validations_per_epoch > 1:
+        all_callbacks.append(RoundsProgress(cfg.validations_per_epoch))
+    one_replica = isinstance(train_ds, tf.data.Dataset) and (
+        strategy is None or strategy.num_replicas_in_sync == 1
     )
-    if lines:
-        all_callbacks.append(EpochLog(rounds_per_epoch=cfg.validations_per_epoch))
-    if initial_epoch and batches is not None and _single_replica(passes_ds, strategy):
+    if initial_epoch and batches is not None and one_replica:
         # Validation rounds: Keras reads one stream of batches through all rounds
         # (one iterator for the whole `fit`), and the resumed run starts that stream
         # where the interrupted run's next round would have (`resume_rounds`).
-        train_ds = resume_rounds(
-            passes_ds, batches, fit_kwargs["steps_per_epoch"], initial_epoch
-        )
+        steps = fit_kwargs["steps_per_epoch"]
+        train_ds = resume_rounds(passes_ds, batches, steps, initial_epoch)
         _advance(val_ds, initial_epoch)
-    elif initial_epoch and _advance_shuffle(train_ds, fit_kwargs, strategy):
+    elif initial_epoch and one_replica and fit_kwargs.get("steps_per_epoch") is None:
         # A resumed run sees each epoch's data in the order the interrupted run
         # would have: tf.data draws a shuffled pipeline's order when an iterator is
         # created, so the iterators Keras created in the completed epochs (training
@@ -277,21 +263,6 @@ def _fit(
         curve.draw()
 
 
-def _advance_shuffle(train_ds, fit_kwargs, strategy):
-    """Whether Keras creates one iterator of `train_ds` per epoch on this strategy
-    (a `tf.data.Dataset`, no `steps_per_epoch`, not distributed over replicas)."""
-    if fit_kwargs.get("steps_per_epoch") is not None:
-        return False
-    return _single_replica(train_ds, strategy)
-
-
-def _single_replica(train_ds, strategy):
-    """Whether `train_ds` is a `tf.data.Dataset` that Keras reads on one replica."""
-    if not isinstance(train_ds, tf.data.Dataset):
-        return False
-    return strategy is None or strategy.num_replicas_in_sync == 1
-
-
 def _advance(ds, completed):
     """Creates, and drops with no element read, the iterators of `ds` that Keras'
     `fit` created in its first `completed` epochs (one validation per epoch)."""
@@ -301,15 +272,11 @@ def _advance(ds, completed):
 
 
 def _progress(verbose, stream=None):
-    """`(keras verbose, plain lines)` for `cfg.verbose`: "auto" is Keras' progress
-    bar on a terminal and one plain line per epoch (`EpochLog`) otherwise; 2 is the
-    plain lines everywhere, 1 the bar, 0 nothing."""
-    stream = stream or sys.stdout
+    """Keras' `verbose` for `cfg.verbose`: "auto" is the progress bar (1) on a
+    terminal and Keras' plain lines per epoch (2) otherwise (log files, pipes)."""
     if verbose == "auto":
-        verbose = 1 if _is_terminal(stream) else 2
-    if verbose == 2:
-        return 0, True
-    return verbose, False
+        return 1 if _is_terminal(stream or sys.stdout) else 2
+    return verbose
 
 
 def _is_terminal(stream):

@@ -30,49 +30,14 @@ import os
 import sys
 import typing
 
+from zoo.errors import ConfigError
+from zoo.training.config import CHECKS, TrainingConfig
+
 MISSING = dataclasses.MISSING
 
 # Recipe fields that never change what is trained.
-OUTPUT_FIELDS = (
-    "data",
-    "run_dir",
-    "report_dir",
-    "export_dir",
-    "no_export",
-    "report_samples",
-    "debug",
-    "training",
-    "warmup_texts",
-    "warmup_stories",
-)
-
-
-def _positive(value):
-    if not value > 0:
-        raise ValueError("must be > 0")
-
-
-def _non_negative(value):
-    if not value >= 0:
-        raise ValueError("must be >= 0")
-
-
-def _fraction(value):
-    if not 0 <= value <= 1:
-        raise ValueError("must be in [0, 1]")
-
-
-def _open_fraction(value):
-    if not 0 <= value < 1:
-        raise ValueError("must be in [0, 1)")
-
-
-CHECKS = {
-    "positive": _positive,
-    "non_negative": _non_negative,
-    "fraction": _fraction,
-    "open_fraction": _open_fraction,
-}
+OUTPUT_FIELDS = ("data", "run_dir", "report_dir", "export_dir", "no_export", "debug")
+OUTPUT_FIELDS += ("report_samples", "training", "warmup_texts", "warmup_stories")
 
 
 def option(
@@ -93,9 +58,9 @@ def option(
         help: the flag's help line (required: every flag says what it does).
         demo: the default on the generated demo corpus (no `--data`), if different.
         choices: the accepted values.
-        check: `"positive"`, `"non_negative"`, `"fraction"` ([0, 1]),
-            `"open_fraction"` ([0, 1)) or a callable that raises `ValueError` for a
-            bad value; `None` values are always accepted.
+        check: a name of `zoo.training.config.CHECKS` (`"positive"`,
+            `"non_negative"`, `"fraction"`: [0, 1], ...) or a callable that raises
+            `ValueError` for a bad value; `None` values are always accepted.
         metavar: the value's name in `--help`.
         type: the parser of the value, when the annotation is not enough.
         negatable: a bool option that defaults to False everywhere still gets
@@ -141,16 +106,6 @@ def default_of(constructor, argument):
     return parameter.default
 
 
-def _training_config_class():
-    from zoo.training import TrainingConfig
-
-    return TrainingConfig
-
-
-def _default_training():
-    return _training_config_class()()
-
-
 @dataclasses.dataclass
 class RecipeConfig:
     """The options every recipe has (recipes extend it with their own).
@@ -175,52 +130,29 @@ class RecipeConfig:
         training: the options of `zoo.training.fit` (epochs, batch size, ...).
     """
 
-    data: str = option(
-        None,
-        "training data: a file or folder (formats below); absent: the generated "
-        "demo corpus",
-        metavar="PATH",
-    )
-    run_dir: str = option(
-        None,
-        "checkpoints, backup (resumption) and logs; one run at a time (locked "
-        "while it runs; another configuration is refused while a backup is there: "
-        "give it its own folder)",
-        metavar="DIR",
-    )
-    report_dir: str = option(
-        None,
-        "metrics, attention maps and reports",
-        metavar="DIR",
-    )
-    export_dir: str = option(
-        "saved_models", "TF Serving base folder: exports go to DIR/NAME/VERSION/"
-    )
+    # fmt: off
+    data: str = option(None, "training data: a file or folder (formats below); "
+        "absent: the generated demo corpus", metavar="PATH")
+    run_dir: str = option(None, "checkpoints, backup (resumption) and logs; one run "
+        "at a time (locked while it runs; another configuration is refused while a "
+        "backup is there: give it its own folder)", metavar="DIR")
+    report_dir: str = option(None, "metrics, attention maps and reports",
+        metavar="DIR")
+    export_dir: str = option("saved_models", "TF Serving base folder: exports go to "
+        "DIR/NAME/VERSION/")
     no_export: bool = option(False, "skip the SavedModel export")
-    max_train_samples: int = option(
-        None,
-        "train on a seeded sample of at most N examples",
-        check="positive",
-        metavar="N",
-    )
-    max_eval_samples: int = option(
-        None,
-        "validate and test on seeded samples of at most N examples each",
-        check="positive",
-        metavar="N",
-    )
-    demo_size: int = option(
-        1000, "examples in the generated demo corpus", check="positive", metavar="N"
-    )
-    report_samples: int = option(
-        8,
-        "test examples drawn in the attention report",
-        check="non_negative",
-        metavar="N",
-    )
+    max_train_samples: int = option(None, "train on a seeded sample of at most N "
+        "examples", check="positive", metavar="N")
+    max_eval_samples: int = option(None, "validate and test on seeded samples of at "
+        "most N examples each", check="positive", metavar="N")
+    demo_size: int = option(1000, "examples in the generated demo corpus",
+        check="positive", metavar="N")
+    report_samples: int = option(8, "test examples drawn in the attention report",
+        check="non_negative", metavar="N")
     xla: bool = option(False, "compile the training step with XLA (jit_compile)")
     debug: bool = option(False, "show tracebacks instead of one-line errors")
-    training: typing.Any = dataclasses.field(default_factory=_default_training)
+    # fmt: on
+    training: typing.Any = dataclasses.field(default_factory=TrainingConfig)
 
     @property
     def demo(self):
@@ -248,25 +180,14 @@ class RecipeConfig:
         }
 
 
-# --- Parser -----------------------------------------------------------------------------
-
-
-def _flag(name):
-    return "--" + name.replace("_", "-")
+# --- Parser ---------------------------------------------------------------------------
 
 
 def _base_type(annotation):
     """`int` for `int`, `Optional[int]`, `int | None`; `str` for anything unknown."""
-    if annotation in (int, float, str, bool):
-        return annotation
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    if len(args) == 1 and args[0] in (int, float, str, bool):
-        return args[0]
-    return str
-
-
-def _verbosity(text):
-    return int(text) if text.lstrip("-").isdigit() else text
+    kind = args[0] if len(args) == 1 else annotation
+    return kind if kind in (int, float, str, bool) else str
 
 
 def _converter(parse, check):
@@ -276,56 +197,51 @@ def _converter(parse, check):
         try:
             value = parse(text)
         except (TypeError, ValueError):
-            name = getattr(parse, "__name__", "value")
             raise argparse.ArgumentTypeError(
-                f"invalid {name} value: {text!r}"
+                f"invalid {parse.__name__} value: {text!r}"
             ) from None
         if isinstance(value, float) and not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"must be a finite number: {text!r}")
-        if check is not None:
-            fn = CHECKS[check] if isinstance(check, str) else check
+        if isinstance(check, str) and not CHECKS[check][0](value):
+            raise argparse.ArgumentTypeError(
+                f"must be {CHECKS[check][1]}, got {text!r}"
+            )
+        if callable(check):
             try:
-                fn(value)
+                check(value)
             except ValueError as e:
                 raise argparse.ArgumentTypeError(f"{e}, got {text!r}") from None
         return value
 
-    convert.__name__ = getattr(parse, "__name__", "value")
+    convert.__name__ = parse.__name__
     return convert
 
 
-def _add_field(group, field, annotation, default, demo_default, demo):
-    meta = field.metadata
-    help_text = meta.get("help")
-    if not help_text:
-        raise ValueError(f"option {field.name!r} has no help line")
-    flag = _flag(field.name)
+def _verbosity(text):
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def _add_field(group, name, meta, annotation, default, demo_default, demo):
+    help_text = meta["help"]
     kind = meta.get("type") or _base_type(annotation)
     shown = demo_default if demo and demo_default is not MISSING else default
     if demo_default is not MISSING and demo_default != default:
         help_text += f" [with --data: {default!r}; demo: {demo_default!r}]"
+    flag = "--" + name.replace("_", "-")
     if kind is bool:
         # --flag/--no-flag whenever either default is True, so both spellings work
         # with and without --data.
         either = shown or default or (demo_default is not MISSING and demo_default)
+        action = "store_true"
         if either or meta.get("negatable"):
-            group.add_argument(
-                flag,
-                action=argparse.BooleanOptionalAction,
-                default=shown,
-                help=help_text,
-            )
-        else:
-            group.add_argument(flag, action="store_true", default=shown, help=help_text)
+            action = argparse.BooleanOptionalAction
+        group.add_argument(flag, action=action, default=shown, help=help_text)
         return
-    if field.name == "verbose":
-        kind = _verbosity
-    choices = meta.get("choices")
     group.add_argument(
         flag,
-        type=_converter(kind, meta.get("check")),
+        type=_converter(_verbosity if name == "verbose" else kind, meta.get("check")),
         default=shown,
-        choices=choices,
+        choices=meta.get("choices"),
         metavar=meta.get("metavar"),
         help=help_text,
     )
@@ -351,13 +267,6 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def demo_requested(argv):
-    """True when `argv` has no `--data` (the demo corpus will be used)."""
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--data", default=None)
-    return pre.parse_known_args(argv)[0].data is None
-
-
 def build_parser(
     config_class,
     prog,
@@ -379,55 +288,40 @@ def build_parser(
         demo: whether the defaults shown are the demo's.
     """
     parser = Parser(prog=prog, description=description, formatter_class=_Formatter)
-    hints = typing.get_type_hints(config_class)
-    recipe_group = parser.add_argument_group("recipe")
-    common_group = parser.add_argument_group("data and output")
+    groups = {
+        "recipe": parser.add_argument_group("recipe"),
+        "common": parser.add_argument_group("data and output"),
+        "training": parser.add_argument_group("training"),
+    }
     common = {f.name for f in dataclasses.fields(RecipeConfig)}
+    folders = {"run_dir": f"runs/{name}", "report_dir": f"reports/{name}"}
+    hints = typing.get_type_hints(config_class)
     for field in dataclasses.fields(config_class):
         if field.name == "training":
             continue
         default = field.default
-        if default is MISSING and field.default_factory is not MISSING:
+        if default is MISSING:
             default = field.default_factory()
-        if field.name == "run_dir" and default is None:
-            default = f"runs/{name}"
-        if field.name == "report_dir" and default is None:
-            default = f"reports/{name}"
-        group = common_group if field.name in common else recipe_group
-        _add_field(
-            group,
-            field,
-            hints.get(field.name),
-            default,
-            field.metadata.get("demo", MISSING),
-            demo,
-        )
+        if default is None:
+            default = folders.get(field.name)
+        group = groups["common" if field.name in common else "recipe"]
+        demo_default = field.metadata.get("demo", MISSING)
+        args = (field.metadata, hints[field.name], default, demo_default, demo)
+        _add_field(group, field.name, *args)
 
-    training_class = _training_config_class()
-    training_hints = typing.get_type_hints(training_class)
-    training_group = parser.add_argument_group("training")
-    training_defaults = dict(training_defaults or {})
-    demo_training_defaults = dict(demo_training_defaults or {})
-    for field in dataclasses.fields(training_class):
+    hints = typing.get_type_hints(TrainingConfig)
+    derived = getattr(config_class, "DERIVED", {})
+    for field in dataclasses.fields(TrainingConfig):
         if field.name == "run_dir":
             continue  # the recipe's --run-dir
-        default = training_defaults.get(field.name, field.default)
-        demo_default = demo_training_defaults.get(field.name, MISSING)
+        default = (training_defaults or {}).get(field.name, field.default)
+        demo_default = (demo_training_defaults or {}).get(field.name, MISSING)
         meta = dict(field.metadata)
-        meta.setdefault("help", field.name.replace("_", " "))
         if default is None:  # resolved by the recipe's `Config.validate`
-            rule = getattr(config_class, "DERIVED", {}).get(field.name)
-            meta["help"] += f" (None: {rule or 'derived from other flags'})"
-        shim = dataclasses.field(metadata=meta)
-        shim.name = field.name
-        _add_field(
-            training_group,
-            shim,
-            training_hints.get(field.name),
-            default,
-            demo_default,
-            demo,
-        )
+            rule = derived.get(field.name, "derived from other flags")
+            meta["help"] += f" (None: {rule})"
+        args = (meta, hints[field.name], default, demo_default, demo)
+        _add_field(groups["training"], field.name, *args)
     return parser
 
 
@@ -442,10 +336,10 @@ def parse_config(
     demo_training_defaults=None,
 ):
     """Parses `argv` into a `config_class` instance (argparse errors exit with 2)."""
-    from zoo.errors import ConfigError
-
     argv = list(sys.argv[1:] if argv is None else argv)
-    demo = demo_requested(argv)
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--data", default=None)
+    demo = pre.parse_known_args(argv)[0].data is None
     parser = build_parser(
         config_class,
         prog,
@@ -456,22 +350,23 @@ def parse_config(
         demo,
     )
     args = vars(parser.parse_args(argv))
-    training_class = _training_config_class()
-    training_names = {f.name for f in dataclasses.fields(training_class)}
-    recipe_names = {f.name for f in dataclasses.fields(config_class)} - {"training"}
-    training_values = {k: args[k] for k in training_names if k in args}
-    training_values["run_dir"] = args["run_dir"]
+    training = {f.name: args.get(f.name) for f in dataclasses.fields(TrainingConfig)}
+    training["run_dir"] = args["run_dir"]
     # A training default of None is derived from other flags by `validate()`.
-    derived = [k for k, v in training_values.items() if v is None]
+    derived = [k for k, v in training.items() if v is None]
     try:
-        training = training_class(
-            **{k: v for k, v in training_values.items() if k not in derived}
-        )
-        for name in derived:
-            setattr(training, name, None)
         config = config_class(
-            training=training, **{k: args[k] for k in recipe_names if k in args}
+            training=TrainingConfig(
+                **{k: v for k, v in training.items() if k not in derived}
+            ),
+            **{
+                f.name: args[f.name]
+                for f in dataclasses.fields(config_class)
+                if f.name != "training"
+            },
         )
+        for key in derived:
+            setattr(config.training, key, None)
         config.validate()
         if derived:  # the derived values pass the checks the given ones do
             config.training = dataclasses.replace(config.training)

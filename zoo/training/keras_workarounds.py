@@ -10,7 +10,9 @@ pyproject.toml) and that the internals it reaches exist, and raises
 After a Keras upgrade: for each workaround, check whether the upstream issue is fixed
 (then delete the workaround and its use) or the internals it uses are unchanged (then
 widen `KERAS_VERSIONS`); `tests/training/test_keras_workarounds.py` tells which
-internals are gone.
+internals are gone. Checked against Keras 3.15.1: every workaround here is still
+needed (the two multi-worker ones: without either,
+`tests/training/test_distribution.py::test_multi_worker_two_local_processes` fails).
 """
 
 import re
@@ -37,11 +39,6 @@ def keras_version():
     return int(match.group(1)), int(match.group(2))
 
 
-def _versions():
-    low, high = KERAS_VERSIONS
-    return f"keras>={low[0]}.{low[1]},<{high[0]}.{high[1]}"
-
-
 def require(workaround, upstream, *internals):
     """Checks that `workaround` may run on the installed Keras.
 
@@ -57,7 +54,8 @@ def require(workaround, upstream, *internals):
     low, high = KERAS_VERSIONS
     message = (
         f"zoo.training.keras_workarounds.{workaround} works around {upstream} "
-        f"using Keras internals, and was written for {_versions()}; "
+        f"using Keras internals, and was written for keras>={low[0]}.{low[1]},"
+        f"<{high[0]}.{high[1]}; "
     )
     if not low <= keras_version() < high:
         raise UnsupportedKerasError(
@@ -103,25 +101,6 @@ def epoch_iterators(train_ds, epochs):
         return 0
     known = int(tf.data.experimental.cardinality(train_ds)) >= 0
     return 2 * epochs if known else epochs
-
-
-# --- Layers ------------------------------------------------------------------------
-
-
-def all_layers(model):
-    """Every layer inside `model`, nested ones included (the cells of recurrent
-    layers, the layers of custom layers and of nested models), `model` excluded.
-
-    Works around a missing public API: `Model.layers` lists the top level only, and
-    the layers a custom layer or an RNN holds are tracked in the private
-    `Layer._flatten_layers` (keras/src/layers/layer.py).
-    """
-    require(
-        "all_layers",
-        "the missing public API for nested layers (Layer._flatten_layers)",
-        (model, "_flatten_layers"),
-    )
-    return list(model._flatten_layers(include_self=False, recursive=True))
 
 
 # --- Learning-rate schedules -------------------------------------------------------

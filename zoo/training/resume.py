@@ -203,14 +203,15 @@ def differences(recorded, identity, prefix=""):
     return found
 
 
-def _show(value):
-    text = json.dumps(value, sort_keys=True)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def describe(found):
-    """`key: old -> new, ...` for the message of a `RunMismatchError`."""
-    return ", ".join(f"{key}: {_show(old)} -> {_show(new)}" for key, old, new in found)
+    """`key: old -> new, ...` for the message of a `RunMismatchError` (each value
+    as JSON, cut at 60 characters)."""
+
+    def show(value):
+        text = json.dumps(value, sort_keys=True)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    return ", ".join(f"{key}: {show(old)} -> {show(new)}" for key, old, new in found)
 
 
 def read_record(run_dir):
@@ -287,28 +288,26 @@ def start_or_resume(run_dir, cfg, identity, backup, csv_path):
             cannot be read (a truncated file); nothing in `run_dir` is changed.
     """
     finished, final_path = backup.final()
-    completed, path = backup.latest()
-    if final_path is not None:
-        completed, path = finished, final_path
+    completed, path = (finished, final_path) if final_path else backup.latest()
     if path is None or cfg.resume == "never":
         start_fresh(run_dir, backup, identity, cfg.epochs)
         return 0, None
     record = read_record(run_dir)
+    found = differences((record or {}).get("identity", {}), identity)
+    problem = f"{run_dir} holds a backup of a different run ({describe(found)})"
     if record is None:
         problem = (
             f"{run_dir} holds a backup but no {RUN_FILE} saying what it is a run of"
         )
         found = []
-    else:
-        found = differences(record.get("identity", {}), identity)
-        problem = f"{run_dir} holds a backup of a different run ({describe(found)})"
-    if (record is None or found) and cfg.resume != "force":
+    mismatch = record is None or found
+    if mismatch and cfg.resume != "force":
         raise RunMismatchError(
             f"{problem}: {_HOW_TO_PROCEED}", run_dir=run_dir, differences=found
         )
     # With validation rounds (`cfg.validations_per_epoch`), the backup counts rounds
     # and the messages count passes over the data (1.5 = the middle of pass 2).
-    rounds = getattr(cfg, "validations_per_epoch", 1)
+    rounds = cfg.validations_per_epoch
     passes = completed / rounds
     if completed > cfg.epochs * rounds and final_path is None:
         raise RunMismatchError(
@@ -320,17 +319,14 @@ def start_or_resume(run_dir, cfg, identity, backup, csv_path):
     # Before the record is written: a backup that cannot be read leaves the folder
     # as it was, so the same command says the same.
     backup.check(path, passes)
-    if record is None or found:
+    forced = list((record or {}).get("forced", []))
+    if mismatch:
         print(
             f"warning: {problem}; resuming it anyway (--resume force)", file=sys.stderr
         )
-    forced = list((record or {}).get("forced", []))
-    if record is None or found:
         forced.append({"after_epoch": completed, "differences": describe(found)})
     new_record = {"identity": identity, "epochs": cfg.epochs}
-    if forced:
-        new_record["forced"] = forced
-    write_record(run_dir, new_record)
+    write_record(run_dir, {**new_record, "forced": forced} if forced else new_record)
     trim_log(csv_path, completed)
     if final_path is not None:
         print(
@@ -338,15 +334,14 @@ def start_or_resume(run_dir, cfg, identity, backup, csv_path):
             "loading the trained weights instead of training again (--resume never "
             "trains afresh)"
         )
-    elif completed < cfg.epochs * rounds:
-        if rounds == 1:
-            print(f"resuming {run_dir} from epoch {completed + 1} (of {cfg.epochs})")
-        else:
-            print(
-                f"resuming {run_dir} after epoch {passes:g} (of {cfg.epochs}), from "
-                f"validation round {completed + 1}/{cfg.epochs * rounds}"
-            )
-    else:
+    elif completed >= cfg.epochs * rounds:
         print(f"resuming {run_dir}: all {cfg.epochs} epochs were done")
+    elif rounds == 1:
+        print(f"resuming {run_dir} from epoch {completed + 1} (of {cfg.epochs})")
+    else:
+        print(
+            f"resuming {run_dir} after epoch {passes:g} (of {cfg.epochs}), from "
+            f"validation round {completed + 1}/{cfg.epochs * rounds}"
+        )
     sys.stdout.flush()
     return completed, path

@@ -1,18 +1,13 @@
-"""Learning-rate schedules: cosine decay to zero over the run's steps (`--schedule
-cosine`) or over its time limit (`--schedule time`).
+"""The learning-rate schedule: cosine decay to zero over the run's steps (`--schedule
+cosine`).
 
 With `schedule="cosine"` and an optimizer built with `scheduled_learning_rate(cfg)`,
 the learning rate follows a cosine from `cfg.learning_rate` to zero at the last step
 (`CosineToZero`), logged as `learning_rate`. `fit` sets the run's length from the
 training data's cardinality, or `fit_schedule_to_run` does when it is unknown. The
 schedule follows the optimizer's step count, which the backup keeps, so a resumed run
-continues on it.
-
-With `schedule="time"` the same cosine runs over the minutes of `cfg.time_limit`
-instead: `fit` adds `CosineOverTime`, which sets the optimizer's rate before every
-training step from the seconds of training so far (the clock of the time limit,
-which a resumed run continues), so a run of any speed anneals by the end of its
-budget.
+continues on it. (Keras' `CosineDecay` needs its `decay_steps` when it is made;
+`CosineToZero` takes them when the data's length is known.)
 """
 
 import math
@@ -66,46 +61,6 @@ class CosineToZero(keras.optimizers.schedules.LearningRateSchedule):
 
     def get_config(self):
         return {"learning_rate": self.learning_rate, "total_steps": self.total_steps}
-
-
-def cosine_fraction(progress):
-    """`(1 + cos(pi * progress)) / 2` for `progress` clipped to [0, 1]: 1 at the start
-    of a cosine schedule, 0 at its end."""
-    return 0.5 * (1.0 + math.cos(math.pi * min(max(progress, 0.0), 1.0)))
-
-
-class CosineOverTime(keras.callbacks.Callback):
-    """Sets the optimizer's learning rate before every training step to
-    `learning_rate * cosine_fraction(clock.elapsed() / seconds)` and logs it as
-    `learning_rate` at each epoch's end.
-
-    Args:
-        learning_rate: the rate at the start.
-        seconds: the run's budget (the rate reaches zero there).
-        clock: an object whose `elapsed()` gives the seconds of training so far
-            (`TimedSnapshots`, which `fit` runs with a time limit; its clock
-            continues on a resume). Must come before this callback in the list.
-    """
-
-    def __init__(self, learning_rate, seconds, clock):
-        super().__init__()
-        if not (seconds > 0 and math.isfinite(seconds)):
-            raise ValueError(
-                f"`seconds` must be a positive number. Received: seconds={seconds!r}"
-            )
-        self.learning_rate, self.seconds, self.clock = learning_rate, seconds, clock
-
-    def rate(self, elapsed):
-        """The rate after `elapsed` seconds of training."""
-        return self.learning_rate * cosine_fraction(elapsed / self.seconds)
-
-    def on_train_batch_begin(self, batch, logs=None):
-        self.model.optimizer.learning_rate = self.rate(self.clock.elapsed())
-
-    def on_epoch_end(self, epoch, logs=None):
-        if logs is not None:
-            rate = self.model.optimizer.learning_rate
-            logs["learning_rate"] = float(keras.ops.convert_to_numpy(rate))
 
 
 def scheduled_learning_rate(cfg):

@@ -38,6 +38,7 @@ Module-level imports are stdlib-only: a recipe's `--help` needs no TensorFlow.
 """
 
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -60,19 +61,15 @@ def parser(config_class, name, description, training=None, demo_training=None):
         demo_training: defaults of the training flags on the demo corpus.
     """
 
-    def parse(argv=None):
-        return parse_config(
-            config_class,
-            argv,
-            prog=f"python -m zoo.recipes.{name}",
-            description=description,
-            name=name,
-            training_defaults=training,
-            demo_training_defaults=demo_training,
-        )
-
-    parse.__doc__ = f"The `{config_class.__name__}` of recipe {name} from its flags."
-    return parse
+    return functools.partial(
+        parse_config,
+        config_class,
+        prog=f"python -m zoo.recipes.{name}",
+        description=description,
+        name=name,
+        training_defaults=training,
+        demo_training_defaults=demo_training,
+    )
 
 
 class RecipeRun:

@@ -11,9 +11,8 @@ Plain functions a recipe calls in order:
   word2vec, or none);
 - `evaluate_texts`: a task's predictions and attention over the raw test texts,
   test metrics;
-- `write_classification_report`, `report_examples`: `metrics.txt` and the seeded test
-  examples drawn in attention reports; `document_report` (HAN's) and `hop_report`
-  (the sentence embedder's);
+- `write_report`: `metrics.txt` and the seeded test examples drawn in attention
+  reports; `document_report` (HAN's) and `hop_report` (the sentence embedder's);
 - `export_classifier`: the trained task's export (its family's) with the manifest
   entries and warm-up texts.
 
@@ -21,6 +20,7 @@ Module-level imports are stdlib-only: a recipe's `--help` needs no TensorFlow.
 """
 
 import dataclasses
+import functools
 import os
 import shutil
 
@@ -52,9 +52,7 @@ class TextClassificationConfig(RecipeConfig):
         type=column,
     )
     label_column: str = option(
-        None,
-        "label column, a name or a 0-based position (default: label)",
-        type=column,
+        None, "label column, a name or a 0-based position (default: label)", type=column
     )
     embeddings: str = option(
         None,
@@ -171,7 +169,7 @@ def prepare_inputs(
     The seeded samples of `--max-train-samples` / `--max-eval-samples` are taken
     first; the word vocabulary of the training texts (`--vocab-size`,
     `--min-count`) is written to `RUN_DIR/vocabularies/<digest>/vocab.txt`
-    (`keyed_vocabulary`) and copied to `RUN_DIR/vocab.txt` by
+    (`zoo.io.content_keyed`) and copied to `RUN_DIR/vocab.txt` by
     `TextClassificationInputs.publish` once the run's identity is checked.
 
     Args:
@@ -200,17 +198,19 @@ def prepare_inputs(
         f"examples: {texts.sizes()}; classes: {list(texts.label_names)}; "
         f"training examples per class: {per_class}"
     )
+    from zoo.io import content_keyed
+
     requested = os.path.join(config.run_dir, "vocab.txt")
-    vocab_file = keyed_vocabulary(
-        lambda path: build_word_vocabulary(
-            texts.train.texts,
-            tokenize,
-            path,
-            max_size=config.vocab_size,
-            min_count=config.min_count,
-        ),
-        requested,
+    build = functools.partial(
+        build_word_vocabulary,
+        texts.train.texts,
+        tokenize,
+        max_size=config.vocab_size,
+        min_count=config.min_count,
     )
+    # In RUN_DIR/vocabularies/<digest of its bytes>/: no configuration overwrites
+    # another's vocabulary.
+    vocab_file = content_keyed(build, requested, VOCABULARIES)
     preprocessor = make_preprocessor(vocab_file)
     datasets = {
         split: labelled_dataset(
@@ -306,20 +306,6 @@ def labelled_dataset(
     return ds.prefetch(tf.data.AUTOTUNE)
 
 
-def keyed_vocabulary(build, vocab_file):
-    """Writes a vocabulary where only its own contents can be: `build(path)` writes
-    it, and it lands in `dirname(vocab_file)/vocabularies/<digest of its
-    bytes>/basename(vocab_file)` (`zoo.io.content_keyed`), so no configuration
-    overwrites another's vocabulary.
-
-    Returns:
-        The vocabulary file's path.
-    """
-    from zoo.io import content_keyed
-
-    return content_keyed(build, vocab_file, VOCABULARIES)
-
-
 @dataclasses.dataclass
 class InitialEmbeddings:
     """What `initial_embeddings` chose.
@@ -341,13 +327,7 @@ class InitialEmbeddings:
 
 
 def initial_embeddings(
-    vocab_file,
-    dim,
-    vectors=None,
-    word2vec_epochs=0,
-    corpus=None,
-    seed=0,
-    save_to=None,
+    vocab_file, dim, vectors=None, word2vec_epochs=0, corpus=None, seed=0, save_to=None
 ):
     """The embedding matrix a classifier starts from, for the words of `vocab_file`.
 
@@ -432,36 +412,35 @@ def evaluate_texts(task, texts, batch_size=64, extra=None):
     return report, results
 
 
-def write_classification_report(report_dir, description, report, notes=()):
-    """Writes `metrics.txt` in `report_dir` (atomically); returns its table.
+def write_report(config, data, metrics, results, notes=()):
+    """Writes `metrics.txt` in `--report-dir` (the data's description, then the
+    table of `metrics` and `notes`), prints the table, and returns `(table,
+    examples)`: the `--report-samples` seeded test results to draw in the recipe's
+    attention report, with `"predicted"` and `"true"` (class names), `"probability"`
+    (of the prediction) and `"index"` set."""
+    import numpy as np
 
-    Args:
-        report_dir: the report folder (created).
-        description: one line on the data, written first.
-        report: a `zoo.metrics.classification_report` dict.
-        notes: more lines written after the table.
-    """
     from zoo.io import atomic_write
     from zoo.metrics import format_report
 
-    text = "\n".join([format_report(report), *notes])
-    os.makedirs(report_dir, exist_ok=True)
-    with atomic_write(os.path.join(report_dir, "metrics.txt")) as f:
-        f.write(f"{description}\n\n{text}\n")
-    return text
-
-
-def write_report(config, data, metrics, results, notes=()):
-    """Writes `metrics.txt` (`write_classification_report`), prints its table, and
-    returns `(table, examples)`: the `--report-samples` seeded test results to draw
-    in the recipe's attention report (`report_examples`)."""
-    text = write_classification_report(
-        config.report_dir, data.description, metrics, notes
-    )
+    text = "\n".join([format_report(metrics), *notes])
+    os.makedirs(config.report_dir, exist_ok=True)
+    with atomic_write(os.path.join(config.report_dir, "metrics.txt")) as f:
+        f.write(f"{data.description}\n\n{text}\n")
     print(text, flush=True)
-    examples = report_examples(
-        results, data.label_names, config.report_samples, config.training.seed
-    )
+    rng = np.random.default_rng(config.training.seed)
+    examples = []
+    for i in rng.permutation(len(results))[: config.report_samples]:
+        predicted, label = results[i]["predicted"], results[i]["label"]
+        examples.append(
+            {
+                **results[i],
+                "index": int(i),
+                "predicted": data.label_names[predicted],
+                "probability": float(results[i]["probabilities"][predicted]),
+                "true": data.label_names[label],
+            }
+        )
     return text, examples
 
 
@@ -531,42 +510,6 @@ def hop_report(config, data, metrics, results, log=print):
     log(f"attention report: {path}")
 
 
-def report_examples(results, label_names, count, seed):
-    """`count` seeded test results to draw in a report, with class names added:
-    `"predicted"` and `"true"` (names) and `"probability"` (of the prediction).
-
-    Args:
-        results: `evaluate_texts`'s results (`"probabilities"`, `"predicted"`,
-            `"label"` and the attention maps of each text).
-        label_names: the class names.
-        count: how many.
-        seed: the choice's seed.
-    """
-    import numpy as np
-
-    chosen = np.random.default_rng(seed).permutation(len(results))[:count]
-    return [
-        {
-            **results[i],
-            "index": int(i),
-            "predicted": label_names[results[i]["predicted"]],
-            "probability": float(results[i]["probabilities"][results[i]["predicted"]]),
-            "true": label_names[results[i]["label"]],
-        }
-        for i in chosen
-    ]
-
-
-def export_metadata(recipe, description, metrics, keys=HEADLINE_METRICS):
-    """The manifest entries of a classifier's export: the recipe, the data and the
-    headline metrics (`keys` present in `metrics`)."""
-    return {
-        "recipe": recipe,
-        "data": description,
-        "metrics": {k: metrics[k] for k in keys if k in metrics},
-    }
-
-
 def export_classifier(
     run, exporter, export_name, task, data, metrics, keys=HEADLINE_METRICS
 ):
@@ -583,6 +526,10 @@ def export_classifier(
         base_dir=config.export_dir,
         name=export_name,
         warmup_texts=data.warmup_texts(config.warmup_texts),
-        metadata=export_metadata(run.name, data.description, metrics, keys),
+        metadata={
+            "recipe": run.name,
+            "data": data.description,
+            "metrics": {k: metrics[k] for k in keys if k in metrics},
+        },
         preprocessor=data.preprocessor,
     )

@@ -19,6 +19,11 @@ holds both, so a resumed run continues exactly. When training ends the model hol
 average (or, with early stopping, the average of the best epoch). `best.keras` holds
 the averaged weights and, in its optimizer state, the raw weights of the same epoch
 (`swap_weight_average` exchanges them).
+
+`AverageIn` and `AverageOut` stay rather than `keras.callbacks.SwapEMAWeights`: with
+`swap_on_epoch=True` Keras' keeps the average in the model from an epoch's end to the
+next one's beginning, so the backup written at the epoch's end would hold the average
+where the raw weights belong (and a resumed run would train on from the average).
 """
 
 import keras

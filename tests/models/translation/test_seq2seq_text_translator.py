@@ -171,7 +171,7 @@ def test_translate_equals_the_exports_signatures(tmp_path):
 
 
 def test_export_of_a_serving_module_builds_its_task(translator_model, preprocessor):
-    from zoo.models.translation.translation_serving import _export_task
+    from zoo.models.translation.seq2seq_text_translator import _export_task
 
     module = TranslationServing(translator_model, preprocessor, beam_width=4, beta=0.0)
     task = _export_task(module, None)

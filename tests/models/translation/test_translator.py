@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.decoding.seq2seq import decode_translator
+from zoo.decoding import greedy_search
 from zoo.models.translation import Translator, as_text, translate_corpus
 
 TEXTS = ["the dog sees a cat .", "a big cat .", "", "the dog"]
@@ -32,7 +32,9 @@ def test_greedy_translator_is_the_search_on_the_preprocessed_source(
     translator = Translator(translator_model, preprocessor, beam_width=1, **search)
     out = translator(tf.constant(TEXTS))
     source_ids = preprocessor.source_ids(tf.constant(TEXTS))
-    search = decode_translator(translator_model, source_ids, 6, **search)
+    memory, state, mask = translator_model.encode(source_ids)
+    step = translator_model.decoder.step
+    search = greedy_search(step, state, memory, mask, 6, **search)
     longest = int(tf.reduce_max(search["lengths"]))
     ids = search["tokens"][:, :longest]
     np.testing.assert_array_equal(out["target_ids"], ids)

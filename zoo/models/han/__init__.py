@@ -19,13 +19,14 @@ from zoo.models.han.han_preprocessor import (
 )
 from zoo.models.han.han_serving import HANServing
 from zoo.models.han.han_text_classifier import (
+    CLIPNORM,
+    LENGTH_BUCKETS,
     HANTextClassifier,
     export_han_classifier,
 )
 from zoo.models.han.han_text_classifier_preprocessor import (
     HANTextClassifierPreprocessor,
 )
-from zoo.models.han.han_training import CLIPNORM, LENGTH_BUCKETS
 
 __all__ = [
     "CLIPNORM",

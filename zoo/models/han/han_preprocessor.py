@@ -21,12 +21,8 @@ in-graph, tensorflow-text):
 import tensorflow as tf
 
 from zoo.layers.arguments import check_positive_ints
-from zoo.text.preprocessing import (
-    normalize,
-    pad_ragged,
-    split_sentences,
-    word_tokenize,
-)
+from zoo.models.preprocessor import pad_batch
+from zoo.text.preprocessing import normalize, pad_ragged, split_sentences, word_tokenize
 from zoo.text.vocabulary import VocabularyLookup
 
 MAX_SENTENCES = 30
@@ -94,9 +90,9 @@ class HANPreprocessor(tf.Module):
                 "words": pad_ragged(words, limits, pad=""),
             }
         return {
-            "token_ids": _pad3(ids, 0),
-            "sentences": _pad2(sentences),
-            "words": _pad3(words, ""),
+            "token_ids": pad_batch(ids, 0),
+            "sentences": pad_batch(sentences, ""),
+            "words": pad_batch(words, ""),
         }
 
     def document_ids(self, texts, max_sentences=200, max_words=200, chunk=500):
@@ -142,17 +138,3 @@ def tokenize_documents(
     words = tf.ragged.boolean_mask(words, keep)
     sentences = tf.ragged.boolean_mask(sentences, keep)
     return sentences, words
-
-
-def _pad2(ragged):
-    dense = ragged.to_tensor(default_value="")
-    extra = tf.maximum(1 - tf.shape(dense)[1], 0)
-    return tf.pad(dense, [[0, 0], [0, extra]], constant_values="")
-
-
-def _pad3(ragged, value):
-    dense = ragged.to_tensor(default_value=tf.constant(value, ragged.dtype))
-    shape = tf.shape(dense)
-    extra_s = tf.maximum(1 - shape[1], 0)
-    extra_w = tf.maximum(1 - shape[2], 0)
-    return tf.pad(dense, [[0, 0], [0, extra_s], [0, extra_w]], constant_values=value)

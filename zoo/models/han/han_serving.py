@@ -39,6 +39,8 @@ class HANServing(TextClassifierServing):
     ```
     """
 
+    signature_names = ("serving_default", "explain", "preprocess")
+
     @tf.function(input_signature=[TEXT_SPEC])
     def explain(self, text):
         text = self.check_batch(text)
@@ -56,11 +58,3 @@ class HANServing(TextClassifierServing):
     def serve(self, text):
         result = self.explain(text)  # one traced model graph (and batch check)
         return {k: v for k, v in result.items() if k not in ("sentences", "words")}
-
-    def serving_signatures(self):
-        """`{signature name: tf.function}` for `zoo.export.export_model`."""
-        return {
-            "serving_default": self.serve,
-            "explain": self.explain,
-            "preprocess": self.preprocess,
-        }

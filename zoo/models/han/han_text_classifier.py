@@ -8,8 +8,14 @@ from zoo.models.han.han_serving import HANServing
 from zoo.models.han.han_text_classifier_preprocessor import (
     HANTextClassifierPreprocessor,
 )
-from zoo.models.han.han_training import CLIPNORM
 from zoo.models.text_classifier import TextClassifier
+
+LENGTH_BUCKETS = (400, 800, 1200, 1800, 2600, 4000)
+"""Bucket boundaries, in bytes of raw text, of the recipe's shuffled training
+batches: documents of similar length are batched together (less padding)."""
+
+CLIPNORM = 5.0
+"""Gradient-norm clipping of the optimizer (the RNNs see up to 50-step sequences)."""
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -55,20 +61,13 @@ class HANTextClassifier(TextClassifier):
     ```
     """
 
+    backbone_class = HANClassifier
+    preprocessor_class = HANTextClassifierPreprocessor
+
     def __init__(
         self, backbone, preprocessor=None, label_names=None, compile=True, **kwargs
     ):
-        if not isinstance(backbone, HANClassifier):
-            raise ValueError(
-                f"`backbone` must be a HANClassifier. Received: {type(backbone).__name__}"
-            )
-        if preprocessor is not None and not isinstance(
-            preprocessor, HANTextClassifierPreprocessor
-        ):
-            raise ValueError(
-                "`preprocessor` must be a HANTextClassifierPreprocessor. Received: "
-                f"{type(preprocessor).__name__}"
-            )
+        self.check_parts(backbone, preprocessor)
         super().__init__(backbone, preprocessor, label_names, compile, **kwargs)
 
     def default_compile(self, learning_rate=2e-3, clipnorm=CLIPNORM):
@@ -76,12 +75,7 @@ class HANTextClassifier(TextClassifier):
         categorical cross-entropy, accuracy: the recipe's training settings (its
         `--learning-rate` takes its default from here)."""
         # Batches vary in shape (S, W): XLA would recompile for every new shape.
-        self.compile(
-            optimizer=keras.optimizers.Adam(learning_rate, clipnorm=clipnorm),
-            loss="sparse_categorical_crossentropy",
-            metrics=["accuracy"],
-            jit_compile=False,
-        )
+        super().default_compile(learning_rate, clipnorm, jit_compile=False)
 
     def export(
         self, base_dir="saved_models", name="han", warmup_texts=None, metadata=None
@@ -111,10 +105,7 @@ def export_han_classifier(
     short example when none are given). The manifest records the labels and the
     limits.
     """
-    if not isinstance(task, HANTextClassifier):
-        raise ValueError(
-            f"`task` must be a HANTextClassifier. Received: {type(task).__name__}"
-        )
+    HANTextClassifier.check_task(task)
     if preprocessor is None:
         preprocessor = task.preprocessor.module
     module = HANServing(task.backbone, preprocessor, task.label_names, max_batch_size)

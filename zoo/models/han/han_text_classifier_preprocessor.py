@@ -42,6 +42,9 @@ class HANTextClassifierPreprocessor(Preprocessor):
     TensorShape([1, 1, 2])
     """
 
+    module_class = HANPreprocessor
+    module_arguments = ("max_sentences", "max_words", "lowercase")
+
     def __init__(
         self,
         max_sentences=MAX_SENTENCES,
@@ -55,25 +58,6 @@ class HANTextClassifierPreprocessor(Preprocessor):
         self.lowercase = lowercase
         super().__init__(assets=assets, **kwargs)
 
-    @classmethod
-    def from_module(cls, module, **kwargs):
-        """The layer of an existing `HANPreprocessor` (same vocabulary and limits)."""
-        return cls(
-            max_sentences=module.max_sentences,
-            max_words=module.max_words,
-            lowercase=module.lowercase,
-            assets={"vocabulary.txt": module.vocab_file},
-            **kwargs,
-        )
-
-    def make_module(self, paths):
-        return HANPreprocessor(
-            paths["vocabulary.txt"],
-            self.max_sentences,
-            self.max_words,
-            lowercase=self.lowercase,
-        )
-
     def adapt(self, texts, vocab_size=30000, min_count=2):
         """Learns the word vocabulary of `texts` (most frequent first, `[PAD]` and
         `[UNK]` included in `vocab_size`; words seen fewer than `min_count` times
@@ -86,18 +70,3 @@ class HANTextClassifierPreprocessor(Preprocessor):
             vocab_size,
             min_count,
         )
-
-    @property
-    def vocabulary_size(self):
-        return self.module.lookup.size
-
-    def call(self, text):
-        return self.module(text)
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "max_sentences": self.max_sentences,
-            "max_words": self.max_words,
-            "lowercase": self.lowercase,
-        }

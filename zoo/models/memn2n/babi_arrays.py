@@ -134,12 +134,7 @@ def random_empty_memories(memory, rate, seed=None):
 
 
 def make_dataset(
-    arrays,
-    batch_size=32,
-    shuffle=False,
-    seed=0,
-    noise_rate=0.0,
-    drop_remainder=False,
+    arrays, batch_size=32, shuffle=False, seed=0, noise_rate=0.0, drop_remainder=False
 ):
     """A `tf.data.Dataset` of `({"story", "question"}, answer)` batches.
 

@@ -150,19 +150,14 @@ def plot_attention(
         # Slot 0 is the most recent sentence: reverse to oldest -> newest.
         weights = attention[row, :, :n][:, ::-1]
         offset = len(sentences) - n
-        labels = [
-            ("* " if (i + offset) in example.supporting else "") + _short(text)
-            for i, text in enumerate(sentences[-n:])
-        ]
+        marks = ["* " if i + offset in example.supporting else "" for i in range(n)]
+        hops = [f"hop {h + 1}" for h in range(weights.shape[0])]
         answer = vocab.id_to_token(int(predicted[row]))
         if grids is not None:
             grids.append(
                 {
-                    "rows": [
-                        ("* " if (i + offset) in example.supporting else "") + text
-                        for i, text in enumerate(sentences[-n:])
-                    ],
-                    "columns": [f"hop {h + 1}" for h in range(weights.shape[0])],
+                    "rows": [m + t for m, t in zip(marks, sentences[-n:], strict=True)],
+                    "columns": hops,
                     "weights": weights.T.tolist(),  # (sentences, hops)
                     "caption": f"question: {example.question}\nanswer: {answer} "
                     f"(true: {example.answer})",
@@ -170,9 +165,10 @@ def plot_attention(
                 }
             )
         path = os.path.join(report_dir, f"attention_{prefix}_{row}.png")
+        labels = [m + _short(t) for m, t in zip(marks, sentences[-n:], strict=True)]
         attention_heatmap(
             weights,
-            [f"hop {h + 1}" for h in range(weights.shape[0])],
+            hops,
             labels,
             path,
             title=f"{example.question} -> {answer} (true: {example.answer})",

@@ -6,6 +6,7 @@ exported graph, so both see the same word ids.
 
 import tensorflow as tf
 
+from zoo.layers.arguments import check_positive_ints
 from zoo.text.preprocessing import normalize, word_tokenize
 from zoo.text.vocabulary import RESERVED, VocabularyLookup
 
@@ -107,15 +108,12 @@ class MemN2NPreprocessor(tf.Module):
         name=None,
     ):
         super().__init__(name=name)
-        for key, value in (
-            ("memory_size", memory_size),
-            ("sentence_length", sentence_length),
-            ("max_story_bytes", max_story_bytes),
-        ):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(
-                    f"`{key}` must be a positive int. Received: {key}={value!r}"
-                )
+        check_positive_ints(
+            memory_size=memory_size,
+            sentence_length=sentence_length,
+            max_story_bytes=max_story_bytes,
+        )
+        self.vocab_file = str(vocab_file)
         self.lookup = VocabularyLookup(vocab_file)
         self.memory_size = memory_size
         self.sentence_length = sentence_length
@@ -172,7 +170,7 @@ class MemN2NPreprocessor(tf.Module):
         """
         reserved = len(RESERVED)
         best = tf.argmax(probabilities[:, reserved:], axis=-1, output_type=tf.int32)
-        words = self.inverse(best + reserved)
+        words = self.lookup.inverse(best + reserved)
         answerable = tf.logical_and(
             features["sentences_used"] > 0, features["question_words"] > 0
         )
@@ -198,26 +196,17 @@ class MemN2NPreprocessor(tf.Module):
         )
         return normalize(head, max_bytes=budget)
 
-    def recent_lines(self, story):
-        """The last `memory_size` sentences with words, most recent first.
+    def _memory(self, story):
+        """The last `memory_size` sentences with words, most recent first (string
+        `(B, memory_size)`, normalized, "" after the oldest one kept), the number
+        of sentences kept (int32 `(B,)`) and whether older parts of the story were
+        left out (bool `(B,)`).
 
         Only the last `max_lines` lines of a story are read, each cut to its first
         `max_sentence_bytes` bytes before it is normalized. Normalizing lines one
         by one gives the words of normalizing the whole story, whose line breaks
         are "\n", "\r\n" and "\r".
-
-        Args:
-            story: string tensor `[B]`.
-
-        Returns:
-            string tensor `(B, memory_size)` of normalized sentences, "" after the
-            oldest one kept.
         """
-        return self._memory(story)[0]
-
-    def _memory(self, story):
-        """`recent_lines`, the number of sentences kept (int32 `(B,)`) and whether
-        older parts of the story were left out (bool `(B,)`)."""
         story = tf.convert_to_tensor(story, tf.string)
         length = tf.strings.length(story)
         limit = self.max_story_bytes
@@ -253,7 +242,3 @@ class MemN2NPreprocessor(tf.Module):
         )
         truncated = cut | unread_words | (sentences.row_lengths() > slots)
         return memory, tf.cast(recent.row_lengths(), tf.int32), truncated
-
-    def inverse(self, ids):
-        """Word ids (any shape) -> words (`[UNK]` when out of range)."""
-        return self.lookup.inverse(ids)

@@ -21,8 +21,8 @@ from zoo.models.memn2n.memn2n import MemN2N
 from zoo.models.memn2n.memn2n_question_answerer_preprocessor import (
     MemN2NQuestionAnswererPreprocessor,
 )
-from zoo.models.memn2n.memn2n_serving import MemN2NServing
-from zoo.models.task import Task, _short
+from zoo.models.memn2n.memn2n_serving import MemN2NServing, serving_outputs
+from zoo.models.task import Task, _decoded, encode_ids
 from zoo.text.vocabulary import RESERVED
 
 INPUT_NAMES = ("story", "question")
@@ -79,18 +79,20 @@ class MemN2NQuestionAnswerer(Task):
     ```
     """
 
+    backbone_class = MemN2N
+    preprocessor_class = MemN2NQuestionAnswererPreprocessor
+
     def __init__(self, backbone, preprocessor=None, compile=True, **kwargs):
-        if not isinstance(backbone, MemN2N):
-            raise ValueError(
-                f"`backbone` must be a MemN2N. Received: {type(backbone).__name__}"
-            )
+        self.check_parts(backbone, preprocessor)
         if preprocessor is not None:
-            if not isinstance(preprocessor, MemN2NQuestionAnswererPreprocessor):
-                raise ValueError(
-                    "`preprocessor` must be a MemN2NQuestionAnswererPreprocessor. "
-                    f"Received: {type(preprocessor).__name__}"
-                )
-            _check_sizes(backbone, preprocessor)
+            for key in ("memory_size", "sentence_length"):
+                if getattr(preprocessor, key) != getattr(backbone, key):
+                    raise ValueError(
+                        f"The preprocessor's {key} must be the network's "
+                        f"({getattr(backbone, key)}). Received: {key}="
+                        f"{getattr(preprocessor, key)!r}"
+                    )
+        self.check_vocabulary(preprocessor, backbone.vocabulary_size)
         # === Layers ===
         self.backbone = backbone
         self.preprocessor = preprocessor
@@ -131,11 +133,6 @@ class MemN2NQuestionAnswerer(Task):
             metrics=[keras.metrics.SparseCategoricalAccuracy("accuracy")],
             jit_compile=jit_compile,
         )
-
-    @property
-    def answer_vocabulary(self):
-        """The answer of each output class: the preprocessor's words in id order."""
-        return self.preprocessor.vocabulary
 
     # --- Inputs and answers ---------------------------------------------------------
 
@@ -184,43 +181,28 @@ class MemN2NQuestionAnswerer(Task):
                 f"y must be a list of answers, one per example. Received: shape "
                 f"{values.shape}"
             )
-        if values.dtype.kind in "iu":
-            bad = np.flatnonzero((values < 0) | (values >= size))
-            if bad.size:
-                raise ValueError(
-                    f"y[{bad[0]}] = {values[bad[0]]} is not an answer id "
-                    f"(0..{size - 1})"
-                )
-            return values.astype("int32")
-        index = {word: i for i, word in enumerate(self.answer_vocabulary)}
-        ids = []
-        for i, answer in enumerate(values.tolist()):
-            if isinstance(answer, bytes):
-                answer = answer.decode("utf-8")
-            word = answer.strip().lower() if isinstance(answer, str) else None
-            if word is None or word in RESERVED or word not in index:
-                raise ValueError(
-                    f"y[{i}] = {_short(answer)} is not a word of the task's "
-                    f"vocabulary ({size} words): answers are words of the vocabulary "
-                    "the preprocessor was adapted on"
-                )
-            ids.append(index[word])
-        return np.asarray(ids, "int32")
+        index = {}  # the words are read only for answers given as words
+        if values.dtype.kind not in "iu":
+            words = self.preprocessor.vocabulary
+            index = {w: i for i, w in enumerate(words) if w not in RESERVED}
+        return encode_ids(
+            values,
+            index,
+            size,
+            f"an answer id (0..{size - 1})",
+            f"not a word of the task's vocabulary ({size} words): answers are words "
+            "of the vocabulary the preprocessor was adapted on",
+            normalize=lambda word: word.strip().lower(),
+        )
 
-    def preprocess_samples(self, x, y=None, sample_weight=None):
-        if y is not None:
-            y = self.encode_answers(y)
-        return super().preprocess_samples(x, y, sample_weight)
+    def encode_targets(self, y):
+        return self.encode_answers(y)
 
     def fit(self, x=None, y=None, *args, **kwargs):
-        if y is not None and not isinstance(y, tf.Tensor):
-            y = self.encode_answers(y)
         validation = kwargs.get("validation_data")
         if isinstance(validation, (tuple, list)) and len(validation) >= 2:
-            vx, vy, *rest = validation
-            if not isinstance(vx, tf.data.Dataset):
-                self.check_inputs(vx)
-            kwargs["validation_data"] = (vx, self.encode_answers(vy), *rest)
+            if not isinstance(validation[0], tf.data.Dataset):
+                self.check_inputs(validation[0])
         memory = self.backbone.memory
         callbacks = list(kwargs.get("callbacks") or [])
         if memory.linear_start_enabled and not any(
@@ -230,11 +212,6 @@ class MemN2NQuestionAnswerer(Task):
             monitor = "val_loss" if validated else "loss"
             kwargs["callbacks"] = [*callbacks, LinearStart(memory, monitor=monitor)]
         return super().fit(x, y, *args, **kwargs)
-
-    def evaluate(self, x=None, y=None, *args, **kwargs):
-        if y is not None and not isinstance(y, tf.Tensor):
-            y = self.encode_answers(y)
-        return super().evaluate(x, y, *args, **kwargs)
 
     # --- Answers ----------------------------------------------------------------------
 
@@ -278,24 +255,9 @@ class MemN2NQuestionAnswerer(Task):
         self.check_inputs(x)
         stories, questions = list(x["story"]), list(x["question"])
         module, backbone = self.preprocessor.module, self.backbone
-
-        @tf.function(reduce_retracing=True)
-        def run(story, question):
-            features = module(story, question, return_sentences=True)
-            out = backbone(
-                {"story": features["story"], "question": features["question"]},
-                training=False,
-            )
-            probabilities = tf.cast(out["probabilities"], tf.float32)
-            return {
-                "answer": module.answers(probabilities, features),
-                "probabilities": probabilities,
-                "attention": tf.cast(out["attention"], tf.float32),
-                "memory": features["memory"],
-                "sentences_used": features["sentences_used"],
-                "story_truncated": features["story_truncated"],
-            }
-
+        run = tf.function(
+            lambda s, q: serving_outputs(backbone, module, s, q), reduce_retracing=True
+        )
         rows = []
         for start in range(0, len(stories), batch_size):
             end = start + batch_size
@@ -305,18 +267,10 @@ class MemN2NQuestionAnswerer(Task):
             )
             batch = {k: v.numpy() for k, v in batch.items()}
             for j in range(len(batch["answer"])):
-                rows.append(
-                    {
-                        "answer": batch["answer"][j].decode("utf-8"),
-                        "probabilities": batch["probabilities"][j],
-                        "attention": batch["attention"][j],
-                        "memory": np.asarray(
-                            [s.decode("utf-8") for s in batch["memory"][j]], object
-                        ),
-                        "sentences_used": int(batch["sentences_used"][j]),
-                        "story_truncated": bool(batch["story_truncated"][j]),
-                    }
-                )
+                row = {k: _decoded(v[j]) for k, v in batch.items()}
+                row["sentences_used"] = int(row["sentences_used"])
+                row["story_truncated"] = bool(row["story_truncated"])
+                rows.append(row)
         return rows
 
     # --- Export -----------------------------------------------------------------------
@@ -328,25 +282,6 @@ class MemN2NQuestionAnswerer(Task):
         task); returns the version folder. See `export_memn2n`."""
         self.check_tensorflow_backend("export")
         return export_memn2n(self, base_dir, examples, metadata, name)
-
-
-def _check_sizes(backbone, preprocessor):
-    """The preprocessor must give the network's input shapes and vocabulary."""
-    for key in ("memory_size", "sentence_length"):
-        if getattr(preprocessor, key) != getattr(backbone, key):
-            raise ValueError(
-                f"The preprocessor's {key} must be the network's "
-                f"({getattr(backbone, key)}). Received: {key}="
-                f"{getattr(preprocessor, key)!r}"
-            )
-    if preprocessor.asset_paths and (
-        preprocessor.vocabulary_size != backbone.vocabulary_size
-    ):
-        raise ValueError(
-            "The preprocessor's vocabulary must have the network's vocabulary_size "
-            f"({backbone.vocabulary_size}) words. Received: "
-            f"{preprocessor.vocabulary_size} words"
-        )
 
 
 DEFAULT_WARMUP = {
@@ -386,10 +321,7 @@ def export_memn2n(
     """
     from zoo.export import export_model
 
-    if not isinstance(task, MemN2NQuestionAnswerer):
-        raise ValueError(
-            f"`task` must be a MemN2NQuestionAnswerer. Received: {type(task).__name__}"
-        )
+    MemN2NQuestionAnswerer.check_task(task)
     module = MemN2NServing(
         task.backbone,
         vocab_file or task.preprocessor.asset_paths["vocabulary.txt"],

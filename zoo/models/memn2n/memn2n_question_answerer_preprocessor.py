@@ -2,8 +2,10 @@
 
 import keras
 
+from zoo.layers.arguments import check_optional_positive_ints, check_positive_ints
 from zoo.models.memn2n.memn2n_preprocessor import MAX_STORY_BYTES, MemN2NPreprocessor
 from zoo.models.preprocessor import Preprocessor
+from zoo.models.task import check_strings
 from zoo.text.babi_example import BabiExample
 
 
@@ -50,6 +52,9 @@ class MemN2NQuestionAnswererPreprocessor(Preprocessor):
     TensorShape([1, 10, 5])
     """
 
+    module_class = MemN2NPreprocessor
+    module_arguments = ("memory_size", "sentence_length", "max_story_bytes")
+
     def __init__(
         self,
         memory_size=50,
@@ -58,17 +63,9 @@ class MemN2NQuestionAnswererPreprocessor(Preprocessor):
         assets=None,
         **kwargs,
     ):
-        for key, value in (
-            ("memory_size", memory_size),
-            ("sentence_length", sentence_length),
-            ("max_story_bytes", max_story_bytes),
-        ):
-            if value is None and key == "sentence_length":
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(
-                    f"`{key}` must be a positive int. Received: {key}={value!r}"
-                )
+        check_positive_ints(memory_size=memory_size)
+        check_optional_positive_ints(sentence_length=sentence_length)
+        check_positive_ints(max_story_bytes=max_story_bytes)
         self.memory_size = memory_size
         self.sentence_length = sentence_length
         self.max_story_bytes = max_story_bytes
@@ -78,31 +75,6 @@ class MemN2NQuestionAnswererPreprocessor(Preprocessor):
                 "Received: sentence_length=None"
             )
         super().__init__(assets=assets, **kwargs)
-
-    @classmethod
-    def from_module(cls, module, **kwargs):
-        """The layer of an existing `MemN2NPreprocessor` (same vocabulary, limits)."""
-        if not isinstance(module, MemN2NPreprocessor):
-            raise ValueError(
-                "`module` must be a MemN2NPreprocessor. Received: "
-                f"{type(module).__name__}"
-            )
-        vocab_file = module.lookup.vocab_file.asset_path.numpy().decode("utf-8")
-        return cls(
-            memory_size=module.memory_size,
-            sentence_length=module.sentence_length,
-            max_story_bytes=module.max_story_bytes,
-            assets={"vocabulary.txt": vocab_file},
-            **kwargs,
-        )
-
-    def make_module(self, paths):
-        return MemN2NPreprocessor(
-            paths["vocabulary.txt"],
-            memory_size=self.memory_size,
-            sentence_length=self.sentence_length,
-            max_story_bytes=self.max_story_bytes,
-        )
 
     def adapt(self, stories, questions, answers):
         """Learns the word vocabulary of bAbI-style examples, as the recipe does.
@@ -139,20 +111,12 @@ class MemN2NQuestionAnswererPreprocessor(Preprocessor):
         return vocab
 
     @property
-    def vocabulary_size(self):
-        """Word ids, `[PAD]` and `[UNK]` included (the network's answer classes)."""
-        return self.module.lookup.size
-
-    @property
     def vocabulary(self):
         """The words in id order (`[PAD]`, `[UNK]`, ...): the answer of each class."""
-        self.module  # noqa: B018 - a ValueError when there is no vocabulary yet
-        if getattr(self, "_tokens_of", None) != self._asset_dir:
-            from zoo.text.vocabulary import Vocabulary
+        from zoo.text.vocabulary import Vocabulary
 
-            self._tokens = Vocabulary.load(self.asset_paths["vocabulary.txt"]).tokens
-            self._tokens_of = self._asset_dir
-        return self._tokens
+        self.module  # noqa: B018 - a ValueError when there is no vocabulary yet
+        return Vocabulary.load(self.asset_paths["vocabulary.txt"]).tokens
 
     def call(self, inputs, return_sentences=False):
         if not isinstance(inputs, dict) or sorted(inputs) != ["question", "story"]:
@@ -165,14 +129,6 @@ class MemN2NQuestionAnswererPreprocessor(Preprocessor):
             inputs["story"], inputs["question"], return_sentences=return_sentences
         )
 
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "memory_size": self.memory_size,
-            "sentence_length": self.sentence_length,
-            "max_story_bytes": self.max_story_bytes,
-        }
-
 
 def _examples(stories, questions, answers, where):
     """`BabiExample`s of raw stories, questions and answers.
@@ -183,20 +139,12 @@ def _examples(stories, questions, answers, where):
     """
     columns = {"stories": stories, "questions": questions, "answers": answers}
     for key, column in columns.items():
-        if isinstance(column, (str, bytes)):
-            raise ValueError(
-                f"{where}: {key} must be a list of strings, not one string. "
-                f"Received: {key}={column!r:.60}"
-            )
-        columns[key] = list(column)
-        for i, item in enumerate(columns[key]):
-            if isinstance(item, bytes):
-                item = columns[key][i] = item.decode("utf-8")
-            if not isinstance(item, str):
-                raise ValueError(
-                    f"{where}: {key}[{i}] must be a string. Received: "
-                    f"{type(item).__name__} {item!r:.60}"
-                )
+        if not isinstance(column, (str, bytes)):
+            column = list(column)
+        check_strings(column, f"{where}: {key}")
+        columns[key] = [
+            c.decode("utf-8") if isinstance(c, bytes) else c for c in column
+        ]
     lengths = {k: len(v) for k, v in columns.items()}
     if len(set(lengths.values())) > 1:
         raise ValueError(

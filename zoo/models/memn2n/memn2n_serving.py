@@ -69,20 +69,7 @@ class MemN2NServing(ServingModule):
     @tf.function(input_signature=_SPECS)
     def serve(self, story, question):
         story, question = self.check_batch(story, question)
-        features = self.preprocessor(story, question, return_sentences=True)
-        out = self.model(
-            {"story": features["story"], "question": features["question"]},
-            training=False,
-        )
-        probabilities = tf.cast(out["probabilities"], tf.float32)
-        return {
-            "answer": self.preprocessor.answers(probabilities, features),
-            "probabilities": probabilities,
-            "attention": tf.cast(out["attention"], tf.float32),
-            "memory": features["memory"],
-            "sentences_used": features["sentences_used"],
-            "story_truncated": features["story_truncated"],
-        }
+        return serving_outputs(self.model, self.preprocessor, story, question)
 
     def signatures(self):
         """`{"serving_default": serve, "preprocess": preprocess}` for `export_model`."""
@@ -97,3 +84,21 @@ class MemN2NServing(ServingModule):
             "max_story_bytes": self.preprocessor.max_story_bytes,
             "story_sentence_separator": "\\n",
         }
+
+
+def serving_outputs(model, preprocessor, story, question):
+    """`serving_default`'s outputs (see `MemN2NServing`) of `model` (a `MemN2N`) on
+    string batches, through `preprocessor` (a `MemN2NPreprocessor`)."""
+    features = preprocessor(story, question, return_sentences=True)
+    out = model(
+        {"story": features["story"], "question": features["question"]}, training=False
+    )
+    probabilities = tf.cast(out["probabilities"], tf.float32)
+    return {
+        "answer": preprocessor.answers(probabilities, features),
+        "probabilities": probabilities,
+        "attention": tf.cast(out["attention"], tf.float32),
+        "memory": features["memory"],
+        "sentences_used": features["sentences_used"],
+        "story_truncated": features["story_truncated"],
+    }

@@ -46,10 +46,10 @@ def linear_start_callbacks(model, learning_rate, decay_every, ls_epochs=0, patie
     """
     linear = None
     if model.linear_start:
-        if ls_epochs:
-            linear = LinearStart(model.memory, patience=math.inf, max_epochs=ls_epochs)
-        else:
-            linear = LinearStart(model.memory, patience=patience)
+        patience = math.inf if ls_epochs else patience
+        linear = LinearStart(
+            model.memory, patience=patience, max_epochs=ls_epochs or None
+        )
     schedule = LinearStartSchedule(
         learning_rate,
         decay_every,

@@ -73,10 +73,8 @@ class RunCache:
     def save(self, model, result):
         """Writes `model` (a Keras model) and `result` (a JSON-able dict)."""
         os.makedirs(self.run_dir, exist_ok=True)
-        if os.path.exists(self.result_path):
-            os.remove(
-                self.result_path
-            )  # the old result does not describe the new model
+        if os.path.exists(self.result_path):  # it does not describe the new model
+            os.remove(self.result_path)
         with atomic_path(self.model_path) as tmp:
             model.save(tmp)
         with atomic_write(self.result_path) as f:

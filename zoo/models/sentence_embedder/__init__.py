@@ -19,20 +19,18 @@ from zoo.models.sentence_embedder.self_attentive_classifier import (
 )
 from zoo.models.sentence_embedder.self_attentive_encoder import SelfAttentiveEncoder
 from zoo.models.sentence_embedder.self_attentive_text_classifier import (
+    CLIPNORM,
+    LENGTH_BUCKETS,
     SelfAttentiveTextClassifier,
     SentenceEmbedder,
     export_sentence_embedder,
+    penalty_norms,
 )
 from zoo.models.sentence_embedder.self_attentive_text_classifier_preprocessor import (
     SelfAttentiveTextClassifierPreprocessor,
 )
 from zoo.models.sentence_embedder.sentence_embedder_serving import (
     SentenceEmbedderServing,
-)
-from zoo.models.sentence_embedder.sentence_embedder_training import (
-    CLIPNORM,
-    LENGTH_BUCKETS,
-    penalty_norms,
 )
 from zoo.models.sentence_embedder.sentence_preprocessor import (
     MAX_LENGTH,

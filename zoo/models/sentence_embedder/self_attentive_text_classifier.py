@@ -13,6 +13,7 @@ import keras
 import numpy as np
 
 from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
+from zoo.layers.structured_self_attention import orthogonality_penalty
 from zoo.models.sentence_embedder.self_attentive_classifier import (
     SelfAttentiveClassifier,
 )
@@ -23,12 +24,26 @@ from zoo.models.sentence_embedder.self_attentive_text_classifier_preprocessor im
 from zoo.models.sentence_embedder.sentence_embedder_serving import (
     SentenceEmbedderServing,
 )
-from zoo.models.sentence_embedder.sentence_embedder_training import (
-    CLIPNORM,
-    penalty_norms,
-)
 from zoo.models.task import Task
 from zoo.models.text_classifier import TextClassifier, predict_texts
+
+LENGTH_BUCKETS = (30, 60, 100, 150, 220, 400)
+"""Bucket boundaries, in bytes of raw text, of the recipe's shuffled training
+batches: sentences of similar length are batched together (less padding)."""
+
+CLIPNORM = 0.5
+"""Gradient-norm clipping of the optimizer (the paper's value)."""
+
+
+def penalty_norms(outputs, features):
+    """Per-text `||A A^T - I||_F` of a classifier's attention, 0 for a text without
+    tokens: how far the hops are from attending to different words.
+
+    The signature is `zoo.models.text_classifier.predict_texts`'s `extra`: `outputs`
+    are the `SelfAttentiveClassifier`'s, `features` the `SentencePreprocessor`'s.
+    """
+    mask = features["token_ids"] != 0
+    return {"penalty_norm": orthogonality_penalty(outputs["attention"], mask, False)}
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -86,15 +101,15 @@ class SelfAttentiveTextClassifier(TextClassifier):
     ```
     """
 
+    backbone_class = SelfAttentiveClassifier
+    preprocessor_class = SelfAttentiveTextClassifierPreprocessor
+    explain_extra = staticmethod(penalty_norms)
+
     def __init__(
         self, backbone, preprocessor=None, label_names=None, compile=True, **kwargs
     ):
-        if not isinstance(backbone, SelfAttentiveClassifier):
-            raise ValueError(
-                "`backbone` must be a SelfAttentiveClassifier. Received: "
-                f"{type(backbone).__name__}"
-            )
-        _check_preprocessor(backbone.encoder, preprocessor)
+        self.check_parts(backbone, preprocessor)
+        self.check_vocabulary(preprocessor, backbone.encoder.vocabulary_size)
         super().__init__(backbone, preprocessor, label_names, compile, **kwargs)
 
     def default_compile(self, learning_rate=1e-3, clipnorm=CLIPNORM):
@@ -105,11 +120,7 @@ class SelfAttentiveTextClassifier(TextClassifier):
         # jit_compile "auto", as the recipe compiles (XLA where there is an
         # accelerator). The compiled loss is the cross-entropy; Keras' train and
         # test steps add `self.losses` (the encoder's penalty) to it.
-        self.compile(
-            optimizer=keras.optimizers.Adam(learning_rate, clipnorm=clipnorm),
-            loss="sparse_categorical_crossentropy",
-            metrics=["accuracy"],
-        )
+        super().default_compile(learning_rate, clipnorm)
 
     def explain(self, texts, batch_size=32):
         """Label, probabilities and the attention hops of each text.
@@ -123,17 +134,8 @@ class SelfAttentiveTextClassifier(TextClassifier):
             attending to different words; 0 for a text without tokens). `T` is
             the longest text of its batch of `batch_size` texts of similar length.
         """
-        self.check_tensorflow_backend("explain")
-        texts = _checked_texts(self, texts)
-        rows = predict_texts(
-            self.backbone,
-            self.preprocessor.module,
-            texts,
-            batch_size,
-            extra=penalty_norms,
-        )
+        rows = super().explain(texts, batch_size)
         for row in rows:
-            row["label"] = self.label_names[int(np.argmax(row["probabilities"]))]
             row["penalty_norm"] = float(row["penalty_norm"])
         return rows
 
@@ -192,13 +194,12 @@ class SentenceEmbedder(Task):
     ```
     """
 
+    backbone_class = SelfAttentiveEncoder
+    preprocessor_class = SelfAttentiveTextClassifierPreprocessor
+
     def __init__(self, backbone, preprocessor=None, **kwargs):
-        if not isinstance(backbone, SelfAttentiveEncoder):
-            raise ValueError(
-                "`backbone` must be a SelfAttentiveEncoder. Received: "
-                f"{type(backbone).__name__}"
-            )
-        _check_preprocessor(backbone, preprocessor)
+        self.check_parts(backbone, preprocessor)
+        self.check_vocabulary(preprocessor, backbone.vocabulary_size)
         # === Layers ===
         self.backbone = backbone
         self.preprocessor = preprocessor
@@ -215,33 +216,6 @@ class SentenceEmbedder(Task):
         return _embed(self.backbone, self, texts, batch_size)
 
 
-def _check_preprocessor(encoder, preprocessor):
-    if preprocessor is None:
-        return
-    if not isinstance(preprocessor, SelfAttentiveTextClassifierPreprocessor):
-        raise ValueError(
-            "`preprocessor` must be a SelfAttentiveTextClassifierPreprocessor. "
-            f"Received: {type(preprocessor).__name__}"
-        )
-    if preprocessor.asset_paths and (
-        preprocessor.vocabulary_size != encoder.vocabulary_size
-    ):
-        raise ValueError(
-            "The preprocessor's vocabulary must have the encoder's vocabulary_size "
-            f"({encoder.vocabulary_size}) words. Received: "
-            f"{preprocessor.vocabulary_size} words"
-        )
-
-
-def _checked_texts(task, texts):
-    """`texts` as a list, after `task.check_inputs` (one string is refused, not read
-    as a list of characters)."""
-    if not isinstance(texts, (str, bytes)):
-        texts = list(texts)
-    task.check_inputs(texts)
-    return texts
-
-
 def _embed(encoder, task, texts, batch_size):
     """`encoder`'s float32 embeddings of raw `texts`, through `task`'s preprocessor,
     in the order of `texts`."""
@@ -249,7 +223,7 @@ def _embed(encoder, task, texts, batch_size):
 
     if task.preprocessor is None:
         raise ValueError("embed reads raw texts: the task has no preprocessor")
-    texts = _checked_texts(task, texts)
+    texts = task.checked_texts(texts)
     rows = predict_texts(
         lambda ids, training=False: {
             "embedding": tf.cast(
@@ -291,11 +265,7 @@ def export_sentence_embedder(
     vocabulary. Both predict on raw strings; their networks (token ids in) are
     `.backbone`.
     """
-    if not isinstance(task, SelfAttentiveTextClassifier):
-        raise ValueError(
-            "`task` must be a SelfAttentiveTextClassifier. Received: "
-            f"{type(task).__name__}"
-        )
+    SelfAttentiveTextClassifier.check_task(task)
     if preprocessor is None:
         preprocessor = task.preprocessor.module
     model = task.backbone

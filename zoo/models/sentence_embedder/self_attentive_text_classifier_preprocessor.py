@@ -42,26 +42,13 @@ class SelfAttentiveTextClassifierPreprocessor(Preprocessor):
     TensorShape([1, 4])
     """
 
+    module_class = SentencePreprocessor
+    module_arguments = ("max_length", "lowercase")
+
     def __init__(self, max_length=MAX_LENGTH, lowercase=True, assets=None, **kwargs):
         self.max_length = max_length
         self.lowercase = lowercase
         super().__init__(assets=assets, **kwargs)
-
-    @classmethod
-    def from_module(cls, module, **kwargs):
-        """The layer of an existing `SentencePreprocessor` (same vocabulary and
-        limits)."""
-        return cls(
-            max_length=module.max_length,
-            lowercase=module.lowercase,
-            assets={"vocabulary.txt": module.vocab_file},
-            **kwargs,
-        )
-
-    def make_module(self, paths):
-        return SentencePreprocessor(
-            paths["vocabulary.txt"], self.max_length, lowercase=self.lowercase
-        )
 
     def adapt(self, texts, vocab_size=30000, min_count=1):
         """Learns the word vocabulary of `texts` (most frequent first, `[PAD]` and
@@ -73,17 +60,3 @@ class SelfAttentiveTextClassifierPreprocessor(Preprocessor):
             vocab_size,
             min_count,
         )
-
-    @property
-    def vocabulary_size(self):
-        return self.module.lookup.size
-
-    def call(self, text):
-        return self.module(text)
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "max_length": self.max_length,
-            "lowercase": self.lowercase,
-        }

@@ -40,6 +40,8 @@ class SentenceEmbedderServing(TextClassifierServing):
         max_batch_size: the most texts one request may hold.
     """
 
+    signature_names = ("serving_default", "embed", "preprocess")
+
     @tf.function(input_signature=[TEXT_SPEC])
     def serve(self, text):
         text = self.check_batch(text)
@@ -55,12 +57,4 @@ class SentenceEmbedderServing(TextClassifierServing):
             "embedding": tf.cast(out["embedding"], tf.float32),
             "attention": tf.cast(out["attention"], tf.float32),
             "tokens": pre["tokens"],
-        }
-
-    def serving_signatures(self):
-        """`{signature name: tf.function}` for `zoo.export.export_model`."""
-        return {
-            "serving_default": self.serve,
-            "embed": self.embed,
-            "preprocess": self.preprocess,
         }

@@ -17,6 +17,7 @@ serving signatures. Steps (all in-graph, tensorflow-text):
 import tensorflow as tf
 
 from zoo.layers.arguments import check_positive_ints
+from zoo.models.preprocessor import pad_batch
 from zoo.text.preprocessing import normalize, word_tokenize
 from zoo.text.vocabulary import VocabularyLookup
 
@@ -66,10 +67,4 @@ class SentencePreprocessor(tf.Module):
     def __call__(self, text):
         words = self.tokenize(text)
         ids = tf.cast(self.lookup(words), tf.int32)
-        return {"token_ids": _pad(ids, 0), "tokens": _pad(words, "")}
-
-
-def _pad(ragged, value):
-    dense = ragged.to_tensor(default_value=tf.constant(value, ragged.dtype))
-    extra = tf.maximum(1 - tf.shape(dense)[1], 0)
-    return tf.pad(dense, [[0, 0], [0, extra]], constant_values=value)
+        return {"token_ids": pad_batch(ids, 0), "tokens": pad_batch(words, "")}

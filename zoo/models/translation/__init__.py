@@ -29,7 +29,10 @@ Importing this package registers the Keras classes (`package="zoo"`).
 """
 
 from zoo.models.translation.masked_sparse_crossentropy import MaskedSparseCrossentropy
-from zoo.models.translation.seq2seq_text_translator import Seq2SeqTextTranslator
+from zoo.models.translation.seq2seq_text_translator import (
+    Seq2SeqTextTranslator,
+    export_translator,
+)
 from zoo.models.translation.seq2seq_translator import Seq2SeqTranslator
 from zoo.models.translation.seq2seq_translator_preprocessor import (
     Seq2SeqTranslatorPreprocessor,
@@ -48,10 +51,7 @@ from zoo.models.translation.translation_report import (
     heatmap_title,
     plot_translation_attention,
 )
-from zoo.models.translation.translation_serving import (
-    TranslationServing,
-    export_translator,
-)
+from zoo.models.translation.translation_serving import TranslationServing
 from zoo.models.translation.translator import (
     Translator,
     as_text,

@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from zoo.layers.arguments import check_dropout_rates
+
 
 @keras.saving.register_keras_serializable(package="zoo")
 class MaskedSparseCrossentropy(keras.losses.Loss):
@@ -33,11 +35,7 @@ class MaskedSparseCrossentropy(keras.losses.Loss):
     ):
         kwargs.pop("reduction", None)
         super().__init__(name=name, reduction="sum", **kwargs)
-        if not 0.0 <= float(label_smoothing) < 1.0:
-            raise ValueError(
-                "`label_smoothing` must be in [0, 1). Received: "
-                f"label_smoothing={label_smoothing!r}"
-            )
+        check_dropout_rates(label_smoothing=label_smoothing)  # a rate in [0, 1)
         self.label_smoothing = float(label_smoothing)
         self.pad_id = pad_id
 

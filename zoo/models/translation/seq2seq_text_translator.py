@@ -1,18 +1,25 @@
 """`Seq2SeqTextTranslator`: the attentional translator as a task on raw text."""
 
+import filecmp
+
 import keras
 import numpy as np
 import tensorflow as tf
 
 from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
+from zoo.layers.arguments import check_positive_ints
 from zoo.models.task import Task
 from zoo.models.translation.masked_sparse_crossentropy import MaskedSparseCrossentropy
 from zoo.models.translation.seq2seq_translator import Seq2SeqTranslator
 from zoo.models.translation.seq2seq_translator_preprocessor import (
     Seq2SeqTranslatorPreprocessor,
 )
+from zoo.models.translation.translation_serving import TranslationServing
 from zoo.models.translation.translator import Translator, as_text, translate_corpus
 from zoo.models.translation.validation_bleu import choose_length_penalty
+
+# The task's search settings (those of its export's `serving_default`).
+SEARCH = ("beam_width", "alpha", "beta", "length_a", "length_b")
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -77,6 +84,9 @@ class Seq2SeqTextTranslator(Task):
     ```
     """
 
+    backbone_class = Seq2SeqTranslator
+    preprocessor_class = Seq2SeqTranslatorPreprocessor
+
     def __init__(
         self,
         backbone,
@@ -89,19 +99,8 @@ class Seq2SeqTextTranslator(Task):
         compile=True,
         **kwargs,
     ):
-        if not isinstance(backbone, Seq2SeqTranslator):
-            raise ValueError(
-                "`backbone` must be a Seq2SeqTranslator. Received: "
-                f"{type(backbone).__name__}"
-            )
-        if preprocessor is not None and not isinstance(
-            preprocessor, Seq2SeqTranslatorPreprocessor
-        ):
-            raise ValueError(
-                "`preprocessor` must be a Seq2SeqTranslatorPreprocessor. Received: "
-                f"{type(preprocessor).__name__}"
-            )
-        _check_beam_width(beam_width)
+        self.check_parts(backbone, preprocessor)
+        check_positive_ints(beam_width=beam_width)
         if preprocessor is not None and preprocessor.asset_paths:
             sizes = (preprocessor.source_vocab_size, preprocessor.target_vocab_size)
             expected = (backbone.source_vocab_size, backbone.target_vocab_size)
@@ -125,7 +124,7 @@ class Seq2SeqTextTranslator(Task):
         self.beta = beta
         self.length_a = length_a
         self.length_b = length_b
-        self._translators = _Translators()
+        self._translators = {}  # by beam width and search setting
         if compile:
             self.default_compile()
 
@@ -213,8 +212,8 @@ class Seq2SeqTextTranslator(Task):
                 f"{method} needs the target texts: x=sources, y=targets, or a "
                 "tf.data.Dataset of (source, target) strings. Received: y=None"
             )
-        self.check_inputs(x)
-        _check_texts(y, "y")
+        _as_texts(x, "x")
+        _as_texts(y, "y")
 
     # --- Translation -------------------------------------------------------------
 
@@ -241,14 +240,9 @@ class Seq2SeqTextTranslator(Task):
         """
         self.check_tensorflow_backend("translate")
         texts = _as_texts(texts, "texts")
-        beam_width = 1 if beam_width is None else beam_width
-        _check_beam_width(beam_width)
-        if self.preprocessor is None:
-            raise ValueError(
-                "translate needs the task's preprocessor (raw text in). Received: "
-                "preprocessor=None"
-            )
-        outputs = translate_corpus(self.translator(beam_width), texts, batch_size)
+        self._check_preprocessor("translate")
+        translator = self.translator(1 if beam_width is None else beam_width)
+        outputs = translate_corpus(translator, texts, batch_size)
         if not return_attention:
             return [as_text(o["translation"]) for o in outputs]
         return [_with_attention(o) for o in outputs]
@@ -260,19 +254,10 @@ class Seq2SeqTextTranslator(Task):
         module = self.preprocessor.module
         search = (self.alpha, self.beta, self.length_a, self.length_b)
         key = (beam_width, id(module), search)
-        found = self._translators.by_key.get(key)
-        if found is None:
-            found = Translator(
-                self.backbone,
-                module,
-                beam_width=beam_width,
-                alpha=self.alpha,
-                beta=self.beta,
-                length_a=self.length_a,
-                length_b=self.length_b,
-            )
-            self._translators.by_key[key] = found
-        return found
+        if key not in self._translators:
+            translator = Translator(self.backbone, module, beam_width, *search)
+            self._translators[key] = translator
+        return self._translators[key]
 
     def choose_alpha(self, sources, references, alphas, log=print):
         """Sets `alpha` to the GNMT length penalty whose beam search translates the
@@ -293,11 +278,7 @@ class Seq2SeqTextTranslator(Task):
             `{alpha: BLEU}` (empty with `beam_width` 1).
         """
         self.check_tensorflow_backend("choose_alpha")
-        if self.preprocessor is None:
-            raise ValueError(
-                "choose_alpha needs the task's preprocessor (raw text in). Received: "
-                "preprocessor=None"
-            )
+        self._check_preprocessor("choose_alpha")
         search = dict(beta=self.beta, length_a=self.length_a, length_b=self.length_b)
         self.alpha, scores = choose_length_penalty(
             self.backbone, self.preprocessor.module, self.beam_width, alphas,
@@ -322,8 +303,9 @@ class Seq2SeqTextTranslator(Task):
                 "predict translates (greedy search, as translate); it takes no "
                 f"Keras predict options. Received: {sorted(kwargs)}"
             )
-        if isinstance(x, tf.data.Dataset):
-            x = _dataset_sources(x)
+        if isinstance(x, tf.data.Dataset):  # of sources or of (source, target) pairs
+            sources = x.map(lambda s, *_: tf.reshape(s, [-1]))  # batched or not
+            x = list(sources.unbatch().as_numpy_iterator())
         return self.translate(x, batch_size=batch_size or 64)
 
     # --- Export and config ---------------------------------------------------------
@@ -331,17 +313,10 @@ class Seq2SeqTextTranslator(Task):
     def serving_module(self, max_batch_size=DEFAULT_MAX_BATCH_SIZE):
         """The `TranslationServing` of this task (its searches, its vocabularies)."""
         self.check_tensorflow_backend("serving_module")
-        from zoo.models.translation.translation_serving import TranslationServing
-
+        search = {k: getattr(self, k) for k in SEARCH}
+        module = self.preprocessor.module
         return TranslationServing(
-            self.backbone,
-            self.preprocessor.module,
-            beam_width=self.beam_width,
-            alpha=self.alpha,
-            beta=self.beta,
-            length_a=self.length_a,
-            length_b=self.length_b,
-            max_batch_size=max_batch_size,
+            self.backbone, module, **search, max_batch_size=max_batch_size
         )
 
     def export(
@@ -355,107 +330,44 @@ class Seq2SeqTextTranslator(Task):
         """Writes `base_dir/name/VERSION/` (TF Serving) and `VERSION.keras` (this
         task); returns the version folder. See `export_translator`."""
         self.check_tensorflow_backend("export")
-        from zoo.models.translation.translation_serving import export_translator
-
-        return export_translator(
-            self.serving_module(max_batch_size),
-            base_dir=base_dir,
-            name=name,
-            warmup_texts=warmup_texts,
-            metadata=metadata,
-            task=self,
-        )
+        module = self.serving_module(max_batch_size)
+        return export_translator(module, base_dir, name, warmup_texts, metadata, self)
 
     def get_config(self):
-        return {
-            **super().get_config(),
-            "beam_width": self.beam_width,
-            "alpha": self.alpha,
-            "beta": self.beta,
-            "length_a": self.length_a,
-            "length_b": self.length_b,
-        }
+        return {**super().get_config(), **{k: getattr(self, k) for k in SEARCH}}
 
-
-class _Translators:
-    """The traced `Translator`s by beam width, out of Keras' attribute tracking."""
-
-    __slots__ = ("by_key",)
-
-    def __init__(self):
-        self.by_key = {}
-
-
-def _check_beam_width(beam_width):
-    if (
-        not isinstance(beam_width, (int, np.integer))
-        or isinstance(beam_width, bool)
-        or beam_width < 1
-    ):
-        raise ValueError(
-            f"`beam_width` must be a positive int. Received: beam_width={beam_width!r}"
-        )
-
-
-def _short(value, limit=60):
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _check_texts(texts, name):
-    """Refuses one string or a batch holding a non-string, naming it."""
-    if isinstance(texts, (str, bytes)):
-        raise ValueError(
-            f"{name} must be a batch of strings (a list), not one string. "
-            f"Received: {name}={_short(texts)}"
-        )
-    if isinstance(texts, tf.Tensor):
-        if texts.dtype != tf.string:
+    def _check_preprocessor(self, method):
+        if self.preprocessor is None:
             raise ValueError(
-                f"{name} must hold strings. Received: a {texts.dtype.name} tensor"
-            )
-        return
-    if isinstance(texts, np.ndarray) and texts.dtype.kind in "US":
-        return
-    if not isinstance(texts, (list, tuple, np.ndarray)):
-        raise ValueError(
-            f"{name} must be a list of strings. Received: {type(texts).__name__} "
-            f"{_short(texts)}"
-        )
-    for i, item in enumerate(texts):
-        if not isinstance(item, (str, bytes)):
-            raise ValueError(
-                f"{name}[{i}] must be a string. Received: {type(item).__name__} "
-                f"{_short(item)}"
+                f"{method} needs the task's preprocessor (raw text in). Received: "
+                "preprocessor=None"
             )
 
 
 def _as_texts(texts, name):
-    """A batch of texts as a list of str (checked by `_check_texts`)."""
-    _check_texts(texts, name)
+    """A batch of texts as a list of str; one string, or a batch holding anything
+    but strings, is refused naming it."""
+    if isinstance(texts, (str, bytes)):
+        raise ValueError(
+            f"{name} must be a batch of strings (a list), not one string. "
+            f"Received: {name}={texts!r:.60}"
+        )
     if isinstance(texts, tf.Tensor):
         texts = texts.numpy()
-    values = np.asarray(texts, dtype=object).reshape(-1).tolist() if len(texts) else []
-    return [as_text(t) for t in values]
-
-
-def _dataset_sources(ds):
-    """The source strings of a dataset of sources or of `(source, target)` pairs,
-    batched or not."""
-    texts = []
-    for element in ds.as_numpy_iterator():
-        if isinstance(element, (tuple, list)):
-            element = element[0]
-        texts.extend(np.asarray(element, dtype=object).reshape(-1).tolist())
+    texts = np.asarray(texts, dtype=object).reshape(-1).tolist()
+    for i, item in enumerate(texts):
+        if not isinstance(item, (str, bytes)):
+            raise ValueError(
+                f"{name}[{i}] must be a string. Received: {type(item).__name__} "
+                f"{item!r:.60}"
+            )
     return [as_text(t) for t in texts]
 
 
 def _with_attention(output):
-    """One text's `Translator` outputs, padding cut from the attention map."""
-    source = [as_text(t) for t in output["source_tokens"]]
-    target = [as_text(t) for t in output["target_tokens"]]
-    source = source[: _length(source)]
-    target = target[: _length(target)]
+    """One text's `Translator` outputs, padding (`""`) cut from the attention map."""
+    source = [as_text(t) for t in output["source_tokens"] if t]
+    target = [as_text(t) for t in output["target_tokens"] if t]
     return {
         "translation": as_text(output["translation"]),
         "score": float(output["score"]),
@@ -465,9 +377,126 @@ def _with_attention(output):
     }
 
 
-def _length(tokens):
-    """The tokens before the padding (`""`) at the end."""
-    n = len(tokens)
-    while n and not tokens[n - 1]:
-        n -= 1
-    return n
+# What an export's manifest keeps of each search's scores, and of the model's config.
+MANIFEST_SCORES = (
+    "bleu bleu_signature bleu_lowercase bleu_moses_lowercase sentences_per_second"
+).split()
+MANIFEST_MODEL = (
+    "attention score window rnn embedding_dim encoder_units encoder_layers decoder_units"
+).split()
+
+
+def export_translator(
+    module,
+    base_dir="saved_models",
+    name="translation",
+    warmup_texts=None,
+    metadata=None,
+    task=None,
+):
+    """Exports `base_dir/name/VERSION/` (and `VERSION.keras`); returns the folder.
+
+    `VERSION.keras` is the `Seq2SeqTextTranslator` task (`task`, or one made of the
+    module's model, preprocessor and search settings): after `import zoo` it
+    translates raw strings as the signatures do, and its `.backbone` is the
+    network. The verifier's Keras check compares `teacher_forced` with that network
+    (beam and greedy search have no Keras counterpart). The manifest records the
+    searches' settings, the preprocessing (`TranslationPreprocessor.from_export`
+    reads it back) and the model's architecture.
+
+    Args:
+        module: a `TranslationServing` (its traced functions become the signatures).
+        base_dir: the TF Serving base folder.
+        name: the model name (`saved_models/<name>/`).
+        warmup_texts: example sources for TF Serving's warm-up requests (and the
+            Keras check); a short example when empty.
+        metadata: manifest entries (`"recipe"`, `"data"`, ...). A `"metrics"` entry
+            of per-search score dicts keeps their `MANIFEST_SCORES`.
+        task: the `Seq2SeqTextTranslator` saved as `VERSION.keras` (its network,
+            vocabularies and searches must be the module's), or None.
+    """
+    from zoo.export import export_model
+
+    task = _export_task(module, task)
+    metadata = dict(metadata or {})
+    if "metrics" in metadata:
+        metadata["metrics"] = {
+            search: {k: v for k, v in scores.items() if k in MANIFEST_SCORES}
+            for search, scores in metadata["metrics"].items()
+            if isinstance(scores, dict)
+        }
+    beam, config = module.beam, module.model.get_config()
+    texts = list(warmup_texts or []) or ["a short example sentence ."]
+    signatures = module.signatures()
+    return export_model(
+        module,
+        name=name,
+        signatures=signatures,
+        base_dir=base_dir,
+        keras_model=task,
+        warmup={s: {"text": texts} for s in signatures if s != "preprocess"},
+        keras_check=dict(
+            signature="teacher_forced", outputs={"logits": "logits"}, atol=1e-4
+        ),
+        metadata={
+            **metadata,
+            "decoding": {
+                "serving_default": {
+                    "search": "beam",
+                    "beam_width": beam.beam_width,
+                    "length_penalty_alpha": beam.alpha,
+                    "coverage_penalty_beta": beam.beta,
+                    "max_length": f"ceil({beam.length_a} * |X| + {beam.length_b})",
+                    "length_a": beam.length_a,
+                    "length_b": beam.length_b,
+                    "max_tokens": module.preprocessor.max_length,
+                },
+                "translate_greedy": {"search": "greedy"},
+            },
+            "preprocessing": module.preprocessor.config(),
+            "keras_check_note": (
+                "beam search and greedy search have no Keras counterpart; the "
+                "verifier compares `teacher_forced` (the model on preprocess's "
+                "source ids and greedy decoder input) with the .keras task's "
+                "backbone"
+            ),
+            "model": {k: config[k] for k in MANIFEST_MODEL},
+        },
+    )
+
+
+def _export_task(module, task):
+    """The `Seq2SeqTextTranslator` of `module`: `task` checked against it, or a
+    new uncompiled one."""
+    search = {k: getattr(module.beam, k) for k in SEARCH}
+    if task is None:
+        pre = Seq2SeqTranslatorPreprocessor.from_module(module.preprocessor)
+        return Seq2SeqTextTranslator(module.model, pre, compile=False, **search)
+    if not isinstance(task, Seq2SeqTextTranslator):
+        raise ValueError(
+            f"`task` must be a Seq2SeqTextTranslator. Received: {type(task).__name__}"
+        )
+    got = {k: getattr(task, k) for k in SEARCH}
+    if got != search:
+        raise ValueError(
+            f"`task`'s searches must be the module's {search}. Received: {got}"
+        )
+    if task.backbone is not module.model or not _same_preprocessing(
+        task.preprocessor, module.preprocessor
+    ):
+        raise ValueError(
+            "`task` must hold the module's network and its vocabularies, casing and "
+            f"max_length. Received: {task.backbone.name!r}, {task.preprocessor!r}"
+        )
+    return task
+
+
+def _same_preprocessing(layer, module):
+    """Whether a task's preprocessor (or None) has a `TranslationPreprocessor`'s
+    settings and vocabulary files."""
+    if layer is None:
+        return False
+    a, files = layer.module, ("source_vocabulary", "target_vocabulary")
+    return (a.lowercase, a.max_length) == (module.lowercase, module.max_length) and all(
+        filecmp.cmp(getattr(a, f), getattr(module, f), shallow=False) for f in files
+    )

@@ -3,7 +3,12 @@
 import keras
 from keras import ops
 
-from zoo.layers.arguments import check_dropout_rates, check_positive_ints
+from zoo.layers.arguments import (
+    argument_config,
+    check_dropout_rates,
+    check_one_of,
+    check_positive_ints,
+)
 from zoo.layers.attention_decoder import AttentionDecoder
 from zoo.layers.bidirectional_rnn import BidirectionalRNN
 
@@ -41,7 +46,7 @@ class Seq2SeqTranslator(keras.Model):
     positions get 0; uniform weights for `attention="none"`). The model that is
     compiled and fit is the task, `Seq2SeqTextTranslator`, whose single output is
     these logits (the attention weights have no target). For decoding, `encode()` gives the memory and initial state and
-    `decoder.step()` advances one token (see `zoo.decoding.seq2seq`).
+    `decoder.step()` advances one token (see `zoo.decoding` and `Translator`).
 
     The defaults are the configuration the translation recipe trains with `--data`
     and BENCHMARKS.md measures (Multi30k de->en, 42.51 BLEU with beam 5): Luong
@@ -138,8 +143,7 @@ class Seq2SeqTranslator(keras.Model):
         input_feeding=False,
         **kwargs,
     ):
-        if rnn not in RNNS:
-            raise ValueError(f"`rnn` must be one of {RNNS}. Received: rnn={rnn!r}")
+        check_one_of(RNNS, rnn=rnn)
         check_positive_ints(
             source_vocab_size=source_vocab_size,
             embedding_dim=embedding_dim,
@@ -174,10 +178,9 @@ class Seq2SeqTranslator(keras.Model):
             )
             for i in range(encoder_layers)
         ]
-        n_states = 1 if rnn == "gru" else 2
         bridges = [
             keras.layers.Dense(decoder_units, activation="tanh", name=f"bridge_{i}")
-            for i in range(n_states)
+            for i in range(1 if rnn == "gru" else 2)
         ]
         decoder = AttentionDecoder(
             target_vocab_size,
@@ -211,7 +214,7 @@ class Seq2SeqTranslator(keras.Model):
         source_ids = keras.Input(shape=(None,), dtype="int32", name="source_ids")
         target_ids = keras.Input(shape=(None,), dtype="int32", name="target_ids")
         memory, source_mask, initial_state = _encode(
-            source_ids, source_embedding, encoders, bridges, n_states
+            source_ids, source_embedding, encoders, bridges
         )
         if context_dropout_layer is not None:
             memory = context_dropout_layer(memory)
@@ -262,45 +265,14 @@ class Seq2SeqTranslator(keras.Model):
             `(memory_bundle, state, source_mask)`: the decoder's `prepare_memory`
             tuple, its `initial_state` tuple and the `(B, Ts)` bool mask.
         """
-        n_states = 1 if self.rnn == "gru" else 2
-        memory, source_mask, initial_state = _encode(
-            source_ids,
-            self.source_embedding,
-            self.encoders,
-            self.bridges,
-            n_states,
-            training=training,
-        )
+        parts = (self.source_embedding, self.encoders, self.bridges)
+        memory, source_mask, initial_state = _encode(source_ids, *parts, training)
         bundle = self.decoder.prepare_memory(memory, source_mask)
         return bundle, self.decoder.initial_state(initial_state), source_mask
 
     def get_config(self):
-        return {
-            "source_vocab_size": self.source_vocab_size,
-            "target_vocab_size": self.target_vocab_size,
-            "embedding_dim": self.embedding_dim,
-            "encoder_units": self.encoder_units,
-            "encoder_layers": self.encoder_layers,
-            "decoder_units": self.decoder_units,
-            "rnn": self.rnn,
-            "attention": self.attention,
-            "score": self.score,
-            "window": self.window,
-            "window_size": self.window_size,
-            "attention_units": self.attention_units,
-            "dropout": self.dropout,
-            "embedding_dropout": self.embedding_dropout,
-            "context_dropout": self.context_dropout,
-            "training_logits_dtype": self.training_logits_dtype,
-            "tie_embeddings": self.tie_embeddings,
-            "readout": self.readout,
-            "max_source_length": self.max_source_length,
-            "attention_probability": self.attention_probability,
-            "attention_normalize": self.attention_normalize,
-            "input_feeding": self.input_feeding,
-            "name": self.name,
-            "trainable": self.trainable,
-        }
+        config = argument_config(self)
+        return {**config, "name": self.name, "trainable": self.trainable}
 
     @classmethod
     def from_config(cls, config):
@@ -308,13 +280,14 @@ class Seq2SeqTranslator(keras.Model):
         return cls(**{**SAVED_BEFORE_DEFAULTS, **config})
 
 
-def _encode(source_ids, embedding, encoders, bridges, n_states, training=None):
+def _encode(source_ids, embedding, encoders, bridges, training=None):
     source_mask = ops.not_equal(source_ids, 0)  # (B, Ts)
     x = embedding(source_ids)  # (B, Ts, E)
     for layer in encoders[:-1]:
         x = layer(x, mask=source_mask, training=training)
     outputs = encoders[-1](x, mask=source_mask, training=training)
     memory, states = outputs[0], outputs[1:]  # (B, Ts, 2U)
+    n_states = len(bridges)  # 1 (GRU) or 2 (LSTM)
     forward, backward = states[:n_states], states[n_states:]
     initial_state = [
         bridge(ops.concatenate([f, b], axis=-1))

@@ -1,18 +1,16 @@
 """`Seq2SeqTranslatorPreprocessor`: sentence pairs -> `Seq2SeqTranslator` inputs, as a
 Keras layer."""
 
-import os
 import tempfile
+import types
 
 import keras
 import tensorflow as tf
 
+from zoo.layers.arguments import check_optional_positive_ints
 from zoo.models.preprocessor import Preprocessor
-from zoo.models.translation.translation_preprocessor import (
-    TranslationPreprocessor,
-    longest_subwords,
-)
-from zoo.text.subword import PAD, learn_subword_vocabulary, save_vocabulary
+from zoo.models.translation.translation_preprocessor import TranslationPreprocessor
+from zoo.text.subword import PAD, load_vocabulary
 
 SOURCE_VOCABULARY = "source_vocabulary.txt"
 TARGET_VOCABULARY = "target_vocabulary.txt"
@@ -73,15 +71,7 @@ class Seq2SeqTranslatorPreprocessor(Preprocessor):
     asset_names = (SOURCE_VOCABULARY, TARGET_VOCABULARY)
 
     def __init__(self, lowercase=False, max_length=None, assets=None, **kwargs):
-        if max_length is not None and (
-            not isinstance(max_length, int)
-            or isinstance(max_length, bool)
-            or max_length < 1
-        ):
-            raise ValueError(
-                "`max_length` must be a positive int or None. Received: "
-                f"max_length={max_length!r}"
-            )
+        check_optional_positive_ints(max_length=max_length)
         self.lowercase = lowercase
         self.max_length = max_length
         super().__init__(assets=assets, **kwargs)
@@ -106,17 +96,9 @@ class Seq2SeqTranslatorPreprocessor(Preprocessor):
         )
 
     def make_module(self, paths):
-        if self.max_length is None:
-            raise ValueError(
-                f"{type(self).__name__} needs a `max_length` to run: give one, or "
-                "learn it with `adapt`. Received: max_length=None"
-            )
-        return TranslationPreprocessor(
-            paths[SOURCE_VOCABULARY],
-            paths[TARGET_VOCABULARY],
-            lowercase=self.lowercase,
-            max_length=self.max_length,
-        )
+        files = (paths[name] for name in self.asset_names)
+        # max_length None (a layer not adapted yet) is refused, naming the value
+        return TranslationPreprocessor(*files, self.lowercase, self.max_length)
 
     def adapt(self, sources, targets, vocab_size=8000, learn_params=None):
         """Learns the source and the target vocabularies from training pairs.
@@ -147,24 +129,16 @@ class Seq2SeqTranslatorPreprocessor(Preprocessor):
                 "adapt: sources and targets must be pairs of one length. Received: "
                 f"{len(sources)} sources, {len(targets)} targets"
             )
-        tokens = [
-            learn_subword_vocabulary(
-                texts, vocab_size, lowercase=self.lowercase, learn_params=learn_params
-            )
-            for texts in (sources, targets)
-        ]
+        corpus = types.SimpleNamespace(sources=sources, targets=targets)
         with tempfile.TemporaryDirectory() as tmp:
-            paths = {
-                name: save_vocabulary(side, os.path.join(tmp, name))
-                for name, side in zip(self.asset_names, tokens, strict=True)
-            }
-            if self.max_length is None:
-                corpus = _Pairs(sources, targets)
-                self.max_length = longest_subwords(
-                    corpus, [paths[n] for n in self.asset_names], self.lowercase
-                )
-            self.set_assets(paths)
-        return tokens[0], tokens[1]
+            module = TranslationPreprocessor.from_corpus(
+                corpus, tmp, vocab_size=vocab_size, lowercase=self.lowercase,
+                max_length=self.max_length, log=None, learn_params=learn_params,
+            )  # fmt: skip
+            paths = (module.source_vocabulary, module.target_vocabulary)
+            self.max_length = module.max_length
+            self.set_assets(dict(zip(self.asset_names, paths, strict=True)))
+            return tuple(load_vocabulary(path) for path in paths)
 
     @property
     def source_vocab_size(self):
@@ -181,11 +155,9 @@ class Seq2SeqTranslatorPreprocessor(Preprocessor):
         if y is None:
             return {"source_ids": source_ids}
         _, target = module.encode_pair(x, tf.convert_to_tensor(y, tf.string))
-        inputs = {
-            "source_ids": source_ids,
-            "target_ids": _padded(target[:, :-1]),  # [START] subwords
-        }
-        labels = _padded(target[:, 1:])  # subwords [END]
+        # the decoder reads `[START] subwords`, the labels are `subwords [END]`
+        inputs = {"source_ids": source_ids, "target_ids": _padded(target[:, :-1])}
+        labels = _padded(target[:, 1:])
         return keras.utils.pack_x_y_sample_weight(inputs, labels, sample_weight)
 
     def get_config(self):
@@ -199,11 +171,3 @@ class Seq2SeqTranslatorPreprocessor(Preprocessor):
 def _padded(ids):
     """Ragged ids -> int32 `(B, T)`, 0 = padding."""
     return tf.cast(ids.to_tensor(default_value=PAD), tf.int32)
-
-
-class _Pairs:
-    """`sources` and `targets` lists (what `longest_subwords` reads)."""
-
-    def __init__(self, sources, targets):
-        self.sources = sources
-        self.targets = targets

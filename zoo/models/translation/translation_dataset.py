@@ -33,29 +33,24 @@ def translation_dataset(
     Returns:
         A `tf.data.Dataset`.
     """
-    pairs = tf.data.Dataset.from_tensor_slices(
-        (tf.constant(corpus.sources), tf.constant(corpus.targets))
-    )
+    pairs = tf.data.Dataset.from_tensor_slices((corpus.sources, corpus.targets))
     # no autograph: the tokenizers have no data-dependent Python control flow
     encode = tf.autograph.experimental.do_not_convert(preprocessor.encode_pair)
     ds = pairs.batch(512).map(encode).unbatch()
-    ds = ds.map(
-        lambda s, t: (
-            {
-                "source_ids": tf.cast(s, tf.int32),
-                "target_ids": tf.cast(t[:-1], tf.int32),
-            },
-            tf.cast(t[1:], tf.int32),
-        )
-    ).cache()
+
+    def shift(source, target):  # decoder input `[START] subwords`, labels `... [END]`
+        inputs = {"source_ids": tf.cast(source, tf.int32)}
+        inputs["target_ids"] = tf.cast(target[:-1], tf.int32)
+        return inputs, tf.cast(target[1:], tf.int32)
+
+    ds = ds.map(shift).cache()
     if shuffle:
         ds = ds.shuffle(SHUFFLE_BUFFER, seed=seed, reshuffle_each_iteration=True)
-    ds = bucket_by_length(
-        ds,
-        lambda x, y: tf.maximum(tf.shape(x["source_ids"])[0], tf.shape(y)[0]),
-        buckets,
-        batch_size,
-    )
+
+    def length(inputs, labels):  # of the longer side
+        return tf.maximum(tf.shape(inputs["source_ids"])[0], tf.shape(labels)[0])
+
+    ds = bucket_by_length(ds, length, buckets, batch_size)
     return ds.prefetch(tf.data.AUTOTUNE)
 
 

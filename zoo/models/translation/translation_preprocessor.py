@@ -7,6 +7,7 @@ import time
 
 import tensorflow as tf
 
+from zoo.layers.arguments import check_positive_ints
 from zoo.text.subword import (
     END,
     PAD,
@@ -51,14 +52,7 @@ class TranslationPreprocessor(tf.Module):
         name=None,
     ):
         super().__init__(name=name)
-        if (
-            not isinstance(max_length, int)
-            or isinstance(max_length, bool)
-            or max_length < 1
-        ):
-            raise ValueError(
-                f"`max_length` must be a positive int. Received: max_length={max_length!r}"
-            )
+        check_positive_ints(max_length=max_length)
         self.source_tokenizer = SubwordTokenizer(source_vocabulary, lowercase=lowercase)
         self.target_tokenizer = SubwordTokenizer(target_vocabulary, lowercase=lowercase)
         self.source_vocabulary = os.fspath(source_vocabulary)
@@ -77,6 +71,7 @@ class TranslationPreprocessor(tf.Module):
         max_length=64,
         tag="vocab",
         log=print,
+        learn_params=None,
     ):
         """Learns one vocabulary per language from training text, or reuses them.
 
@@ -95,6 +90,7 @@ class TranslationPreprocessor(tf.Module):
                 takes the longest training source or target, in subwords.
             tag: the cache key in the file names.
             log: where a line per learned vocabulary goes (`None`: nowhere).
+            learn_params: extra arguments of tensorflow-text's WordPiece learner.
         """
         os.makedirs(directory, exist_ok=True)
         paths = []
@@ -106,7 +102,7 @@ class TranslationPreprocessor(tf.Module):
             if not os.path.exists(path):
                 start = time.time()
                 tokens = learn_subword_vocabulary(
-                    texts, vocab_size, lowercase=lowercase
+                    texts, vocab_size, lowercase=lowercase, learn_params=learn_params
                 )
                 save_vocabulary(tokens, path)
                 if log is not None:
@@ -129,19 +125,14 @@ class TranslationPreprocessor(tf.Module):
 
         settings = load_manifest(version_dir)["metadata"]["preprocessing"]
         assets = os.path.join(os.fspath(version_dir), "assets")
-        return cls(
-            *(os.path.join(assets, name) for name in settings["vocabularies"]),
-            lowercase=settings["lowercase"],
-            max_length=settings["max_length"],
-        )
+        files = [os.path.join(assets, name) for name in settings["vocabularies"]]
+        return cls(*files, settings["lowercase"], settings["max_length"])
 
     def config(self):
         """The settings an export records (`from_export` reads them back)."""
+        files = (self.source_vocabulary, self.target_vocabulary)
         return {
-            "vocabularies": [
-                os.path.basename(self.source_vocabulary),
-                os.path.basename(self.target_vocabulary),
-            ],
+            "vocabularies": [os.path.basename(path) for path in files],
             "lowercase": self.lowercase,
             "max_length": self.max_length,
         }
@@ -216,19 +207,9 @@ def vocabulary_cache_key(
         max_words: the length filter of the read.
         seed: the seed of the data (sample, split, demo corpus).
     """
-    key = json.dumps(
-        [
-            os.path.abspath(data) if data else "demo",
-            source,
-            target,
-            vocab_size,
-            lowercase,
-            limit,
-            max_words,
-            seed,
-        ]
-    )
-    return hashlib.sha1(key.encode()).hexdigest()[:8]
+    data = os.path.abspath(data) if data else "demo"
+    key = [data, source, target, vocab_size, lowercase, limit, max_words, seed]
+    return hashlib.sha1(json.dumps(key).encode()).hexdigest()[:8]
 
 
 def longest_subwords(corpus, vocabularies, lowercase=False, chunk=4096):

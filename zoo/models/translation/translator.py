@@ -4,7 +4,8 @@ import time
 
 import tensorflow as tf
 
-from zoo.decoding.seq2seq import decode_translator
+from zoo.decoding.beam_search import beam_search
+from zoo.layers.arguments import check_positive_ints
 from zoo.metrics import bleu_scores
 
 TEXT_SPEC = tf.TensorSpec([None], tf.string, name="text")
@@ -49,10 +50,7 @@ class Translator:
         length_a=1.5,
         length_b=5,
     ):
-        if not isinstance(beam_width, int) or beam_width < 1:
-            raise ValueError(
-                f"`beam_width` must be a positive int. Received: beam_width={beam_width!r}"
-            )
+        check_positive_ints(beam_width=beam_width)
         self.model = model
         self.preprocessor = preprocessor
         self.beam_width = beam_width
@@ -60,7 +58,11 @@ class Translator:
         self.beta = beta
         self.length_a = length_a
         self.length_b = length_b
-        self._function = None
+        # `translate` traced once for every batch (no autograph: the searches are
+        # explicit while loops)
+        self._function = tf.function(
+            self.translate, input_signature=[TEXT_SPEC], autograph=False
+        )
 
     def translate(self, text):
         """string `(B,)` -> the serving outputs and the target ids.
@@ -73,16 +75,11 @@ class Translator:
         """
         pre = self.preprocessor
         source_ids = pre.source_ids(text)  # (B, Ts)
-        result = decode_translator(
-            self.model,
-            source_ids,
-            pre.max_length,
-            beam_width=self.beam_width,
-            alpha=self.alpha,
-            beta=self.beta,
-            length_a=self.length_a,
-            length_b=self.length_b,
-        )
+        memory, state, source_mask = self.model.encode(source_ids, training=False)
+        result = beam_search(  # greedy search with beam_width 1
+            self.model.decoder.step, state, memory, source_mask, pre.max_length,
+            self.beam_width, self.alpha, self.beta, self.length_a, self.length_b,
+        )  # fmt: skip
         longest = tf.reduce_max(tf.concat([result["lengths"], [0]], axis=0))
         tokens = result["tokens"][:, :longest]  # (B, Tt)
         return {
@@ -96,21 +93,11 @@ class Translator:
 
     def __call__(self, text):
         """`translate` as a traced function (one trace for every batch)."""
-        if self._function is None:
-            self._function = tf.function(
-                self.translate,
-                input_signature=[TEXT_SPEC],
-                autograph=False,  # the searches are explicit while loops
-            )
         return self._function(tf.convert_to_tensor(text, tf.string))
-
-    def translate_corpus(self, texts, batch_size=64, sort_by_length=True):
-        """`translate_corpus(self, texts, ...)`: one dict of NumPy outputs per text."""
-        return translate_corpus(self, texts, batch_size, sort_by_length)
 
     def translate_texts(self, texts, batch_size=64):
         """The translations of `texts` (a list of str), as a list of str."""
-        outputs = self.translate_corpus(texts, batch_size)
+        outputs = translate_corpus(self, texts, batch_size)
         return [as_text(o["translation"]) for o in outputs]
 
 
@@ -173,14 +160,9 @@ def evaluate_translations(
     hypotheses = [as_text(o["translation"]) for o in outputs]
     scores = bleu_scores(hypotheses, references, target_lang)
     scores["sentences_per_second"] = len(sources) / seconds
+    triples = zip(sources, references, hypotheses[:examples], strict=False)
     scores["examples"] = [
-        {"source": s, "reference": r, "hypothesis": h}
-        for s, r, h in zip(
-            sources[:examples],
-            references[:examples],
-            hypotheses[:examples],
-            strict=True,
-        )
+        {"source": s, "reference": r, "hypothesis": h} for s, r, h in triples
     ]
     scores["hypotheses"] = hypotheses
     return scores, outputs

@@ -107,13 +107,11 @@ def choose_length_penalty(
         alpha: Translator(model, preprocessor, beam_width, alpha=alpha, **search)
         for alpha in alphas
     }
-    return choose_on_validation(
-        searches,
-        sources,
-        references,
-        log,
-        name=lambda alpha: f"beam {beam_width}, alpha {alpha}",
-    )
+
+    def name(alpha):
+        return f"beam {beam_width}, alpha {alpha}"
+
+    return choose_on_validation(searches, sources, references, log, name)
 
 
 def number_or_auto(text):
