@@ -44,43 +44,7 @@ import subprocess
 import sys
 import time
 
-# Luong's variants are the paper's model, with input feeding, unless named no-feed.
-FEED = ["--input-feeding"]
-VARIANTS = {
-    "none": ["--attention", "none"],
-    "bahdanau": ["--attention", "bahdanau"],
-    "bahdanau-normalized": ["--attention", "bahdanau", "--attention-normalize"],
-    "bahdanau-hard-gumbel": [
-        "--attention",
-        "bahdanau",
-        "--attention-probability",
-        "gumbel",
-    ],
-    "luong-dot": ["--attention", "luong", "--score", "dot", *FEED],
-    "luong-general": ["--attention", "luong", "--score", "general", *FEED],
-    "luong-general-no-feed": [
-        "--attention",
-        "luong",
-        "--score",
-        "general",
-        "--no-input-feeding",
-    ],
-    "luong-concat": ["--attention", "luong", "--score", "concat", *FEED],
-    "luong-location": ["--attention", "luong", "--score", "location", *FEED],
-    "luong-cosine": ["--attention", "luong", "--score", "cosine", *FEED],
-    "luong-general-hardmax": [
-        *("--attention", "luong", "--score", "general", *FEED),
-        *("--attention-probability", "hardmax"),
-    ],
-    "luong-general-local-m": [
-        *("--attention", "luong", "--score", "general", *FEED),
-        *("--window", "local-m"),
-    ],
-    "luong-general-local-p": [
-        *("--attention", "luong", "--score", "general", *FEED),
-        *("--window", "local-p"),
-    ],
-}
+from bench.translation import ATTENTIONS as VARIANTS
 
 # The dot and cosine scores compare the decoder state with the encoder outputs, so
 # both need one width: with `--data` the recipe's decoder has 256 units and its

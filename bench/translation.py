@@ -46,7 +46,45 @@ import subprocess
 import sys
 import time
 
-from bench.attention_variants import VARIANTS as ATTENTIONS
+# The attention variants of the recipe: name -> its flags (`bench.attention_variants`).
+# Luong's variants are the paper's model, with input feeding, unless named no-feed.
+FEED = ["--input-feeding"]
+ATTENTIONS = {
+    "none": ["--attention", "none"],
+    "bahdanau": ["--attention", "bahdanau"],
+    "bahdanau-normalized": ["--attention", "bahdanau", "--attention-normalize"],
+    "bahdanau-hard-gumbel": [
+        "--attention",
+        "bahdanau",
+        "--attention-probability",
+        "gumbel",
+    ],
+    "luong-dot": ["--attention", "luong", "--score", "dot", *FEED],
+    "luong-general": ["--attention", "luong", "--score", "general", *FEED],
+    "luong-general-no-feed": [
+        "--attention",
+        "luong",
+        "--score",
+        "general",
+        "--no-input-feeding",
+    ],
+    "luong-concat": ["--attention", "luong", "--score", "concat", *FEED],
+    "luong-location": ["--attention", "luong", "--score", "location", *FEED],
+    "luong-cosine": ["--attention", "luong", "--score", "cosine", *FEED],
+    "luong-general-hardmax": [
+        *("--attention", "luong", "--score", "general", *FEED),
+        *("--attention-probability", "hardmax"),
+    ],
+    "luong-general-local-m": [
+        *("--attention", "luong", "--score", "general", *FEED),
+        *("--window", "local-m"),
+    ],
+    "luong-general-local-p": [
+        *("--attention", "luong", "--score", "general", *FEED),
+        *("--window", "local-p"),
+    ],
+}
+
 
 LENGTH_BUCKETS = [(1, 10), (11, 15), (16, 20), (21, 10_000)]
 SHARED = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "data"
