@@ -22,16 +22,12 @@ from zoo.data.files import check_exists, iter_lines
 from zoo.errors import ConfigError, DataError
 from zoo.text.babi_example import BabiExample
 
-TASK_NAMES = dict(
-    enumerate(
-        "single-supporting-fact two-supporting-facts three-supporting-facts "
-        "two-arg-relations three-arg-relations yes-no-questions counting lists-sets "
-        "simple-negation indefinite-knowledge basic-coreference conjunction "
-        "compound-coreference time-reasoning basic-deduction basic-induction "
-        "positional-reasoning size-reasoning path-finding agents-motivations".split(),
-        start=1,
-    )
-)
+TASK_NAMES = """single-supporting-fact two-supporting-facts three-supporting-facts
+two-arg-relations three-arg-relations yes-no-questions counting lists-sets
+simple-negation indefinite-knowledge basic-coreference conjunction compound-coreference
+time-reasoning basic-deduction basic-induction positional-reasoning size-reasoning
+path-finding agents-motivations"""
+TASK_NAMES = dict(enumerate(TASK_NAMES.split(), start=1))
 """The 20 bAbI tasks, by number."""
 
 _LINE = re.compile(r"^\s*(\d+) (.*)$")

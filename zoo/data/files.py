@@ -11,6 +11,7 @@ line; a missing path is a `MissingPathError`, and a named pipe or a device
 """
 
 import gzip
+import numbers
 import os
 import random
 import stat
@@ -229,7 +230,8 @@ def seeded_split(count, fractions, seed, *, strata=None, groups=None):
         out.
     """
     fractions = tuple(fractions)
-    if not fractions or any(not f > 0 for f in fractions) or sum(fractions) >= 1:
+    positive = all(isinstance(f, numbers.Real) and f > 0 for f in fractions)
+    if not fractions or not positive or sum(fractions) >= 1:
         raise ConfigError(
             "Held-out fractions must be positive and sum to less than 1. "
             f"Received: fractions={fractions!r}"

@@ -70,16 +70,6 @@ _TREE_TOKEN = re.compile(r"\(|\)|[^\s()]+")
 _PTB_ESCAPES = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]"}
 _TEXT_NAMES = ("text", "sentence", "sentences")
 _LABEL_NAMES = ("label", "labels", "class")
-LAYOUTS = (
-    "a .csv, .tsv/.tab/.txt or .jsonl/.ndjson/.json file (optionally .gz)",
-    "a .tar.gz/.tgz of aclImdb",
-    "the IMDB folder layout {train,test}/{pos,neg}/*.txt",
-    "an SST tree folder (train.txt, dev.txt, test.txt)",
-    "split files train.csv|tsv|jsonl (with valid|val|dev and test)",
-    "one folder per class, <class>/*.txt (optionally under train/, valid|val|dev/, "
-    "test/)",
-)
-"""The layouts `load_labelled` recognises, for error messages and help texts."""
 
 
 def sorted_labels(labels):
@@ -346,13 +336,11 @@ def _json_fields(text, columns, line):
             scalar = given is None or isinstance(given, (bool, int, float))
             shown = json.dumps(given) if scalar else f"a {type(given).__name__}"
             raise ValueError(f"field {key!r} holds {shown}; {rule}")
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as e:
+        if bad := re.search("[\ud800-\udfff]", value):
             raise ValueError(
                 f"field {key!r} holds an unpaired surrogate "
-                f"(\\u{ord(value[e.start]):04x}), which is not text"
-            ) from None
+                f"(\\u{ord(bad[0]):04x}), which is not text"
+            )
     return text, label
 
 
@@ -658,8 +646,6 @@ def _read_imdb_tar(path, out):
                     path=path,
                 )
     except (tarfile.TarError, EOFError, OSError, zlib.error) as e:
-        if isinstance(e, FileNotFoundError):
-            raise
         raise DataError(
             f"truncated or corrupt archive ({type(e).__name__}: {e}); expected a "
             ".tar.gz/.tgz/.tar of aclImdb",
@@ -698,13 +684,12 @@ def read_imdb(path, splits=("train", "test")):
             path=path,
         )
     else:
-        for split in splits:
-            for label in IMDB_LABELS:
-                folder = os.path.join(root, split, label)
-                names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
-                for name in (n for n in names if n.endswith(".txt")):
-                    file = files.check_inside(os.path.join(folder, name), path)
-                    out[split].append((files.read_document(file), label, file))
+        for split, label in itertools.product(splits, IMDB_LABELS):
+            folder = os.path.join(root, split, label)
+            names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+            for name in fnmatch.filter(names, "*.txt"):
+                file = files.check_inside(os.path.join(folder, name), path)
+                out[split].append((files.read_document(file), label, file))
     for split, reviews in out.items():
         if not reviews:
             expected = f"(expected {split}/pos/*.txt and {split}/neg/*.txt)."
@@ -722,19 +707,6 @@ def read_imdb(path, splits=("train", "test")):
 # --- any layout -----------------------------------------------------------------------
 
 
-def _sst_files(folder):
-    """`{split: file}` of an SST tree folder; a file missing or linking out of it is
-    an error."""
-    found = {}
-    for split, name in SST_FILES.items():
-        file = os.path.join(folder, name)
-        if not os.path.isfile(file):
-            what = "SST tree file (an SST folder holds train.txt, dev.txt and test.txt)"
-            raise MissingPathError(file, what=what)
-        found[split] = files.check_inside(file, folder)
-    return found
-
-
 def _detect(path, format, pattern):
     """`(kind, detail)` of the layout at `path`; see the module docstring."""
     if os.path.isfile(path):
@@ -743,16 +715,24 @@ def _detect(path, format, pattern):
         if path.lower().endswith(_ARCHIVES):
             return "imdb", path
         raise DataError(
-            "cannot tell the format from the file name; expected "
-            + "; or ".join(LAYOUTS[:2])
-            + " (or pass the format: csv, tsv or jsonl)",
+            "cannot tell the format from the file name; expected a .csv, "
+            ".tsv/.tab/.txt or .jsonl/.ndjson/.json file (optionally .gz); or a "
+            ".tar.gz/.tgz of aclImdb (or pass the format: csv, tsv or jsonl)",
             path=path,
         )
     if _imdb_root(path, all) is not None:  # else train/{neg,pos} are class folders
         return "imdb", path
     sst = os.path.join(path, SST_FILES["train"])
     if os.path.isfile(sst) and is_tree_file(sst):
-        return "sst", _sst_files(path)
+        found = {}  # a file missing or linking out of the folder is an error
+        for split, name in SST_FILES.items():
+            file = os.path.join(path, name)
+            if not os.path.isfile(file):
+                what = "SST tree file (an SST folder holds train.txt, dev.txt and "
+                what += "test.txt)"
+                raise MissingPathError(file, what=what)
+            found[split] = files.check_inside(file, path)
+        return "sst", found
     split_files = files.find_split_files(path, _SPLIT_SUFFIXES)
     if split_files:
         return "file", split_files
@@ -763,9 +743,12 @@ def _detect(path, format, pattern):
     if len(archives) == 1:
         return "imdb", os.path.join(path, archives[0])
     raise DataError(
-        "no known document layout in the folder; expected "
-        + "; or ".join(LAYOUTS[2:])
-        + f"; or one .tar.gz of aclImdb. Found: {files.listing(path)!r}",
+        "no known document layout in the folder; expected the IMDB folder layout "
+        "{train,test}/{pos,neg}/*.txt; or an SST tree folder (train.txt, dev.txt, "
+        "test.txt); or split files train.csv|tsv|jsonl (with valid|val|dev and test); "
+        "or one folder per class, <class>/*.txt (optionally under train/, "
+        "valid|val|dev/, test/); or one .tar.gz of aclImdb. Found: "
+        f"{files.listing(path)!r}",
         path=path,
     )
 
@@ -797,15 +780,7 @@ def load_labelled(
     validation or no test set.
     """
     fractions = {"validation": validation_fraction, "test": test_fraction}
-    for name, value in fractions.items():
-        if not isinstance(value, (int, float)) or not 0 < value < 1:
-            name += "_fraction"
-            raise ConfigError(f"`{name}` must be in (0, 1). Received: {name}={value!r}")
-    if validation_fraction + test_fraction >= 1:
-        raise ConfigError(
-            "`validation_fraction + test_fraction` must be below 1. Received: "
-            f"validation_fraction={validation_fraction!r}, test_fraction={test_fraction!r}"
-        )
+    files.seeded_split(0, fractions.values(), seed)  # checks the fractions
     path = files.check_exists(path)
     files.table_format(path, format if format != "sst" else None)  # checks `format`
     kind, detail = _detect(path, format, pattern)
@@ -814,29 +789,19 @@ def load_labelled(
         parts = read_imdb(detail)
         what = f"IMDB {detail}"
     elif kind == "class_folders":
+        how = dict(encoding=encoding, skip_unreadable=skip_unreadable, skipped=skipped)
         parts = {
-            split: read_class_folder(
-                folder,
-                pattern,
-                root=path,
-                encoding=encoding,
-                skip_unreadable=skip_unreadable,
-                skipped=skipped,
-            )
-            for split, folder in detail.items()
+            s: read_class_folder(f, pattern, root=path, **how)
+            for s, f in detail.items()
         }
         what = f"{path} (one folder per class, {pattern})"
     else:
+        how = dict(format="sst" if kind == "sst" else format, task=task)
         parts = {
-            split: read_labelled(
-                file,
-                text_column,
-                label_column,
-                format="sst" if kind == "sst" else format,
-                task=task,
-                phrases=phrases and split == "train",
+            s: read_labelled(
+                f, text_column, label_column, phrases=phrases and s == "train", **how
             )
-            for split, file in detail.items()
+            for s, f in detail.items()
         }
         names = ", ".join(os.path.basename(f) for f in detail.values())
         if kind == "sst":

@@ -17,7 +17,7 @@ import numpy as np
 from zoo.data.files import (
     SPLIT_NAMES,
     check_exists,
-    check_inside,
+    find_split_files,
     iter_lines,
     listing,
     seeded_split,
@@ -39,8 +39,7 @@ class LengthStats:
 
     @classmethod
     def from_texts(cls, texts, count=None):
-        count = count or (lambda text: len(text.split()))
-        return cls.from_lengths([count(t) for t in texts])
+        return cls.from_lengths([count(t) if count else len(t.split()) for t in texts])
 
     @classmethod
     def from_lengths(cls, lengths):
@@ -98,13 +97,10 @@ class ReadReport:
             suffix = f" ({detail})" if detail else ""
             self.examples.append(f"{path}:{line}: {kind}{suffix}")
 
-    @property
-    def skipped(self):
-        return self.empty + self.too_long + self.malformed
-
     def __str__(self):
+        skipped = self.empty + self.too_long + self.malformed
         text = (
-            f"read {self.read} pairs; skipped {self.skipped} (empty={self.empty}, "
+            f"read {self.read} pairs; skipped {skipped} (empty={self.empty}, "
             f"too_long={self.too_long}, malformed={self.malformed})"
         )
         if self.held_out_duplicates:
@@ -270,31 +266,19 @@ def split_corpus(corpus, fractions=(0.02, 0.02), seed=1234):
 
 def _pair_files(folder, source, target):
     """`{split: (source_file, target_file)}` of a folder, or {} without a train pair."""
-    names = set(os.listdir(folder)) if os.path.isdir(folder) else set()
-
-    def find(stem, lang):
-        found = (n for n in (f"{stem}.{lang}.gz", f"{stem}.{lang}") if n in names)
-        return next(found, None)
-
     for langs in ((source, target), ("src", "tgt")):
-        found = {}
-        for split, stems in _STEMS.items():
-            for stem in stems:
-                pair = [find(stem, lang) for lang in langs]
-                if pair == [None, None]:
-                    continue
-                if None in pair:
-                    raise DataError(
-                        f"{pair[0] or pair[1]} has no line-aligned partner "
-                        f"{stem}.{langs[pair.index(None)]}[.gz]",
-                        path=folder,
-                    )
-                found[split] = tuple(
-                    check_inside(os.path.join(folder, n), folder) for n in pair
+        sides = [find_split_files(folder, (f".{x}.gz", f".{x}"), _STEMS) for x in langs]
+        for split in sides[0].keys() | sides[1].keys():
+            names = [os.path.basename(side.get(split, "")) for side in sides]
+            if names[0].split(".")[0] != names[1].split(".")[0]:
+                lone = 0 if names[0] else 1
+                raise DataError(
+                    f"{names[lone]} has no line-aligned partner "
+                    f"{names[lone].split('.')[0]}.{langs[1 - lone]}[.gz]",
+                    path=folder,
                 )
-                break
-        if "train" in found:
-            return found
+        if sides[0]:
+            return {split: (sides[0][split], sides[1][split]) for split in sides[0]}
     return {}
 
 

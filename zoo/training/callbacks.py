@@ -32,7 +32,9 @@ import time
 
 import keras
 
+from zoo.io import atomic_path, atomic_write
 from zoo.training import keras_workarounds
+from zoo.training.checkpoints import weights_file
 from zoo.training.weight_averaging import averaging_optimizer
 
 
@@ -167,18 +169,14 @@ class ResumableEarlyStopping(keras.callbacks.EarlyStopping):
         self.folder = folder
         self.history = list(history)
 
-    def _path(self, epoch):
-        return os.path.join(self.folder, f"best-{epoch:05d}.npz")
-
     def _files(self):
         if not os.path.isdir(self.folder):
             return {}
-        found = {}
-        for name in os.listdir(self.folder):
-            match = self.PATTERN.match(name)
-            if match:
-                found[int(match.group(1))] = os.path.join(self.folder, name)
-        return found
+        return {
+            int(match.group(1)): os.path.join(self.folder, match.group(0))
+            for match in map(self.PATTERN.match, os.listdir(self.folder))
+            if match
+        }
 
     def on_train_begin(self, logs=None):
         super().on_train_begin(logs)
@@ -193,24 +191,16 @@ class ResumableEarlyStopping(keras.callbacks.EarlyStopping):
             self.restore_best_weights = True
         self.model.stop_training = False
         self.stopped_epoch = 0
-        self.best_weights = (
-            self._load(self.best_epoch) if self.best is not None else None
-        )
-
-    def _load(self, epoch):
-        from zoo.training.checkpoints import weights_file
-
-        path = self._files().get(epoch)
-        if path is None:
-            return None
+        self.best_weights = None  # the best epoch's weights, from its file
+        path = self._files().get(self.best_epoch)
+        if self.best is None or path is None:
+            return
         run_dir = os.path.dirname(os.path.abspath(self.folder))
         advice = f"pass --resume never to start afresh in {run_dir}"
         with weights_file(path, advice) as saved:
             weights = [saved[f"arr_{i}"] for i in range(len(saved.files))]
-        current = self.model.get_weights()
-        if [w.shape for w in weights] != [w.shape for w in current]:
-            return None
-        return weights
+        if [w.shape for w in weights] == [w.shape for w in self.model.get_weights()]:
+            self.best_weights = weights
 
     def on_epoch_end(self, epoch, logs=None):
         before = (self.best_epoch, self.best)
@@ -220,11 +210,9 @@ class ResumableEarlyStopping(keras.callbacks.EarlyStopping):
             return
         import numpy as np
 
-        from zoo.io import atomic_path
-
         os.makedirs(self.folder, exist_ok=True)
         previous = self._files()
-        with atomic_path(self._path(epoch)) as tmp:
+        with atomic_path(os.path.join(self.folder, f"best-{epoch:05d}.npz")) as tmp:
             np.savez(tmp, *self.best_weights)
         keep = max((e for e in previous if e < epoch), default=None)
         for e, path in previous.items():
@@ -327,17 +315,15 @@ class ElapsedTime(keras.callbacks.Callback):
         self.seconds = float(previous or 0.0)
         self.pauses = list(pauses)
 
-    def _paused(self):
-        return sum(getattr(p, "paused_seconds", 0.0) for p in self.pauses)
+    def _clock(self):
+        """The monotonic time less the pauses so far."""
+        return time.monotonic() - sum(p.paused_seconds for p in self.pauses)
 
     def on_epoch_begin(self, epoch, logs=None):
-        self._start, self._paused_at_start = time.monotonic(), self._paused()
+        self._start = self._clock()
 
     def on_epoch_end(self, epoch, logs=None):
-        now = time.monotonic()
-        start = getattr(self, "_start", now)
-        paused = self._paused() - getattr(self, "_paused_at_start", self._paused())
-        self.seconds += max(now - start - paused, 0.0)
+        self.seconds += max(self._clock() - self._start, 0.0)
         if logs is not None:
             logs["elapsed_seconds"] = round(self.seconds, 3)
 
@@ -436,10 +422,8 @@ class TimedSnapshots(keras.callbacks.Callback):
         self, folder, every_minutes=None, limit_minutes=None, weights=None, previous=0.0
     ):
         super().__init__()
-        for name, value in (
-            ("every_minutes", every_minutes),
-            ("limit_minutes", limit_minutes),
-        ):
+        minutes = {"every_minutes": every_minutes, "limit_minutes": limit_minutes}
+        for name, value in minutes.items():
             if value is not None and not (value >= 0 and math.isfinite(value)):
                 raise ValueError(
                     f"`{name}` must be a number >= 0. Received: {name}={value!r}"
@@ -452,10 +436,17 @@ class TimedSnapshots(keras.callbacks.Callback):
         self.weights = weights
         self.previous = float(previous or 0.0)
         self.snapshots = []
+        self.paused_seconds = 0.0  # spent writing snapshots in this `fit` so far
 
     def on_train_begin(self, logs=None):
-        self._start, self._paused = time.perf_counter(), 0.0
-        self.snapshots = self._listed() if self.previous else []
+        self._start, self.paused_seconds = time.perf_counter(), 0.0
+        # A resumed run keeps the snapshots its clock had reached.
+        path = os.path.join(self.folder or "", "snapshots.json")
+        self.snapshots = []
+        if self.previous and self.folder is not None and os.path.exists(path):
+            with open(path) as f:
+                listed = json.load(f)
+            self.snapshots = [s for s in listed if s["minutes"] * 60 <= self.previous]
         self._next = math.inf
         if self.every:
             self._next = (math.floor(self.previous / self.every) + 1) * self.every
@@ -466,23 +457,10 @@ class TimedSnapshots(keras.callbacks.Callback):
         )
         self._epoch = 0
 
-    def _listed(self):
-        """The snapshots a resumed run's clock had reached, from snapshots.json."""
-        path = os.path.join(self.folder or "", "snapshots.json")
-        if self.folder is None or not os.path.exists(path):
-            return []
-        with open(path) as f:
-            return [s for s in json.load(f) if s["minutes"] * 60 <= self.previous]
-
     def elapsed(self):
         """Seconds of training so far, in this `fit` and before it (`previous`),
         snapshot writing excluded."""
-        return self.previous + time.perf_counter() - self._start - self._paused
-
-    @property
-    def paused_seconds(self):
-        """Seconds spent writing snapshots in this `fit` so far."""
-        return getattr(self, "_paused", 0.0)
+        return self.previous + time.perf_counter() - self._start - self.paused_seconds
 
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch = epoch
@@ -502,8 +480,6 @@ class TimedSnapshots(keras.callbacks.Callback):
 
     def _save(self, seconds):
         import numpy as np
-
-        from zoo.io import atomic_write
 
         begin = time.perf_counter()
         os.makedirs(self.folder, exist_ok=True)
@@ -528,14 +504,12 @@ class TimedSnapshots(keras.callbacks.Callback):
         )
         with atomic_write(os.path.join(self.folder, "snapshots.json")) as f:
             json.dump(self.snapshots, f, indent=1)
-        self._paused += time.perf_counter() - begin
+        self.paused_seconds += time.perf_counter() - begin
 
 
 def load_snapshot(model, path):
     """Puts the weights of a `TimedSnapshots` file into `model` (the model trained,
     or one built the same way)."""
-    from zoo.training.checkpoints import weights_file
-
     with weights_file(path) as values:
         model.set_weights([values[f"arr_{i}"] for i in range(len(values.files))])
     return model

@@ -146,7 +146,7 @@ class TrainingConfig:
             if choices is not None:
                 ok, what = value in choices, f"one of {choices}"
             elif field.type is int:
-                ok, what = _is_int(value), "an int"
+                ok, what = isinstance(value, int), "an int"  # bools: refused below
             elif field.type is float:
                 ok = isinstance(value, (int, float)) and math.isfinite(value)
                 what = "a finite number"
@@ -188,7 +188,3 @@ class TrainingConfig:
 RESUMABLE_FIELDS = tuple(
     f.name for f in dataclasses.fields(TrainingConfig) if f.metadata["resumable"]
 )
-
-
-def _is_int(value):
-    return isinstance(value, int) and not isinstance(value, bool)

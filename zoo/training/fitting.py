@@ -274,16 +274,12 @@ def _advance(ds, completed):
 def _progress(verbose, stream=None):
     """Keras' `verbose` for `cfg.verbose`: "auto" is the progress bar (1) on a
     terminal and Keras' plain lines per epoch (2) otherwise (log files, pipes)."""
-    if verbose == "auto":
-        return 1 if _is_terminal(stream or sys.stdout) else 2
-    return verbose
-
-
-def _is_terminal(stream):
+    if verbose != "auto":
+        return verbose
     try:
-        return stream.isatty()
+        return 1 if (stream or sys.stdout).isatty() else 2
     except (AttributeError, ValueError):  # no isatty, or a closed stream
-        return False
+        return 2
 
 
 @contextlib.contextmanager

@@ -353,18 +353,12 @@ def parse_config(
     training = {f.name: args.get(f.name) for f in dataclasses.fields(TrainingConfig)}
     training["run_dir"] = args["run_dir"]
     # A training default of None is derived from other flags by `validate()`.
-    derived = [k for k, v in training.items() if v is None]
+    given = {k: v for k, v in training.items() if v is not None}
+    derived = [k for k in training if k not in given]
+    own = [f.name for f in dataclasses.fields(config_class) if f.name != "training"]
     try:
-        config = config_class(
-            training=TrainingConfig(
-                **{k: v for k, v in training.items() if k not in derived}
-            ),
-            **{
-                f.name: args[f.name]
-                for f in dataclasses.fields(config_class)
-                if f.name != "training"
-            },
-        )
+        options = {k: args[k] for k in own}
+        config = config_class(training=TrainingConfig(**given), **options)
         for key in derived:
             setattr(config.training, key, None)
         config.validate()

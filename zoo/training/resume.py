@@ -252,18 +252,18 @@ def trim_log(csv_path, completed):
     if not os.path.exists(csv_path):
         return
     with open(csv_path, newline="") as f:
-        reader = csv.reader(f)
-        rows = list(reader)
+        rows = list(csv.reader(f))
     if not rows or "epoch" not in rows[0]:
         return
     column = rows[0].index("epoch")
-    kept = [rows[0]]
-    for row in rows[1:]:
+
+    def done(row):
         try:
-            if int(row[column]) < completed:
-                kept.append(row)
+            return int(row[column]) < completed
         except (IndexError, ValueError):
-            continue
+            return False
+
+    kept = [rows[0], *filter(done, rows[1:])]
     if len(kept) != len(rows):
         with atomic_write(csv_path, newline="") as f:
             csv.writer(f).writerows(kept)

@@ -26,7 +26,7 @@ from zoo.errors import ConfigError
 
 LOCK_FILE = ".lock"
 
-_HELD = {}  # real path of a locked run folder -> [file descriptor, depth]
+_HELD = set()  # real paths of the run folders this process has locked
 _KEPT = []  # stack of the lists `keep_final_backups` yields
 
 
@@ -51,14 +51,6 @@ class RunLockedError(ConfigError):
         return (type(self), (self.run_dir, self.pid))
 
 
-def _holder(fd):
-    try:
-        text = os.pread(fd, 64, 0).decode("ascii", errors="replace").strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
-
-
 @contextlib.contextmanager
 def run_lock(run_dir):
     """Holds the exclusive lock of `run_dir` (created if needed) for the body.
@@ -70,18 +62,18 @@ def run_lock(run_dir):
     os.makedirs(run_dir, exist_ok=True)
     key = os.path.realpath(run_dir)
     if key in _HELD:  # this process holds it already
-        _HELD[key][1] += 1
-        try:
-            yield run_dir
-        finally:
-            _HELD[key][1] -= 1
+        yield run_dir
         return
     fd = os.open(os.path.join(run_dir, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        pid = _holder(fd)
+        try:
+            text = os.pread(fd, 64, 0).decode("ascii", errors="replace").strip()
+        except OSError:
+            text = ""
         os.close(fd)
+        pid = int(text) if text.isdigit() else None
         raise RunLockedError(run_dir, pid) from None
     except BaseException:
         os.close(fd)
@@ -89,14 +81,12 @@ def run_lock(run_dir):
     try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-        _HELD[key] = [fd, 1]
+        _HELD.add(key)
         yield run_dir
     finally:
-        _HELD.pop(key, None)
-        try:
+        _HELD.discard(key)
+        with contextlib.suppress(OSError):
             os.ftruncate(fd, 0)
-        except OSError:
-            pass
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 

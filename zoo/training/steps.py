@@ -171,9 +171,19 @@ def recipe_run(name, config):
 
     tf_logging.quiet(config.debug)  # before TensorFlow is imported
     try:
+        from zoo.training import get_strategy, set_seed
+        from zoo.training.distribution import worker_run_dir
+        from zoo.training.run_folder import keep_final_backups, run_lock
+
         check_output_folders(config)
-        with _held_run(name, config) as run:
-            yield run
+        set_seed(config.training.seed)
+        strategy = get_strategy(config.training.distribute)
+        run_dir = worker_run_dir(config.training.run_dir, strategy)
+        with run_lock(run_dir), keep_final_backups() as kept:
+            yield RecipeRun(name, config, strategy, run_dir)
+            # The run is complete: its trained weights are no longer needed.
+            for backup in kept:
+                backup.remove()
     except Exception as error:
         message = _failure_line(error, config)
         if message is None or config.debug:
@@ -241,22 +251,6 @@ def _resumable(run_dir):
         f"{run_dir} keeps {held}: free some space and run the same command to "
         "resume from there"
     )
-
-
-@contextlib.contextmanager
-def _held_run(name, config):
-    from zoo.training import get_strategy, set_seed
-    from zoo.training.distribution import worker_run_dir
-    from zoo.training.run_folder import keep_final_backups, run_lock
-
-    set_seed(config.training.seed)
-    strategy = get_strategy(config.training.distribute)
-    run_dir = worker_run_dir(config.training.run_dir, strategy)
-    with run_lock(run_dir), keep_final_backups() as kept:
-        yield RecipeRun(name, config, strategy, run_dir)
-        # The run is complete: its trained weights are no longer needed.
-        for backup in kept:
-            backup.remove()
 
 
 def data_name(config, demo):

@@ -22,9 +22,14 @@ Module-level imports are stdlib-only: a recipe's `--help` needs no TensorFlow.
 import dataclasses
 import functools
 import os
+import pathlib
 import shutil
 
+from zoo.errors import ConfigError
+from zoo.io import atomic_path, atomic_write, content_keyed
 from zoo.training.flags import RecipeConfig, option
+from zoo.training.resume import fingerprint
+from zoo.training.steps import data_name, read_example_texts
 
 VOCABULARIES = "vocabularies"
 HEADLINE_METRICS = ("accuracy", "macro_f1", "mean_attention_penalty_norm")
@@ -73,12 +78,8 @@ class TextClassificationConfig(RecipeConfig):
     )
 
     def validate(self):
-        from zoo.errors import ConfigError
-
         super().validate()
         if self.warmup_texts is not None:  # a bad file is an error now
-            from zoo.training.steps import read_example_texts
-
             read_example_texts(self.warmup_texts)
         if self.embeddings and not os.path.isfile(self.embeddings):
             raise ConfigError(f"--embeddings: no such file: {self.embeddings}")
@@ -122,8 +123,6 @@ class TextClassificationInputs:
         the word2vec vectors the model started from, if any, beside it; called once
         the run folder's identity is checked. Returns the vocabulary's path, or
         None."""
-        from zoo.io import atomic_path
-
         target = self.published_vocab_file
         if not target:
             return None
@@ -156,8 +155,6 @@ class TextClassificationInputs:
         the first `count` test texts."""
         if path is None:
             return self.texts.test.texts[:count]
-        from zoo.training.steps import read_example_texts
-
         return read_example_texts(path)
 
 
@@ -187,10 +184,6 @@ def prepare_inputs(
     Returns:
         A `TextClassificationInputs`.
     """
-    import pathlib
-
-    from zoo.training import fingerprint
-
     seed = config.training.seed
     texts = texts.sample(config.max_train_samples, config.max_eval_samples, seed)
     per_class = ", ".join(f"{name} {n}" for name, n in texts.train.counts().items())
@@ -198,8 +191,6 @@ def prepare_inputs(
         f"examples: {texts.sizes()}; classes: {list(texts.label_names)}; "
         f"training examples per class: {per_class}"
     )
-    from zoo.io import content_keyed
-
     requested = os.path.join(config.run_dir, "vocab.txt")
     build = functools.partial(
         build_word_vocabulary,
@@ -294,11 +285,7 @@ def labelled_dataset(
         from zoo.training import bucket_by_length
 
         ds = bucket_by_length(
-            ds,
-            lambda t, y: tf.strings.length(t),
-            boundaries=list(buckets),
-            batch_size=batch_size,
-            padded_shapes=([], []),
+            ds, lambda t, y: tf.strings.length(t), list(buckets), batch_size, ([], [])
         )
     else:
         ds = ds.batch(batch_size)
@@ -420,7 +407,6 @@ def write_report(config, data, metrics, results, notes=()):
     (of the prediction) and `"index"` set."""
     import numpy as np
 
-    from zoo.io import atomic_write
     from zoo.metrics import format_report
 
     text = "\n".join([format_report(metrics), *notes])
@@ -449,7 +435,6 @@ def document_report(config, data, metrics, results, log=print):
     attention of `--report-samples` seeded test documents, as in Yang et al.'s
     Figure 5)."""
     from zoo.report import attention_report_html
-    from zoo.training.steps import data_name
 
     text, examples = write_report(config, data, metrics, results)
     path = attention_report_html(
@@ -467,7 +452,6 @@ def hop_report(config, data, metrics, results, log=print):
     attention over the words of `--report-samples` test sentences) and a heat map
     `attention_<i>.png` of each (rows: hops)."""
     from zoo.report import attention_grid_html
-    from zoo.training.steps import data_name
     from zoo.viz import attention_heatmap
 
     norm = metrics["mean_attention_penalty_norm"]

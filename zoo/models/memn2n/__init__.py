@@ -33,8 +33,7 @@ TensorFlow pieces (imported on first use):
 """
 
 from zoo.models.memn2n.clipped_sgd import ClippedSGD
-from zoo.models.memn2n.linear_start import LinearStart
-from zoo.models.memn2n.linear_start_schedule import LinearStartSchedule, step_decay
+from zoo.models.memn2n.linear_start import LinearStart, LinearStartSchedule, step_decay
 from zoo.models.memn2n.memn2n import MemN2N
 from zoo.models.memn2n.run_cache import RunCache, run_key
 from zoo.text.babi_example import BabiExample

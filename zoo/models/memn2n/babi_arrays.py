@@ -50,10 +50,7 @@ def build_vocabulary(examples):
 
 def max_sentence_length(examples):
     """The longest statement or question, in words (after `tokenize`), at least 1."""
-    sentences = _sentences(list(examples))
-    if not sentences:
-        return 1
-    return max(1, max(len(t) for t in tokenize_sentences(sentences)))
+    return max([1] + [len(t) for t in tokenize_sentences(_sentences(list(examples)))])
 
 
 def vectorize(examples, vocab, memory_size=50, sentence_length=11):
@@ -71,33 +68,26 @@ def vectorize(examples, vocab, memory_size=50, sentence_length=11):
         (N, J)`, `answer (N,)`, all int32.
     """
     examples = list(examples)
+
+    def rows(token_lists):  # word ids, cut or padded to `sentence_length`
+        out = np.zeros((len(token_lists), sentence_length), np.int32)
+        for i, tokens in enumerate(token_lists):
+            ids = vocab.encode(tokens[:sentence_length])
+            out[i, : len(ids)] = ids
+        return out
+
     texts = sorted({s for ex in examples for s in ex.story})
-    token_lists = tokenize_sentences(texts)
-    sentence_rows = [np.zeros(sentence_length, np.int32)]
-    index = {}
-    for text, tokens in zip(texts, token_lists, strict=True):
-        if not tokens:
-            continue
-        row = np.zeros(sentence_length, np.int32)
-        ids = vocab.encode(tokens[:sentence_length])
-        row[: len(ids)] = ids
-        index[text] = len(sentence_rows)
-        sentence_rows.append(row)
+    kept = [(t, w) for t, w in zip(texts, tokenize_sentences(texts), strict=True) if w]
+    index = {text: k + 1 for k, (text, _) in enumerate(kept)}
     memory = np.zeros((len(examples), memory_size), np.int32)
-    question = np.zeros((len(examples), sentence_length), np.int32)
-    answer = np.zeros((len(examples),), np.int32)
-    question_tokens = tokenize_sentences([ex.question for ex in examples])
     for n, ex in enumerate(examples):
         slots = [index[s] for s in reversed(ex.story) if s in index][:memory_size]
         memory[n, : len(slots)] = slots
-        ids = vocab.encode(question_tokens[n][:sentence_length])
-        question[n, : len(ids)] = ids
-        answer[n] = vocab.token_to_id(ex.answer)
     return {
-        "sentences": np.stack(sentence_rows),
+        "sentences": rows([[]] + [words for _, words in kept]),
         "memory": memory,
-        "question": question,
-        "answer": answer,
+        "question": rows(tokenize_sentences([ex.question for ex in examples])),
+        "answer": np.array([vocab.token_to_id(ex.answer) for ex in examples], np.int32),
     }
 
 
@@ -195,16 +185,15 @@ def build_arrays(tasks, memory_size):
     examples = [ex for t in tasks.values() for ex in t.training_examples()]
     vocab = build_vocabulary(examples)
     sentence_length = max_sentence_length(examples)
-    arrays = {}
-    for task, entry in tasks.items():
-        arrays[task] = {}
-        for split in SPLITS:
-            items = getattr(entry, split)
-            arrays[task][split] = (
-                None
-                if items is None
-                else vectorize(items, vocab, memory_size, sentence_length)
-            )
+    arrays = {
+        task: {
+            split: None
+            if getattr(entry, split) is None
+            else vectorize(getattr(entry, split), vocab, memory_size, sentence_length)
+            for split in SPLITS
+        }
+        for task, entry in tasks.items()
+    }
     return vocab, sentence_length, arrays
 
 
@@ -215,21 +204,17 @@ def concat_arrays(parts):
     once, and the other rows of each part are shifted past the earlier parts'.
     """
     parts = [p for p in parts if p is not None]
-    sentences, memory, question, answer = [], [], [], []
-    offset = 0
-    for p in parts:
-        table = p["sentences"] if not sentences else p["sentences"][1:]
-        shift = offset if not sentences else offset - 1
-        sentences.append(table)
-        memory.append(np.where(p["memory"] > 0, p["memory"] + shift, 0))
-        question.append(p["question"])
-        answer.append(p["answer"])
-        offset += len(table)
+    shifts = np.cumsum([0] + [len(p["sentences"]) - 1 for p in parts])
+    tables = [parts[0]["sentences"][:1]] + [p["sentences"][1:] for p in parts]
+    memory = [
+        np.where(p["memory"] > 0, p["memory"] + shifts[i], 0)
+        for i, p in enumerate(parts)
+    ]
     return {
-        "sentences": np.concatenate(sentences).astype(np.int32),
+        "sentences": np.concatenate(tables).astype(np.int32),
         "memory": np.concatenate(memory).astype(np.int32),
-        "question": np.concatenate(question),
-        "answer": np.concatenate(answer),
+        "question": np.concatenate([p["question"] for p in parts]),
+        "answer": np.concatenate([p["answer"] for p in parts]),
     }
 
 
@@ -245,10 +230,8 @@ def training_groups(tasks, joint):
     group `"task<N>"` per such task. Tasks without training data are left out.
     """
     available = [t for t, entry in tasks.items() if entry.train]
-    if not available:
-        return []
     if joint:
-        return [("joint", available)]
+        return [("joint", available)] if available else []
     return [(f"task{t}", [t]) for t in available]
 
 

@@ -78,37 +78,29 @@ def format_error_table(errors, paper=None, names=None):
     """
     header = "| task | name | test error (%) |" + (" paper (%) |" if paper else "")
     rule = "|---:|---|---:|" + ("---:|" if paper else "")
+
+    def row(left, cell, published):
+        return f"| {left} | {cell} |" + (f" {published} |" if paper else "")
+
     lines = [header, rule]
     for task, error in errors.items():
-        name = (names or {}).get(task, "")
         cell = "n/a" if error is None else f"{error:.1f}"
-        row = f"| {task} | {name} | {cell} |"
-        if paper:
-            row += f" {paper.get(task, float('nan')):.1f} |"
-        lines.append(row)
+        published = f"{paper.get(task, float('nan')):.1f}" if paper else ""
+        lines.append(row(f"{task} | {(names or {}).get(task, '')}", cell, published))
     summary = summarize_errors(errors)
     missing = summary["unavailable_tasks"]
+    listed = ", ".join(map(str, missing))
     missing_note = (
-        f" (task{'s' if len(missing) > 1 else ''} "
-        f"{', '.join(map(str, missing))} missing)"
-        if missing
-        else ""
+        f" (task{'s' * (len(missing) > 1)} {listed} missing)" if missing else ""
     )
     mean = summary["mean_test_error_percent"]
     mean = "n/a" if mean is None else f"{mean:.1f}"
-    row = f"| mean | | {mean}{missing_note} |"
-    if paper:
-        row += f" {np.mean(list(paper.values())):.1f} |"
-    lines.append(row)
-    row = f"| failed (> 5%) | | {summary['failed_tasks']}{missing_note} |"
-    if paper:
-        row += f" {sum(e > FAILED_ABOVE for e in paper.values())} |"
-    lines.append(row)
+    paper_mean = f"{np.mean(list(paper.values())):.1f}" if paper else ""
+    lines.append(row("mean |", f"{mean}{missing_note}", paper_mean))
+    paper_failed = sum(e > FAILED_ABOVE for e in paper.values()) if paper else ""
+    failed = f"{summary['failed_tasks']}{missing_note}"
+    lines.append(row("failed (> 5%) |", failed, paper_failed))
     return "\n".join(lines)
-
-
-def _short(text, limit=32):
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def plot_attention(
@@ -153,26 +145,22 @@ def plot_attention(
         marks = ["* " if i + offset in example.supporting else "" for i in range(n)]
         hops = [f"hop {h + 1}" for h in range(weights.shape[0])]
         answer = vocab.id_to_token(int(predicted[row]))
+        truth = f"(true: {example.answer})"
         if grids is not None:
             grids.append(
                 {
                     "rows": [m + t for m, t in zip(marks, sentences[-n:], strict=True)],
                     "columns": hops,
                     "weights": weights.T.tolist(),  # (sentences, hops)
-                    "caption": f"question: {example.question}\nanswer: {answer} "
-                    f"(true: {example.answer})",
+                    "caption": f"question: {example.question}\nanswer: {answer} {truth}",
                     "ok": answer == example.answer,
                 }
             )
         path = os.path.join(report_dir, f"attention_{prefix}_{row}.png")
-        labels = [m + _short(t) for m, t in zip(marks, sentences[-n:], strict=True)]
-        attention_heatmap(
-            weights,
-            hops,
-            labels,
-            path,
-            title=f"{example.question} -> {answer} (true: {example.answer})",
-        )
+        short = [t if len(t) <= 32 else t[:29] + "..." for t in sentences[-n:]]
+        labels = [m + t for m, t in zip(marks, short, strict=True)]
+        title = f"{example.question} -> {answer} {truth}"
+        attention_heatmap(weights, hops, labels, path, title=title)
         paths.append(path)
     return paths
 
@@ -251,15 +239,9 @@ def plot_task_attention(
     for r in results.values():
         for t in r["tasks"]:
             grids = []
+            examples, test = tasks[t].test, arrays[t]["test"]
             paths += plot_attention(
-                r["model"],
-                tasks[t].test,
-                arrays[t]["test"],
-                vocab,
-                report_dir,
-                samples,
-                prefix(t),
-                grids,
+                r["model"], examples, test, vocab, report_dir, samples, prefix(t), grids
             )
             if sections is not None and grids:
                 sections.append({"heading": f"task {t}", "examples": grids})

@@ -1,4 +1,11 @@
-"""`LinearStart`: the callback that ends MemN2N's linear start (LS)."""
+"""Linear start and the paper's learning-rate schedule: `LinearStart`, `step_decay`,
+`LinearStartSchedule`.
+
+`LinearStart` ends MemN2N's linear start (LS); `step_decay` halves the rate every 25
+epochs (15 in joint training); `LinearStartSchedule` holds the rate constant during
+linear start and restarts the step decay when the softmax comes back, as the
+authors' code does.
+"""
 
 import math
 
@@ -10,39 +17,32 @@ class LinearStart(keras.callbacks.Callback):
 
     Training starts with linear attention (`MemoryNetwork(linear_start=True)`); at
     the end of the first epoch whose `monitor` (validation loss) did not improve on
-    the best so far by more than `min_delta` (after `patience` such epochs), the
-    callback switches the softmax back on (`layer.set_linear_start(False)`). The
-    switch is a variable read by the compiled graph: nothing is rebuilt or
-    recompiled.
+    the best so far (after `patience` such epochs), the callback switches the
+    softmax back on (`layer.set_linear_start(False)`). The switch is a variable read
+    by the compiled graph: nothing is rebuilt or recompiled.
 
     Args:
         layer: the `MemoryNetwork` (e.g. `model.memory`).
         monitor: the logged quantity (default `"val_loss"`).
         patience: epochs without improvement before the switch (1 = at the first).
-        min_delta: the smallest change counted as an improvement.
         max_epochs: optional, switch at this epoch at the latest.
     """
 
-    def __init__(
-        self, layer, monitor="val_loss", patience=1, min_delta=0.0, max_epochs=None
-    ):
+    def __init__(self, layer, monitor="val_loss", patience=1, max_epochs=None):
         super().__init__()
         self.layer = layer
         self.monitor = monitor
         self.patience = patience
-        self.min_delta = min_delta
         self.max_epochs = max_epochs
         self.best = math.inf
         self.wait = 0
         self.switched_at = None
 
     def on_epoch_end(self, epoch, logs=None):
-        if not self.layer.linear_start_enabled:
-            return
         value = (logs or {}).get(self.monitor)
-        if value is None:
+        if not self.layer.linear_start_enabled or value is None:
             return
-        if value < self.best - self.min_delta:
+        if value < self.best:
             self.best, self.wait = value, 0
         else:
             self.wait += 1
@@ -50,3 +50,68 @@ class LinearStart(keras.callbacks.Callback):
         if self.wait >= self.patience or late:
             self.layer.set_linear_start(False)
             self.switched_at = epoch + 1
+
+
+def step_decay(learning_rate, every=25, stop=None):
+    """The paper's schedule: `lr * 0.5 ** (epoch // every)`, constant after `stop`.
+
+    Args:
+        learning_rate: initial rate (0.01; 0.005 with linear start).
+        every: epochs between halvings (25 per task, 15 jointly).
+        stop: optional epoch after which the rate no longer halves (e.g. 100).
+
+    Returns:
+        A function `epoch -> rate` for `keras.callbacks.LearningRateScheduler`.
+    """
+    if every <= 0:
+        raise ValueError(f"`every` must be positive. Received: every={every!r}")
+
+    def schedule(epoch, lr=None):
+        epoch = epoch if stop is None else min(epoch, stop)
+        return float(learning_rate * 0.5 ** (epoch // every))
+
+    return schedule
+
+
+class LinearStartSchedule(keras.callbacks.Callback):
+    """The step schedule around linear start, as in the authors' code.
+
+    While attention is linear the rate stays at `learning_rate`; from the first
+    softmax epoch `s` on it is `learning_rate * 0.5 ** ((epoch - s) // every)`, so
+    the paper's schedule (halve every `every` epochs) restarts when training
+    "recommences" with the softmax. Without linear start (`linear` is None or never
+    switched) it is plain `step_decay` from epoch 0.
+
+    Args:
+        learning_rate: the initial rate (0.005 with linear start in the paper).
+        every: epochs between halvings after linear start.
+        linear: the `LinearStart` callback (its `switched_at`), or None.
+        layer: the `MemoryNetwork`, read for its current switch state (so a resumed
+            run whose switch is already off uses `fallback_start`).
+        fallback_start: first softmax epoch to assume when the switch is off but
+            `linear.switched_at` is unknown (a run resumed after the switch).
+    """
+
+    def __init__(self, learning_rate, every, linear=None, layer=None, fallback_start=0):
+        super().__init__()
+        self.decay = step_decay(float(learning_rate), int(every))  # validates `every`
+        self.learning_rate = float(learning_rate)
+        self.linear = linear
+        self.layer = layer
+        self.fallback_start = int(fallback_start)
+        self.rates = []
+
+    def rate(self, epoch):
+        """The rate for 0-based `epoch`."""
+        if self.layer is None:
+            return self.decay(epoch)
+        if self.layer.linear_start_enabled:
+            return self.learning_rate
+        switched = self.linear.switched_at if self.linear is not None else None
+        start = switched if switched is not None else self.fallback_start
+        return self.decay(max(epoch - start, 0))
+
+    def on_epoch_begin(self, epoch, logs=None):
+        rate = self.rate(epoch)
+        self.model.optimizer.learning_rate.assign(rate)
+        self.rates.append(rate)

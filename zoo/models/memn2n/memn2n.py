@@ -10,6 +10,11 @@ import keras
 
 from zoo.layers.memory_network import MemoryNetwork
 
+_ARGUMENTS = (
+    "vocabulary_size memory_size sentence_length embedding_dim hops tying "
+    "position_encoding temporal_encoding linear_start empty_slots"
+).split()
+
 
 @keras.saving.register_keras_serializable(package="zoo")
 class MemN2N(keras.Model):
@@ -124,20 +129,8 @@ class MemN2N(keras.Model):
         self.empty_slots = empty_slots
 
     def get_config(self):
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "vocabulary_size": self.vocabulary_size,
-            "memory_size": self.memory_size,
-            "sentence_length": self.sentence_length,
-            "embedding_dim": self.embedding_dim,
-            "hops": self.hops,
-            "tying": self.tying,
-            "position_encoding": self.position_encoding,
-            "temporal_encoding": self.temporal_encoding,
-            "linear_start": self.linear_start,
-            "empty_slots": self.empty_slots,
-        }
+        config = {key: getattr(self, key) for key in _ARGUMENTS}
+        return {"name": self.name, "trainable": self.trainable, **config}
 
     @classmethod
     def from_config(cls, config):

@@ -207,7 +207,6 @@ class MemN2NPreprocessor(tf.Module):
         by one gives the words of normalizing the whole story, whose line breaks
         are "\n", "\r\n" and "\r".
         """
-        story = tf.convert_to_tensor(story, tf.string)
         length = tf.strings.length(story)
         limit = self.max_story_bytes
         tail = tf.strings.substr(

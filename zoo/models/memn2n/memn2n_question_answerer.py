@@ -327,16 +327,14 @@ def export_memn2n(
         vocab_file or task.preprocessor.asset_paths["vocabulary.txt"],
         max_story_bytes=task.preprocessor.max_story_bytes,
     )
-    if isinstance(examples, dict):
-        warmup = {key: list(examples[key]) for key in ("story", "question")}
-    else:
+    if not isinstance(examples, dict):
         examples = list(examples)
-        warmup = {
+        examples = {
             "story": ["\n".join(ex.story) for ex in examples],
             "question": [ex.question for ex in examples],
         }
-    if not warmup["story"]:
-        warmup = DEFAULT_WARMUP
+    warmup = {key: list(examples[key]) for key in INPUT_NAMES}
+    warmup = warmup if warmup["story"] else DEFAULT_WARMUP
     return export_model(
         module,
         name=name,

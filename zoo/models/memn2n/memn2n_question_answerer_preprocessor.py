@@ -63,9 +63,8 @@ class MemN2NQuestionAnswererPreprocessor(Preprocessor):
         assets=None,
         **kwargs,
     ):
-        check_positive_ints(memory_size=memory_size)
+        check_positive_ints(memory_size=memory_size, max_story_bytes=max_story_bytes)
         check_optional_positive_ints(sentence_length=sentence_length)
-        check_positive_ints(max_story_bytes=max_story_bytes)
         self.memory_size = memory_size
         self.sentence_length = sentence_length
         self.max_story_bytes = max_story_bytes

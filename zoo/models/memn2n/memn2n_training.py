@@ -19,8 +19,7 @@ from zoo.models.memn2n.babi_arrays import (
     make_dataset,
     training_groups,
 )
-from zoo.models.memn2n.linear_start import LinearStart
-from zoo.models.memn2n.linear_start_schedule import LinearStartSchedule
+from zoo.models.memn2n.linear_start import LinearStart, LinearStartSchedule
 from zoo.models.memn2n.run_cache import RunCache, run_key
 
 RESTART_SEED_STRIDE = 1000
@@ -97,23 +96,15 @@ def train_memn2n(
         `(train_error, info)`: the training error in percent and a dict
         (`epochs`, `seconds`, `linear_start_ended`, `seed`).
     """
-    train_ds = make_dataset(
-        train_arrays,
-        batch_size=batch_size,
-        shuffle=True,
-        seed=seed,
-        noise_rate=noise_rate,
-        drop_remainder=len(train_arrays["answer"]) >= batch_size,
-    )
+    drop = len(train_arrays["answer"]) >= batch_size
+    train_ds = make_dataset(train_arrays, batch_size, True, seed, noise_rate, drop)
     valid_ds = make_dataset(valid_arrays, batch_size=512)
-    memory = task.backbone.memory
     callbacks, linear = linear_start_callbacks(
         task.backbone, learning_rate, decay_every, ls_epochs, ls_patience
     )
     start = time.time()
     history = fit(task, train_ds, valid_ds, callbacks=callbacks)
-    if memory.linear_start_enabled:
-        memory.set_linear_start(False)
+    task.backbone.memory.set_linear_start(False)
     info = {
         "epochs": len(history.history.get("loss", [])),
         "seconds": round(time.time() - start, 1),
@@ -157,8 +148,8 @@ def best_of_restarts(train_run, restarts, run_dir, key, seed=0, log=print):
             model, result = cached
             log(f"restart {restart}: reused {cache.model_path}")
         else:
-            restart_seed = seed + RESTART_SEED_STRIDE * restart
-            model, train_error, info = train_run(restart_dir, restart_seed)
+            seeded = seed + RESTART_SEED_STRIDE * restart
+            model, train_error, info = train_run(restart_dir, seeded)
             result = {"train_error_percent": train_error, "info": info}
             cache.save(model, result)
         error = result["train_error_percent"]
