@@ -157,19 +157,21 @@ def build_self_attentive(vocab_size, num_classes, sizes, penalty, matrix=None):
 
 
 def run_dataset(dataset, args, sizes, out_dir):
+    from zoo.models.preprocessor import word_vocabulary
     from zoo.models.sentence_embedder import (
-        CLIPNORM,
-        LENGTH_BUCKETS,
         SelfAttentiveTextClassifier,
         SelfAttentiveTextClassifierPreprocessor,
         SentencePreprocessor,
-        penalty_norms,
-        tokenize_sentences,
     )
+    from zoo.models.sentence_embedder.self_attentive_text_classifier import (
+        CLIPNORM,
+        LENGTH_BUCKETS,
+        penalty_norms,
+    )
+    from zoo.models.sentence_embedder.sentence_preprocessor import tokenize_sentences
     from zoo.models.text_classifier import compile_classifier
     from zoo.training import validate_more_often
     from zoo.training.text_classification import (
-        build_word_vocabulary,
         evaluate_texts,
         initial_embeddings,
         labelled_dataset,
@@ -183,12 +185,10 @@ def run_dataset(dataset, args, sizes, out_dir):
     splits = load(dataset, args, phrases).sample(sizes["max_train"][dataset], seed=0)
     max_length = sizes["max_length"][dataset]
     vocab_file = os.path.join(out_dir, f"{dataset}_vocab.txt")
-    vocab = build_word_vocabulary(
-        splits.train.texts,
-        lambda t: tokenize_sentences(t, max_length),
-        vocab_file,
-        max_size=30000,
+    vocab = word_vocabulary(
+        splits.train.texts, lambda t: tokenize_sentences(t, max_length), 30000
     )
+    vocab.save(vocab_file)
     pre = SentencePreprocessor(vocab_file, max_length=max_length)
 
     def preprocess(t):

@@ -37,20 +37,12 @@ import tensorflow as tf
 
 from zoo.data.labelled import load_labelled
 from zoo.layers.attention_pooling import AttentionPooling
-from zoo.models.han import (
-    CLIPNORM,
-    LENGTH_BUCKETS,
-    HANClassifier,
-    HANPreprocessor,
-    HANTextClassifier,
-    tokenize_documents,
-)
+from zoo.models.han import HANClassifier, HANPreprocessor, HANTextClassifier
+from zoo.models.han.han_preprocessor import tokenize_documents
+from zoo.models.han.han_text_classifier import CLIPNORM, LENGTH_BUCKETS
+from zoo.models.preprocessor import word_vocabulary
 from zoo.training import validate_more_often
-from zoo.training.text_classification import (
-    build_word_vocabulary,
-    initial_embeddings,
-    labelled_dataset,
-)
+from zoo.training.text_classification import initial_embeddings, labelled_dataset
 
 DATASETS = {
     "imdb": {"path": "aclImdb", "text_column": "text", "label_column": None},
@@ -195,13 +187,13 @@ def run_dataset(name, args, workdir):
     )
     # Vocabulary from the in-graph tokenization of the training documents.
     vocab_file = os.path.join(workdir, f"{name}_vocab.txt")
-    vocab = build_word_vocabulary(
+    vocab = word_vocabulary(
         train.texts,
         lambda t: tokenize_documents(t, args.max_sentences, args.max_words)[1],
-        vocab_file,
         max_size=args.vocab_size,
         min_count=2,
     )
+    vocab.save(vocab_file)
     vocab_size = len(vocab)
     han_pre = HANPreprocessor(vocab_file, args.max_sentences, args.max_words)
     flat_pre = FlatPreprocessor(han_pre)

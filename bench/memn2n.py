@@ -109,7 +109,7 @@ def run_size(args, size):
 
 
 def format_table(result):
-    from zoo.models.memn2n import format_error_table, paper_errors
+    from zoo.models.memn2n.babi_report import format_error_table, paper_errors
 
     errors = result["test_error_percent"]
     source = result["data_source"] or {}

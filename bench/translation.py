@@ -12,7 +12,7 @@ the test set greedily and with beam search and report
   al.'s Figure 2,
 - training target tokens per second (real tokens, padding excluded) and decoding
   sentences per second (in-graph greedy and beam search, batches of 64 sources of
-  similar length, as `zoo.models.translation.translate_corpus` forms them).
+  similar length, as `zoo.models.translation.translator.translate_corpus` forms them).
 
 Commands:
 
@@ -261,7 +261,7 @@ def load_trained(args, run_dir):
 
 def run_one(args, source, target, attention):
     """Trains and scores one (direction, attention) setting; returns result rows."""
-    from zoo.models.translation import Translator, evaluate_translations
+    from zoo.models.translation.translator import Translator, evaluate_translations
 
     run_dir = os.path.join(args.run_dir, f"{source}-{target}-{attention}")
     # one vocabulary per direction, shared by the attention variants
@@ -371,7 +371,7 @@ def tune_decoding(args, translator, val):
 
     `translator(width, alpha=, beta=)` makes the string-batch function of a setting.
     """
-    from zoo.models.translation import choose_on_validation
+    from zoo.models.translation.validation_bleu import choose_on_validation
 
     searches = {
         (width, alpha, beta): translator(width, alpha=alpha, beta=beta)

@@ -101,9 +101,9 @@ def build(args):
         Seq2SeqTextTranslator,
         Seq2SeqTranslator,
         TranslationPreprocessor,
-        translation_dataset,
-        vocabulary_cache_key,
     )
+    from zoo.models.translation.translation_dataset import translation_dataset
+    from zoo.models.translation.translation_preprocessor import vocabulary_cache_key
     from zoo.training import TrainingConfig, averaging, set_seed
 
     set_seed(args.seed)

@@ -218,7 +218,8 @@ def zoo_translator(run_dir):
     the export's own weights (to put back for the end point)."""
     from bench.translation import exported_translator, latest_export
     from zoo.export import load_manifest
-    from zoo.models.translation import TranslationPreprocessor, Translator
+    from zoo.models.translation import TranslationPreprocessor
+    from zoo.models.translation.translator import Translator
     from zoo.training import load_snapshot
 
     version_dir = latest_export(run_dir)

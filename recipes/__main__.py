@@ -27,12 +27,9 @@ import sys
 import tempfile
 import time
 
-RECIPES = [
-    "zoo.recipes.han_classification",
-    "zoo.recipes.self_attentive_embedding",
-    "zoo.recipes.memn2n_babi",
-    "zoo.recipes.translation",
-]
+from zoo import cli
+
+RECIPES = [f"zoo.recipes.{name}" for name in cli.RECIPES]
 
 # The child: `import zoo` registers no models there (ZOO_LAZY_IMPORT=1), so the
 # recipe quiets TensorFlow's C++ log lines before it imports TensorFlow
@@ -70,7 +67,6 @@ def run_recipe(module, export_dir, timeout):
         return row
     argv = ["--export-dir", export_dir, "--run-dir", os.path.join("runs", name)]
     argv += ["--report-dir", os.path.join("reports", name)]
-    env = {**os.environ, "KERAS_BACKEND": "tensorflow", "ZOO_LAZY_IMPORT": "1"}
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "result.json")
@@ -78,13 +74,9 @@ def run_recipe(module, export_dir, timeout):
         command = [sys.executable, "-c", _CHILD, module, json.dumps(argv), out]
         try:
             proc = subprocess.run(
-                command,
-                env=env,
-                timeout=timeout,
-                stdout=sys.stdout,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
+                command, env=cli.train_environment(), timeout=timeout,
+                stdout=sys.stdout, stderr=subprocess.PIPE, text=True
+            )  # fmt: skip
         except subprocess.TimeoutExpired:
             row.update(status="failed", error=f"timed out after {timeout} s")
             return row

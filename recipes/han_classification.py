@@ -15,21 +15,20 @@ The model's options take their defaults from the constructors of `HANClassifier`
 `HANTextClassifierPreprocessor` (and its `adapt`) and `HANTextClassifier`'s
 `default_compile`: the task built with its defaults is the one trained with `--data`.
 Data layouts, word vectors, training and outputs: docs/recipes.md#han_classification;
-the export's signatures: `zoo.models.han.HANServing`.
+the export's signatures: `zoo.models.text_classifier_serving`.
 """
 
 import dataclasses
 import functools
 
 from zoo.models.han import (
-    LENGTH_BUCKETS,
     HANClassifier,
     HANPreprocessor,
     HANTextClassifier,
     HANTextClassifierPreprocessor,
-    export_han_classifier,
-    tokenize_documents,
 )
+from zoo.models.han.han_preprocessor import tokenize_documents
+from zoo.models.han.han_text_classifier import LENGTH_BUCKETS
 from zoo.training import steps
 from zoo.training.flags import default_of, option
 from zoo.training.text_classification import TextClassificationConfig
@@ -154,7 +153,7 @@ def build_model(config, data, run):
 
     backbone = HANClassifier(
         vocabulary_size=data.vocabulary_size,
-        num_classes=len(data.label_names),
+        num_classes=len(data.texts.label_names),
         embedding_dim=data.embeddings.dim,
         rnn_units=config.rnn_units,
         context_units=config.context_units,
@@ -167,7 +166,7 @@ def build_model(config, data, run):
     task = HANTextClassifier(
         backbone,
         HANTextClassifierPreprocessor.from_module(data.preprocessor),
-        list(data.label_names),
+        list(data.texts.label_names),
         compile=False,
     )
     clipnorm = default_of(HANTextClassifier.default_compile, "clipnorm")
@@ -187,20 +186,18 @@ def main(argv=None):
         )
 
         data = load_data(config, run.log)
-        run.log(data.description)
+        run.log(data.texts.description)
         with run.strategy.scope():
             task = build_model(config, data, run)
         run.fit(task, data.train, data.validation, data_fingerprint=data.fingerprint)
         data.publish()  # RUN_DIR/vocab.txt (and word2vec.txt), the run now checked
         run.log("trained")
         metrics, results = evaluate_texts(task, data.texts.test)
-        run.write_metrics(data.description, metrics)
+        run.write_metrics(data.texts.description, metrics)
         document_report(config, data, metrics, results, run.log)
         version = None
         if not config.no_export:
-            version = export_classifier(
-                run, export_han_classifier, EXPORT_NAME, task, data, metrics
-            )
+            version = export_classifier(run, EXPORT_NAME, task, data, metrics)
     return run.result(EXPORT_NAME, "accuracy", metrics["accuracy"], version)
 
 

@@ -35,13 +35,10 @@ from zoo.models.memn2n import (
     MemN2N,
     MemN2NQuestionAnswerer,
     MemN2NQuestionAnswererPreprocessor,
-    build_arrays,
-    evaluate_tasks,
-    export_memn2n,
-    train_groups,
-    train_memn2n,
-    write_task_reports,
 )
+from zoo.models.memn2n.babi_arrays import build_arrays
+from zoo.models.memn2n.babi_report import evaluate_tasks, write_task_reports
+from zoo.models.memn2n.memn2n_training import train_groups, train_memn2n
 from zoo.training import averaging, fingerprint, fit, set_seed, steps
 from zoo.training.flags import RecipeConfig, default_of, option
 
@@ -187,9 +184,7 @@ def build_task(config, data, run):
     the run's rate, clipping, weight averaging and XLA switch."""
     c = config
     preprocessor = MemN2NQuestionAnswererPreprocessor(
-        memory_size=c.memory_size,
-        sentence_length=data.sentence_length,
-        assets={"vocabulary.txt": data.vocab_file},
+        c.memory_size, data.sentence_length, assets={"vocabulary.txt": data.vocab_file}
     )
     with run.strategy.scope():
         backbone = MemN2N(
@@ -256,8 +251,8 @@ def export(config, results, data, metrics, log):
         "data_source": metrics["data_source"],
         "metrics": {k: metrics[k] for k in keys}, "tasks": list(config.task_list),
     }  # fmt: skip
-    return export_memn2n(
-        task, config.export_dir, examples, metadata, vocab_file=data.vocab_file
+    return task.export(
+        config.export_dir, EXPORT_NAME, examples, metadata, vocab_file=data.vocab_file
     )
 
 

@@ -27,16 +27,17 @@ import functools
 import os
 
 from zoo.models.sentence_embedder import (
-    LENGTH_BUCKETS,
     SelfAttentiveClassifier,
     SelfAttentiveEncoder,
     SelfAttentiveTextClassifier,
     SelfAttentiveTextClassifierPreprocessor,
     SentencePreprocessor,
-    export_sentence_embedder,
-    penalty_norms,
-    tokenize_sentences,
 )
+from zoo.models.sentence_embedder.self_attentive_text_classifier import (
+    LENGTH_BUCKETS,
+    penalty_norms,
+)
+from zoo.models.sentence_embedder.sentence_preprocessor import tokenize_sentences
 from zoo.training import steps
 from zoo.training.flags import default_of, option
 from zoo.training.text_classification import TextClassificationConfig
@@ -173,7 +174,7 @@ def build_model(config, data, run):
         encoder.set_embedding_matrix(data.embeddings.matrix)
     backbone = SelfAttentiveClassifier(
         encoder,
-        num_classes=len(data.label_names),
+        num_classes=len(data.texts.label_names),
         hidden_units=c.hidden_units,
         dropout=c.dropout,
         name="sentence_classifier",
@@ -181,7 +182,7 @@ def build_model(config, data, run):
     task = SelfAttentiveTextClassifier(
         backbone,
         SelfAttentiveTextClassifierPreprocessor.from_module(data.preprocessor),
-        list(data.label_names),
+        list(data.texts.label_names),
         compile=False,
     )
     optimizer = run.optimizer(clipnorm=c.clipnorm)
@@ -208,7 +209,7 @@ def main(argv=None):
         from zoo.training.text_classification import export_classifier, hop_report
 
         data = load_data(config, run.log)
-        run.log(data.description)
+        run.log(data.texts.description)
         with run.strategy.scope():
             task = build_model(config, data, run)
         run.fit(task, data.train, data.validation, data_fingerprint=data.fingerprint)
@@ -218,13 +219,11 @@ def main(argv=None):
         data.publish()  # RUN_DIR/vocab.txt, now that the run's identity is checked
         run.log("trained")
         metrics, results = evaluate(task, data)
-        run.write_metrics(data.description, metrics)
+        run.write_metrics(data.texts.description, metrics)
         hop_report(config, data, metrics, results, run.log)
         version = None
         if not config.no_export:
-            version = export_classifier(
-                run, export_sentence_embedder, EXPORT_NAME, task, data, metrics
-            )
+            version = export_classifier(run, EXPORT_NAME, task, data, metrics)
     return run.result(EXPORT_NAME, "accuracy", metrics["accuracy"], version)
 
 

@@ -6,8 +6,8 @@ Model: `zoo.models.translation.Seq2SeqTextTranslator`, the task fit, evaluated a
 exported as one object; the flags take their defaults from its constructors and
 `default_compile`, so the task built with its defaults is the one trained with `--data`
 (the demo: a small Bahdanau model). With `--data`, `--decay-factor` None is 0.5, or 1
-with `--schedule cosine`, and `--alpha auto` chooses the beam's length penalty
-on validation. Metric: test BLEU (sacrebleu, detokenized, cased). Details:
+with `--schedule cosine`, and `--alpha auto` chooses the beam's length penalty on
+validation. Metric: test BLEU (sacrebleu, detokenized, cased). Details:
 docs/recipes.md#translation.
 
     python -m zoo.recipes.translation                                  # demo, < 1 min
@@ -27,7 +27,11 @@ from zoo import training
 from zoo.errors import ConfigError
 from zoo.fastpath.precision import resolve_dtype
 from zoo.models import translation
-from zoo.models.translation import number_or_auto, penalty_list
+from zoo.models.translation import translation_dataset, validation_bleu
+from zoo.models.translation.translation_preprocessor import vocabulary_cache_key
+from zoo.models.translation.translation_report import plot_translation_attention
+from zoo.models.translation.translator import evaluate_searches, score_snapshots
+from zoo.models.translation.validation_bleu import ValidationBleu
 from zoo.training import steps
 from zoo.training.flags import RecipeConfig, default_of, option
 
@@ -112,10 +116,11 @@ class Config(RecipeConfig):
     alpha: float = option("auto", "GNMT length penalty of the beam search (auto: the "
         "one of --alpha-grid with the best validation BLEU, chosen after training; "
         f"Seq2SeqTextTranslator's default, {task('alpha')}, is what it chose on "
-        "Multi30k de->en)", demo=0.6, type=number_or_auto,
-        check=translation.non_negative_or_auto)
+        "Multi30k de->en)", demo=0.6, type=validation_bleu.number_or_auto,
+        check=validation_bleu.non_negative_or_auto)
     alpha_grid: str = option("0.6,1.0,1.3,1.6,2.0", "the length penalties --alpha "
-        "auto tries (comma-separated)", check=penalty_list, metavar="A,B,...")
+        "auto tries (comma-separated)", check=validation_bleu.penalty_list,
+        metavar="A,B,...")
     beta: float = option(task("beta"), "GNMT coverage penalty", demo=0.2, check=NONNEG)
     length_a: float = option(task("length_a"), "outputs stop at ceil(a * |X| + b): a",
         check=POS)
@@ -168,7 +173,7 @@ def load_data(config, log=print):
     """The splits (seeded samples with `--max-*-samples`), the preprocessor with the
     vocabularies of (or cached for) the training pairs, the batched datasets."""
     c, seed, languages = config, config.training.seed, (config.source, config.target)
-    splits = translation.load_translation_splits(
+    splits = translation_dataset.load_translation_splits(
         c.data, languages, seed, c.valid_data, c.test_data, c.source_column,
         c.max_words, c.demo_size, (c.max_train_samples, c.max_eval_samples), log,
     )  # fmt: skip
@@ -177,16 +182,17 @@ def load_data(config, log=print):
     key = [data, *languages, *vocab.values(), c.max_train_samples, c.max_words, seed]
     module = translation.TranslationPreprocessor.from_corpus(
         train, c.run_dir, languages, max_length=c.max_length, log=log,
-        tag=translation.vocabulary_cache_key(*key), **vocab,
+        tag=vocabulary_cache_key(*key), **vocab,
     )  # fmt: skip
     files = map(pathlib.Path, (module.source_vocabulary, module.target_vocabulary))
+    batches = functools.partial(translation_dataset.translation_dataset, seed=seed)
     batch = c.training.batch_size
     return types.SimpleNamespace(
         description=c.data or "generated demo pair (zoo.demo.parallel)",
         splits=splits,
         preprocessor=module,
-        train=translation.translation_dataset(train, module, batch, True, seed),
-        validation=translation.translation_dataset(splits["val"], module, batch),
+        train=batches(train, module, batch, shuffle=True),
+        validation=batches(splits["val"], module, batch),
         fingerprint=training.fingerprint(train.sources, train.targets, *files),
     )
 
@@ -198,6 +204,7 @@ def build_task(config, data, run, log=print):
     kwargs = inspect.signature(translation.Seq2SeqTranslator).parameters
     kwargs = {k: getattr(c, k) for k in kwargs if hasattr(c, k)}
     kwargs["window"] = None if c.window == "global" else c.window
+    kwargs["name"] = "seq2seq_translator"
     if c.attention == "luong" and c.score == "location":  # a weight per position
         kwargs["max_source_length"] = module.max_length
     kwargs["training_logits_dtype"], why = resolve_dtype(c.training_logits_dtype)
@@ -206,9 +213,7 @@ def build_task(config, data, run, log=print):
     search["alpha"] = task("alpha") if c.alpha == "auto" else c.alpha  # auto: later
     with run.strategy.scope():
         sizes = (module.source_vocab_size, module.target_vocab_size)
-        backbone = translation.Seq2SeqTranslator(
-            *sizes, name="seq2seq_translator", **kwargs
-        )
+        backbone = translation.Seq2SeqTranslator(*sizes, **kwargs)
         preprocessor = translation.Seq2SeqTranslatorPreprocessor.from_module(module)
         translator = translation.Seq2SeqTextTranslator(
             backbone, preprocessor, compile=False, **search
@@ -231,15 +236,14 @@ def main(argv=None):
         translator = build_task(config, data, run, run.log)
 
         # Fit the task, keeping the epoch of the best validation BLEU (or loss).
-        tokens, batches = translation.count_target_tokens(data.train)
+        tokens, batches = translation_dataset.count_target_tokens(data.train)
         training.fit_schedule_to_run(translator, batches * c.training.epochs)
         if c.training.ema:
             run.log(f"weight averaging: momentum min({c.training.ema}, (1+t)/(10+t))")
         callbacks = [training.Throughput(tokens, batches)]
         if c.select_on == "bleu":  # BLEU of the validation split's greedy translations
             greedy = translator.translator(beam_width=1)
-            bleu = translation.ValidationBleu(greedy, val.sources, val.targets, run.log)
-            callbacks.append(bleu)
+            callbacks.append(ValidationBleu(greedy, val.sources, val.targets, run.log))
         start = time.perf_counter()
         run.fit(translator, data.train, data.validation, callbacks, data.fingerprint)
         rate, rates = statistics.median(callbacks[0].rates or [0.0]), callbacks[0].rates
@@ -252,7 +256,7 @@ def main(argv=None):
         )  # fmt: skip
         run.log("trained")
         if c.alpha == "auto":  # the beam's length penalty of the best validation BLEU
-            grid = penalty_list(c.alpha_grid)
+            grid = validation_bleu.penalty_list(c.alpha_grid)
             scores = translator.choose_alpha(val.sources, val.targets, grid, run.log)
             metrics.update(alpha=translator.alpha, alpha_validation_bleu=scores)
 
@@ -262,12 +266,12 @@ def main(argv=None):
         if c.beam_width > 1:
             searches[f"beam{c.beam_width}"] = module.serve
         lang = None if c.demo else c.target
-        scores, outputs = translation.evaluate_searches(
+        scores, outputs = evaluate_searches(
             searches, test.sources, test.targets, lang, run.log
         )
         metrics.update(test_pairs=len(test), **scores)
         if c.training.snapshot_minutes:  # the test BLEU of each weight snapshot
-            metrics["snapshots"] = translation.score_snapshots(
+            metrics["snapshots"] = score_snapshots(
                 translator, module.translate_greedy,
                 os.path.join(c.run_dir, "snapshots"), test.sources, test.targets,
                 lang, run.log,
@@ -275,7 +279,7 @@ def main(argv=None):
 
         # Report: metrics.json and the attention heat maps.
         run.write_metrics(data.description, metrics)
-        translation.plot_translation_attention(
+        plot_translation_attention(
             outputs[: c.report_samples], test.sources, test.targets, c.report_dir,
             run.log,
         )  # fmt: skip
@@ -283,16 +287,12 @@ def main(argv=None):
         # Export: the SavedModel of the task's searches, and the task as .keras.
         version = None
         if not c.no_export:
-            sources = test.sources[:4]
-            if c.warmup_texts is not None:
-                sources = steps.read_example_texts(c.warmup_texts)
-            metadata = {"recipe": NAME, "data": data.description}
+            warmup = c.warmup_texts  # checked by Config.validate
+            sources = steps.read_example_texts(warmup) if warmup else test.sources[:4]
+            metadata = {"recipe": NAME, "data": data.description, "metrics": metrics}
             metadata["languages"] = {"source": c.source, "target": c.target}
             metadata["training_logits_dtype"] = metrics["training_logits_dtype"]
-            metadata["metrics"] = metrics
-            version = translation.export_translator(
-                module, c.export_dir, NAME, sources, metadata, task=translator
-            )
+            version = translator.export(c.export_dir, NAME, sources, metadata)
     return run.result(NAME, METRIC, metrics["bleu"], version)
 
 

@@ -1,6 +1,7 @@
 """The `zoo` command: fast help, recipes launched in a new process, predict from an
 export or a server, one-line errors with exit status 2."""
 
+import functools
 import json
 import os
 import subprocess
@@ -132,7 +133,8 @@ def test_train_without_tensorflow_names_the_extra(capsys, monkeypatch):
 
 
 def test_predict_local_texts_files_and_signatures(exports, tmp_path, capsys):
-    from zoo.serving import SavedModelSession, output_rows
+    from zoo.serving import SavedModelSession
+    from zoo.serving.outputs import output_rows
 
     texts = ["The film was good.", "awful and boring", ""]
     with SavedModelSession(exports["classifier"]) as model:
@@ -453,7 +455,8 @@ def test_filtered_stderr_drops_only_tensorflow_lines(capfd):
 
 
 def test_texts_that_start_with_a_dash_are_never_options(exports, tmp_path, capsys):
-    from zoo.serving import SavedModelSession, output_rows
+    from zoo.serving import SavedModelSession
+    from zoo.serving.outputs import output_rows
 
     secret = tmp_path / "secret.txt"
     secret.write_text("The film was good.\n")
@@ -657,38 +660,33 @@ def test_manifest_limits(tmp_path):
     version_dir = tmp_path / "m" / "1"
     (version_dir / "assets.extra").mkdir(parents=True)
     manifest = version_dir / "assets.extra" / "manifest.json"
-    assert cli._local_batch_limit(str(version_dir), "serving_default") is None
-    assert cli._local_line_limit(str(version_dir)) == 1 << 20
+    limits = functools.partial(cli._local_limits, str(version_dir))
+    assert limits("serving_default") == (None, 1 << 20)
     manifest.write_text(
         json.dumps({"limits": {"max_batch_size": 256, "max_story_bytes": 262144}})
     )
-    assert cli._local_batch_limit(str(version_dir), "serving_default") == 256
-    assert cli._local_line_limit(str(version_dir)) == 262144 + 65536
+    assert limits("serving_default") == (256, 262144 + 65536)
     # a signature's own limit comes first; its null is no limit
     for own, expected in ((8, 8), (None, None)):
         signatures = {"serving_default": {"max_batch_size": own}, "other": {}}
         manifest.write_text(
             json.dumps({"limits": {"max_batch_size": 256}, "signatures": signatures})
         )
-        assert cli._local_batch_limit(str(version_dir), "serving_default") == expected
-        assert cli._local_batch_limit(str(version_dir), "other") == 256
-        assert cli._local_batch_limit(str(version_dir), "unlisted") == 256
-    readers = {
-        "max_batch_size": lambda: cli._local_batch_limit(str(version_dir), "x"),
-        "max_text_bytes": lambda: cli._local_line_limit(str(version_dir)),
-    }
+        assert limits("serving_default")[0] == expected
+        assert limits("other")[0] == 256
+        assert limits("unlisted")[0] == 256
     for value in ("abc", 0, 2.5, True):
-        for key, read in readers.items():
+        for key in ("max_batch_size", "max_text_bytes"):
             manifest.write_text(json.dumps({"limits": {key: value}}))
             with pytest.raises(DataError) as refused:
-                read()
+                limits("x")
             assert str(refused.value) == (
                 f"{manifest}: limits.{key} must be a positive integer or null. "
                 f"Received: {value!r}"
             )
     manifest.write_text("{oops")
     with pytest.raises(DataError) as refused:
-        cli._local_line_limit(str(version_dir))
+        limits("x")
     assert str(refused.value) == (
         f"{manifest}:1: invalid JSON (Expecting property name enclosed in double "
         "quotes)"

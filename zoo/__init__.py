@@ -30,16 +30,13 @@ def _entry_point():
     recipes/NAME.py`, `python -m zoo.recipes[.NAME]`, `python -m zoo.cli`): they
     import what they use (this package is imported before them)."""
     argv0 = _sys.argv[0] if _sys.argv else ""
-    if _os.path.basename(argv0) == "zoo":
-        return True
-    if _os.path.basename(_os.path.dirname(_os.path.abspath(argv0))) == "recipes":
+    folder = _os.path.basename(_os.path.dirname(_os.path.abspath(argv0)))
+    if _os.path.basename(argv0) == "zoo" or folder == "recipes":
         return True
     argv = getattr(_sys, "orig_argv", [])
     for flag, module in zip(argv, argv[1:], strict=False):
         if flag == "-m":
-            return module in ("zoo.cli", "zoo.recipes") or module.startswith(
-                "zoo.recipes."
-            )
+            return module == "zoo.cli" or f"{module}.".startswith("zoo.recipes.")
     return False
 
 

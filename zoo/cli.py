@@ -33,6 +33,7 @@ that run a model.
 
 import argparse
 import contextlib
+import functools
 import os
 import sys
 
@@ -243,16 +244,8 @@ def _positive_number(text, maximum, unit):
     return value
 
 
-def _seconds(text):
-    return _positive_number(text, MAX_TIMEOUT, "seconds")
-
-
-def _megabytes(text):
-    return _positive_number(text, MAX_MEGABYTES, "MiB")
-
-
-MAX_TIMEOUT = 86400.0
-MAX_MEGABYTES = 65536.0
+_seconds = functools.partial(_positive_number, maximum=86400.0, unit="seconds")
+_megabytes = functools.partial(_positive_number, maximum=65536.0, unit="MiB")
 DEFAULT_MAX_LINE_BYTES = 1 << 20
 _LINE_SYNTAX_BYTES = 1 << 16  # room for the other fields and the JSON/CSV syntax
 _SHORT_OPTIONS = ("-i", "-o", "-s", "-h")
@@ -390,32 +383,11 @@ def _rows(args, texts, input_names, max_line_bytes):
 
 
 def _predict(argv):
-    parser = _predict_parser()
-    try:
+    def predict(argv):
         _refuse_attached_values(argv)
-        args = parser.parse_intermixed_args(argv)
-    except ConfigError as e:
-        print(one_line(e), file=sys.stderr)
-        return e.exit_code
-    return _run(args.debug, _predict_with, args, extra="serve")
+        return _predict_with(_predict_parser().parse_intermixed_args(argv))
 
-
-def _check_arguments(args):
-    """Refuses, before anything is loaded or read, what cannot work."""
-    from zoo.serving.inputs import unicode_problem
-
-    for flag, values in (
-        ("--story", args.story or ()),
-        ("--question", [args.question]),
-    ):
-        for value in values:
-            problem = value is not None and unicode_problem(value)
-            if problem:
-                raise ConfigError(f"{flag} {problem}")
-    if args.question is not None and not args.question.strip():
-        raise ConfigError("--question is empty; give the question to answer")
-    if args.output is not None:
-        _check_output(args.output, args.input)
+    return _run(_pop_debug(argv)[0], predict, argv, extra="serve")
 
 
 def _check_output(output, source):
@@ -474,7 +446,18 @@ def _output(path):
 
 
 def _predict_with(args):
-    _check_arguments(args)
+    from zoo.serving.inputs import unicode_problem
+
+    # Refused before anything is loaded or read.
+    given = [("--story", s) for s in args.story or ()] + [("--question", args.question)]
+    for flag, value in given:
+        problem = value is not None and unicode_problem(value)
+        if problem:
+            raise ConfigError(f"{flag} {problem}")
+    if args.question is not None and not args.question.strip():
+        raise ConfigError("--question is empty; give the question to answer")
+    if args.output is not None:
+        _check_output(args.output, args.input)
     positional = list(args.args)
     remote_only = {
         "--model": args.model,
@@ -491,8 +474,7 @@ def _predict_with(args):
         from zoo.export.paths import resolve_version_dir
 
         version_dir = resolve_version_dir(positional.pop(0))  # before TensorFlow
-        limit = _local_batch_limit(version_dir, args.signature)
-        line_limit = _local_line_limit(version_dir)
+        limit, line_limit = _local_limits(version_dir, args.signature)
     else:
         if not args.model:
             raise ConfigError("--server needs --model NAME (the served model name)")
@@ -527,43 +509,30 @@ def _predict_with(args):
     return 0
 
 
-def _manifest(version_dir):
-    """The export's manifest (a dict; empty when it has none)."""
-    from zoo.export.manifest import MissingManifestError, load_manifest
+def _local_limits(version_dir, signature):
+    """`(max_batch_size, longest --input line)` as the export's manifest records
+    them (`zoo.export.manifest`): the signature's `max_batch_size` or None, and the
+    largest `max_*_bytes` limit plus room for the syntax, else
+    `DEFAULT_MAX_LINE_BYTES`."""
+    from zoo.export import manifest as manifest_lib
 
     try:
-        return load_manifest(version_dir)
-    except MissingManifestError:
-        return {}
-
-
-def _local_batch_limit(version_dir, signature):
-    """The signature's `max_batch_size` as the manifest records it
-    (`zoo.export.manifest.batch_limits`), or None."""
-    from zoo.export.manifest import batch_limits
-
-    manifest = _manifest(version_dir)
-    limits = batch_limits(manifest, version_dir)
+        manifest = manifest_lib.load_manifest(version_dir)
+    except manifest_lib.MissingManifestError:
+        manifest = {}
+    limits = manifest_lib.batch_limits(manifest, version_dir)
     if signature not in limits:  # not listed: the export-wide limit
         listed = {**manifest, "signatures": {signature: {}}}
-        limits = batch_limits(listed, version_dir)
-    return limits[signature]
-
-
-def _local_line_limit(version_dir):
-    """The longest --input line: the largest `max_*_bytes` limit of the export's
-    manifest plus room for the syntax, else `DEFAULT_MAX_LINE_BYTES`."""
-    from zoo.export.manifest import byte_limits
-
-    found = byte_limits(_manifest(version_dir), version_dir).values()
-    return max(found) + _LINE_SYNTAX_BYTES if found else DEFAULT_MAX_LINE_BYTES
+        limits = manifest_lib.batch_limits(listed, version_dir)
+    found = manifest_lib.byte_limits(manifest, version_dir).values()
+    line = max(found) + _LINE_SYNTAX_BYTES if found else DEFAULT_MAX_LINE_BYTES
+    return limits[signature], line
 
 
 def _remote_client(args):
-    if args.rest:
-        from zoo.serving.rest_client import RestClient as client_class
-    else:
-        from zoo.serving.grpc_client import GrpcClient as client_class
+    from zoo.serving import grpc_client, rest_client
+
+    client_class = rest_client.RestClient if args.rest else grpc_client.GrpcClient
     mb = args.max_answer_mb
     answer_bytes = None if mb is None else int(mb * 2**20)
     return client_class(
@@ -639,10 +608,8 @@ def _run(debug, fn, *args, extra=None):
 def main(argv=None):
     """Runs `zoo ARGV`; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    debug = False
-    i = 0
-    while i < len(argv) and argv[i] == "--debug":
-        debug, i = True, i + 1
+    i = next((i for i, arg in enumerate(argv) if arg != "--debug"), len(argv))
+    debug = i > 0  # --debug before the command
     if i < len(argv) and argv[i] in COMMANDS:
         command, rest = argv[i], argv[i + 1 :]
         if command != "train" and "keras" not in sys.modules:

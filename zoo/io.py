@@ -36,8 +36,6 @@ from zoo.errors import ConfigError, DiskFullError, is_disk_full
 
 TEMPORARY_PREFIX = ".tmp-"
 
-_WRITE_MODES = {"w": "x", "wt": "xt", "wb": "xb"}
-
 
 def temporary_path(path):
     """A fresh temporary name next to `path`, ending with the name of `path` (so
@@ -94,13 +92,11 @@ def atomic_write(path, mode="w", encoding=None, newline=None):
         encoding: text encoding (default UTF-8).
         newline: as for `open`.
     """
-    if mode not in _WRITE_MODES:
-        raise ValueError(
-            f"`mode` must be one of {sorted(_WRITE_MODES)}. Received: mode={mode!r}"
-        )
+    if mode not in ("w", "wt", "wb"):
+        raise ValueError(f"`mode` must be 'w', 'wt' or 'wb'. Received: mode={mode!r}")
     encoding = encoding or (None if "b" in mode else "utf-8")
     with atomic_path(path) as tmp:
-        with open(tmp, _WRITE_MODES[mode], encoding=encoding, newline=newline) as f:
+        with open(tmp, mode.replace("w", "x"), encoding=encoding, newline=newline) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
@@ -163,8 +159,7 @@ def check_writable_dir(path, flag):
             is that parent the folder would be created in that is not writable),
             when a part of `path` is a file, or the folder cannot be written.
     """
-    target = os.path.abspath(os.fspath(path))
-    existing = target
+    target = existing = os.path.abspath(os.fspath(path))
     while not os.path.isdir(existing):
         if os.path.lexists(existing):
             raise ConfigError(
@@ -178,8 +173,7 @@ def check_writable_dir(path, flag):
     except OSError as e:
         reason = e.strerror or type(e).__name__
         problem = f"it cannot be created in {existing}"
-        if existing == target:
-            problem = "the folder is not writable"
+        problem = "the folder is not writable" if existing == target else problem
         raise ConfigError(
             f"{flag} {os.fspath(path)}: {problem} ({reason}); pass another {flag}"
         ) from None

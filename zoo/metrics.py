@@ -28,10 +28,8 @@ def classification_report(y_true, y_pred, labels):
         recall) 0.0, never NaN.
     """
     labels = [str(label) for label in labels]
-    if len(labels) == 0:
-        raise ValueError(f"`labels` must not be empty. Received: labels={labels!r}")
-    if len(set(labels)) != len(labels):
-        raise ValueError(f"`labels` must be unique. Received: labels={labels!r}")
+    if not labels or len(set(labels)) != len(labels):
+        raise ValueError(f"`labels` must be non-empty and unique. Received: {labels!r}")
     y_true, y_pred = list(y_true), list(y_pred)
     if len(y_true) != len(y_pred):
         raise ValueError(
@@ -41,8 +39,7 @@ def classification_report(y_true, y_pred, labels):
     index = {label: i for i, label in enumerate(labels)}
 
     def to_index(v, name):
-        if isinstance(v, (bytes, np.bytes_)):
-            v = v.decode("utf-8")
+        v = v.decode("utf-8") if isinstance(v, bytes) else v  # np.bytes_ too
         if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
             if 0 <= v < len(labels):
                 return int(v)
@@ -200,16 +197,14 @@ def bleu_scores(hypotheses, references, target_lang=None):
         `bleu_lowercase_signature` and, with `target_lang`, `bleu_moses_lowercase`
         and `bleu_moses_lowercase_signature`.
     """
-    cased, cased_signature = corpus_bleu(hypotheses, references)
-    lower, lower_signature = corpus_bleu(hypotheses, references, lowercase=True)
     scores = {
-        "bleu": cased,
-        "bleu_signature": cased_signature,
-        "bleu_lowercase": lower,
-        "bleu_lowercase_signature": lower_signature,
+        "bleu": corpus_bleu(hypotheses, references),
+        "bleu_lowercase": corpus_bleu(hypotheses, references, lowercase=True),
     }
     if target_lang:
-        moses, moses_signature = moses_bleu(hypotheses, references, target_lang)
-        scores["bleu_moses_lowercase"] = moses
-        scores["bleu_moses_lowercase_signature"] = moses_signature
-    return scores
+        scores["bleu_moses_lowercase"] = moses_bleu(hypotheses, references, target_lang)
+    return {
+        f"{key}{suffix}": value
+        for key, pair in scores.items()
+        for suffix, value in zip(("", "_signature"), pair, strict=True)
+    }

@@ -64,40 +64,29 @@ def display_spacing(words):
 
 
 def _trim(ex):
-    """Drops padding ("" sentences and words) and their weights."""
-    sentences, words, s_att, w_att = [], [], [], []
+    """Drops padding ("" sentences and words): `(sentences, words, sentence weights,
+    word scores)`, a word's score `sqrt(p_s) * p_w`."""
+    sentences, words, s_att, scores = [], [], [], []
     for s, (sentence, word_list) in enumerate(
         zip(ex["sentences"], ex["words"], strict=True)
     ):
+        ps = float(ex["sentence_attention"][s])
         weights = ex["word_attention"][s]
         kept = [(w, float(weights[j])) for j, w in enumerate(word_list) if w]
         if not sentence and not kept:
             continue
         sentences.append(sentence)
         words.append([w for w, _ in kept])
-        w_att.append([a for _, a in kept])
-        s_att.append(float(ex["sentence_attention"][s]))
-    return sentences, words, s_att, w_att
+        scores.append([math.sqrt(max(ps, 0.0)) * pw for _, pw in kept])
+        s_att.append(ps)
+    return sentences, words, s_att, scores
 
 
 def top_words(example, k=5):
     """The `k` words with the highest `sqrt(p_s) * p_w`, as `(word, score)` pairs."""
-    _, words, s_att, w_att = _trim(example)
-    scores = _word_scores(s_att, w_att)
-    scored = [
-        pair
-        for ws, sc in zip(words, scores, strict=True)
-        for pair in zip(ws, sc, strict=True)
-    ]
-    return sorted(scored, key=lambda x: -x[1])[:k]
-
-
-def _word_scores(s_att, w_att):
-    """`sqrt(p_s) * p_w` of every word, by sentence."""
-    return [
-        [math.sqrt(max(ps, 0.0)) * pw for pw in was]
-        for ps, was in zip(s_att, w_att, strict=True)
-    ]
+    _, words, _, scores = _trim(example)
+    pairs = zip(sum(words, []), sum(scores, []), strict=True)
+    return sorted(pairs, key=lambda x: -x[1])[:k]
 
 
 _COMMON_CSS = """
@@ -117,7 +106,7 @@ body { font-family: sans-serif; max-width: 60em; margin: 2em auto; color: #222; 
 
 
 def _doc_html(i, ex):
-    sentences, words, s_att, w_att = _trim(ex)
+    sentences, words, s_att, word_scores = _trim(ex)
     esc = html.escape
     head = []
     if "predicted" in ex:
@@ -139,7 +128,6 @@ def _doc_html(i, ex):
         f"(weight {s_att[best]:.2f}); top words: {tops}</div>"
     )
     s_max = max(max(s_att), 1e-12)
-    word_scores = _word_scores(s_att, w_att)
     w_max = max([max(ws) for ws in word_scores if ws] + [1e-12])
     for sentence, ws, ps, scores in zip(
         sentences, words, s_att, word_scores, strict=True
@@ -181,17 +169,6 @@ def attention_report_html(
     Returns:
         `path`.
     """
-    for i, ex in enumerate(examples):
-        for key in ("sentences", "words", "sentence_attention", "word_attention"):
-            if key not in ex:
-                raise ValueError(
-                    f"Example {i} lacks {key!r}. Received: keys={sorted(ex)!r}"
-                )
-        if len(ex["words"]) != len(ex["sentences"]):
-            raise ValueError(
-                f"Example {i}: {len(ex['sentences'])} sentences but word lists for "
-                f"{len(ex['words'])}. Received: sentences={ex['sentences']!r}"
-            )
     legend = (
         "Red bars: sentence attention. Blue background: word attention scaled by the "
         "square root of its sentence's attention (Yang et al. 2016, Fig. 5). Hover "

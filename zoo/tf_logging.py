@@ -113,23 +113,13 @@ class _FilteredImport(importlib.abc.MetaPathFinder):
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None:
             return spec
-        spec.loader = _FilteredLoader(spec.loader, self)
+        exec_module = spec.loader.exec_module  # the module keeps the real loader
+
+        def filtered_exec_module(module):
+            with contextlib.suppress(ValueError):
+                sys.meta_path.remove(self)
+            with filtered_stderr():
+                exec_module(module)
+
+        spec.loader.exec_module = filtered_exec_module
         return spec
-
-
-class _FilteredLoader(importlib.abc.Loader):
-    def __init__(self, loader, finder):
-        self.loader = loader
-        self.finder = finder
-
-    def create_module(self, spec):
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module):
-        # the module keeps the real loader (TensorFlow and importlib.resources read it)
-        module.__loader__ = self.loader
-        module.__spec__.loader = self.loader
-        with contextlib.suppress(ValueError):
-            sys.meta_path.remove(self.finder)
-        with filtered_stderr():
-            self.loader.exec_module(module)

@@ -1,5 +1,5 @@
-"""Attention heat maps and training curves (matplotlib, Agg backend: no display
-needed)."""
+"""Attention heat maps and training curves (matplotlib, each figure on its own Agg
+canvas: no display needed, and the process's matplotlib backend is left alone)."""
 
 import os
 
@@ -22,54 +22,38 @@ def attention_heatmap(
     Returns:
         `path`.
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
     weights = np.asarray(weights, dtype=np.float64)
-    if weights.ndim != 2:
-        raise ValueError(
-            f"`weights` must be 2-D (rows, columns). Received: shape={weights.shape!r}"
-        )
     row_labels, col_labels = (
-        [_label(x) for x in row_labels],
-        [_label(x) for x in col_labels],
+        [x.decode(errors="replace") if isinstance(x, bytes) else str(x) for x in xs]
+        for xs in (row_labels, col_labels)
     )
     if weights.shape != (len(row_labels), len(col_labels)):
         raise ValueError(
-            "`weights` shape must match the labels. Received: "
+            "`weights` must be 2-D, its shape matching the labels. Received: "
             f"shape={weights.shape!r}, {len(row_labels)} row labels, "
             f"{len(col_labels)} column labels"
         )
     if not np.all(np.isfinite(weights)):
         raise ValueError("`weights` contains NaN or infinite values.")
     rows, cols = weights.shape
-    size = (
-        min(max(2.0 + 0.35 * cols, 3.0), 40.0),
-        min(max(1.5 + 0.35 * rows, 2.5), 40.0),
-    )
-    fig, ax = plt.subplots(figsize=size, dpi=100)
-    try:
-        image = ax.imshow(weights, cmap=cmap, aspect="auto", vmin=0.0)
-        ax.set_xticks(range(cols), col_labels, rotation=90)
-        ax.set_yticks(range(rows), row_labels)
-        if title:
-            ax.set_title(title)
-        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
-        os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
-        # bbox_inches="tight" grows the canvas to fit long labels (whole sentences on
-        # a memory-network map) instead of clipping them as tight_layout would.
-        fig.savefig(path, format="png", bbox_inches="tight")
-    finally:
-        plt.close(fig)
+    size = np.clip([2.0 + 0.35 * cols, 1.5 + 0.35 * rows], [3.0, 2.5], 40.0)
+    fig = Figure(figsize=tuple(size), dpi=100)  # own Agg canvas: no pyplot state
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    image = ax.imshow(weights, cmap=cmap, aspect="auto", vmin=0.0)
+    ax.set_xticks(range(cols), col_labels, rotation=90)
+    ax.set_yticks(range(rows), row_labels)
+    if title:
+        ax.set_title(title)
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
+    # bbox_inches="tight" grows the canvas to fit long labels (whole sentences on a
+    # memory-network map) instead of clipping them as tight_layout would.
+    fig.savefig(path, format="png", bbox_inches="tight")
     return path
-
-
-def _label(x):
-    if isinstance(x, (bytes, np.bytes_)):
-        return x.decode("utf-8", errors="replace")
-    return str(x)
 
 
 # The size of `training_curve`'s PNG: inches at `CURVE_DPI` dots per inch.

@@ -131,7 +131,7 @@ def test_real_task_1(shared_data):
         "bathroom",
         (0,),
     )
-    assert max(len(ex.story) for ex in task.all_examples()) <= 50
+    assert max(len(ex.story) for ex in task.train + task.valid + task.test) <= 50
 
 
 def test_real_10k_task_3_is_na(shared_data):
@@ -151,13 +151,12 @@ def test_the_folder_found_is_named_as_it_is(tmp_path):
         "10k",
     )
     assert found.describe() == f"bAbI hn 10k ({tmp_path / 'hn-10k'})"
-    assert not found.english
     found = babi.find_folder(tmp_path / "en")  # the folder itself: its name says
-    assert (found.language, found.size, found.english) == ("en", "1k", True)
+    assert (found.language, found.size) == ("en", "1k")
     found = babi.find_folder(tmp_path / "hn-10k", size="1k", language="en")
     assert (found.language, found.size) == ("hn", "10k")  # as found, not as asked
     mine = babi.find_folder(tmp_path / "mine")  # any other name: not said
-    assert (mine.language, mine.size, mine.english) == (None, None, False)
+    assert (mine.language, mine.size) == (None, None)
     assert mine.describe() == f"bAbI-format tasks ({tmp_path / 'mine'})"
     assert mine.to_dict() == {"folder": str(tmp_path / "mine"), "language": None,
                               "size": None}  # fmt: skip

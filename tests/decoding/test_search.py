@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.decoding.beam_search import beam_search, top_k_last_axis
-from zoo.decoding.greedy import greedy_search, max_target_lengths
+from zoo.decoding.beam_search import beam_search, max_target_lengths, top_k_last_axis
+from zoo.decoding.greedy import greedy_search
 from zoo.decoding.penalties import coverage_penalty, gnmt_score, length_penalty
 from zoo.layers.attention_decoder import AttentionDecoder
 

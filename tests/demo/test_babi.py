@@ -26,4 +26,4 @@ def test_load_demo_splits_train_valid_and_test():
     test = babi.parse_babi(generate_demo_lines(10, seed=1), memory_size=8)
     assert [ex.question for ex in demo.test] == [ex.question for ex in test]
     assert demo.test[0].source == "<demo-test>:3"
-    assert max(len(ex.story) for ex in demo.all_examples()) <= 8
+    assert max(len(ex.story) for ex in demo.train + demo.valid + demo.test) <= 8

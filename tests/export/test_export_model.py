@@ -197,12 +197,14 @@ def test_export_argument_errors(tiny_export, tmp_path):
 
 def test_resolve_version_dir(tiny_export, tmp_path):
     version_dir = tiny_export["version_dir"]
-    assert export_lib.resolve_version_dir(
-        os.path.dirname(version_dir)
-    ) == os.path.normpath(version_dir)
+    from zoo.export.paths import resolve_version_dir
+
+    assert resolve_version_dir(os.path.dirname(version_dir)) == os.path.normpath(
+        version_dir
+    )
     with pytest.raises(FileNotFoundError, match="no such export"):
-        export_lib.resolve_version_dir(tmp_path / "nope")
+        resolve_version_dir(tmp_path / "nope")
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match="holds no SavedModel"):
-        export_lib.resolve_version_dir(tmp_path / "empty")
+        resolve_version_dir(tmp_path / "empty")
     json.dumps(manifest_lib.read_signatures(version_dir))  # JSON-able

@@ -9,7 +9,7 @@ if keras.backend.backend() != "tensorflow":
 tf = pytest.importorskip("tensorflow")
 
 from zoo import fastpath  # noqa: E402
-from zoo.fastpath import FusedAdam  # noqa: E402
+from zoo.fastpath.fused_adam import FusedAdam  # noqa: E402
 from zoo.training import warm_up_average  # noqa: E402
 
 # ids with repeats, so the embedding's gradient has duplicate slices

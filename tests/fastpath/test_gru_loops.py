@@ -90,7 +90,7 @@ def test_decoder_loop_matches_the_generic_loop(normalize, readout, monkeypatch):
     )
     decoder.attention_layer.normalize = normalize
     decoder(list(_decoder_inputs()))
-    assert gru_loops.can_use(decoder)
+    assert gru_loops.applies_to_decoder(decoder, True)
     _assert_loop_matches_the_generic_loop(
         decoder, "bahdanau_gru_recurrence", 2, monkeypatch
     )
@@ -103,8 +103,8 @@ def test_luong_loop_without_feeding_matches_the_generic_loop(score, monkeypatch)
         vocab_size=30, units=U, attention="luong", score=score, input_feeding=False
     )
     decoder(list(_decoder_inputs()))
-    assert gru_loops.can_use_without_feeding(decoder)
-    assert not gru_loops.can_use(decoder)
+    assert gru_loops.applies_without_feeding(decoder, True)
+    assert not gru_loops.applies_to_decoder(decoder, True)
     _assert_loop_matches_the_generic_loop(
         decoder, "masked_gru_recurrence", 3, monkeypatch
     )
@@ -121,7 +121,6 @@ def test_luong_loop_without_feeding_matches_the_generic_loop(score, monkeypatch)
 )
 def test_other_decoders_do_not_run_the_luong_loop(kwargs):
     decoder = AttentionDecoder(vocab_size=30, units=U, **kwargs)
-    assert not gru_loops.can_use_without_feeding(decoder)
     assert not gru_loops.applies_without_feeding(decoder, True)
 
 
@@ -164,7 +163,7 @@ def test_decoder_loop_in_a_function_and_with_a_persistent_tape(monkeypatch):
 )
 def test_other_decoders_use_the_generic_loop(kwargs):
     decoder = AttentionDecoder(vocab_size=30, units=U, **kwargs)
-    assert not gru_loops.can_use(decoder)
+    assert not gru_loops.applies_to_decoder(decoder, True)
 
 
 def test_encoder_loop_matches_the_generic_loop(monkeypatch):

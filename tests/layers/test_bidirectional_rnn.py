@@ -92,18 +92,16 @@ class _Recorder:
 @pytest.fixture
 def recorder():
     loop = _Recorder(lambda layer, training: bool(training))
-    recurrence.register_loop(
-        recurrence.BIDIRECTIONAL_LOOP, "test", loop, applies=loop.applies
-    )
+    recurrence.register_loop(recurrence.BIDIRECTIONAL_LOOP, loop, loop.applies)
     yield loop
-    recurrence.unregister_loop(recurrence.BIDIRECTIONAL_LOOP, "test")
+    recurrence.unregister_loop(recurrence.BIDIRECTIONAL_LOOP, loop)
 
 
 def test_calls_a_registered_loop_where_it_applies(recorder):
     x, mask = _inputs()
     reference, layer = _pair(keras.layers.GRU)
     # the most recent registration is asked first
-    assert recurrence.registered_loops(recurrence.BIDIRECTIONAL_LOOP)[-1] == "test"
+    assert recurrence.registered_loops(recurrence.BIDIRECTIONAL_LOOP)[-1] is recorder
     got = to_numpy(layer(x, mask=mask, training=True))
     assert recorder.calls == [True]
     layer(x, mask=mask, training=False)  # `applies` is False

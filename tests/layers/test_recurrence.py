@@ -41,7 +41,7 @@ def test_the_decoder_runs_a_registered_loop_where_it_applies():
     def applies(layer, training):
         return layer is decoder and bool(training)
 
-    recurrence.register_loop(recurrence.DECODER_LOOP, "test", loop, applies)
+    recurrence.register_loop(recurrence.DECODER_LOOP, loop, applies)
     try:
         got = to_numpy(decoder(inputs, return_attention=True, training=True))
         assert calls == [(decoder, True)]
@@ -49,8 +49,8 @@ def test_the_decoder_runs_a_registered_loop_where_it_applies():
         AttentionDecoder(V, U, attention="luong")(inputs, training=True)
         assert len(calls) == 1  # `applies` was False for both
     finally:
-        recurrence.unregister_loop(recurrence.DECODER_LOOP, "test")
-    assert "test" not in recurrence.registered_loops(recurrence.DECODER_LOOP)
+        recurrence.unregister_loop(recurrence.DECODER_LOOP, loop)
+    assert loop not in recurrence.registered_loops(recurrence.DECODER_LOOP)
     for e, g in zip(expected, got, strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-6)
 
@@ -59,7 +59,7 @@ def test_unknown_kind_is_refused():
     with pytest.raises(ValueError, match="Received: kind='lstm'"):
         recurrence.select_loop("lstm", None, True)
     with pytest.raises(ValueError, match="Received: kind='lstm'"):
-        recurrence.register_loop("lstm", "x", print, lambda *args: True)
+        recurrence.register_loop("lstm", print, lambda *args: True)
 
 
 def _imports(path):

@@ -76,6 +76,10 @@ def test_demo_and_data_defaults(tmp_path):
         (["--max-train-samples", "-3"], "--max-train-samples: must be > 0"),
         (["--data", "/nonexistent/corpus"], "--data: no such file or folder"),
         (["--epochs", "0"], "epochs"),
+        (
+            ["--distribute", "multi-worker"],
+            "--distribute: invalid choice: 'multi-worker' (choose from",
+        ),
     ],
 )
 def test_bad_values_are_one_line_errors_with_exit_2(tmp_path, capsys, flags, fragment):

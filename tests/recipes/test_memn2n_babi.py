@@ -411,7 +411,7 @@ def test_real_task_pipeline_with_sample_limits(shared_data, tmp_path):
     assert len(data.tasks[1].train) == 100 and len(data.tasks[1].test) == 30
     assert data.tasks[3].train is None and data.tasks[3].missing  # no 10k train file
     assert data.arrays[1]["train"]["memory"].shape == (100, 50)
-    assert data.description.startswith("bAbI en 10k (") and data.folder.english
+    assert data.description.startswith("bAbI en 10k (") and data.folder.language == "en"
     # written where only its contents can be; RUN_DIR/vocab.txt only once the
     # run's identity is checked (`publish_vocabulary`)
     assert not (tmp_path / "vocab.txt").exists() and "mary" in data.vocab

@@ -157,7 +157,7 @@ def build_task(config, source_vocab_size=50, target_vocab_size=60):
 
 
 def test_selection_and_training_defaults(tmp_path):
-    from zoo.models.translation import penalty_list
+    from zoo.models.translation.validation_bleu import penalty_list
 
     data = ["--data", str(tmp_path)]
     real = parse(data)

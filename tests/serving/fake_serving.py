@@ -94,7 +94,9 @@ class _Model:
             k: as_input_array(v, spec["inputs"][k]) if k in spec["inputs"] else v
             for k, v in inputs.items()
         }
-        outputs = self.session.predict(arrays, signature, output_names=output_names)
+        outputs = self.session.predict(arrays, signature)
+        if output_names:
+            outputs = {k: outputs[k] for k in output_names}
         return outputs if self.tamper is None else self.tamper(outputs)
 
 

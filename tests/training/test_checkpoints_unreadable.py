@@ -10,7 +10,7 @@ import pytest
 from tests.training.training_test_utils import dense_model
 from zoo.errors import ZooError
 from zoo.training.callbacks import ResumableEarlyStopping, load_snapshot
-from zoo.training.checkpoints import UnreadableBackupError, weights_file
+from zoo.training.checkpoints import UnreadableBackupError, read_weights
 
 
 def _saved(path, model):
@@ -23,11 +23,10 @@ def _truncated(path):
     return path
 
 
-def test_weights_file_reads_a_whole_file(tmp_path):
+def test_read_weights_reads_a_whole_file(tmp_path):
     model = dense_model()
     path = _saved(tmp_path / "w.npz", model)
-    with weights_file(path) as saved:
-        weights = [saved[f"arr_{i}"] for i in range(len(saved.files))]
+    weights = read_weights(path)
     for got, want in zip(weights, model.get_weights(), strict=True):
         np.testing.assert_array_equal(got, want)
 
@@ -51,8 +50,7 @@ def test_a_damaged_weights_file_is_one_line_naming_it(tmp_path, damage):
         os.remove(path)
         path.mkdir()
     with pytest.raises(UnreadableBackupError) as caught:
-        with weights_file(path, "pass --resume never") as saved:
-            [saved[f"arr_{i}"] for i in range(len(saved.files))]
+        read_weights(path, "pass --resume never")
     message = str(caught.value)
     assert isinstance(caught.value, ZooError)
     assert message.startswith(

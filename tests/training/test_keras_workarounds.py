@@ -4,7 +4,6 @@ use are where they expect them in the installed Keras."""
 import keras
 import numpy as np
 import pytest
-from keras.src.backend.tensorflow import trainer as tf_trainer
 
 from zoo.training import CosineToZero, keras_workarounds
 from zoo.training.keras_workarounds import UnsupportedKerasError
@@ -51,19 +50,6 @@ def test_moving_average_pairs_align_weights_and_averages():
     pairs = keras_workarounds.moving_average_pairs(model.optimizer)
     assert [v.path for v, _ in pairs] == [v.path for v in model.trainable_variables]
     assert [tuple(a.shape) for _, a in pairs] == [(3, 2), (2,)]
-
-
-def test_the_multi_worker_internals_exist():
-    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
-    for name in ("_symbolic_build", "_maybe_symbolic_build"):
-        assert callable(getattr(model, name))
-    for name in (
-        "reduce_per_replica",
-        "_collective_all_reduce_multi_worker",
-        "_is_per_replica_instance",
-    ):
-        assert callable(getattr(tf_trainer, name))
-    assert callable(tf_trainer.tree.map_structure)
 
 
 def _half(iterations, ema_momentum, dtype):

@@ -6,6 +6,7 @@ import tensorflow as tf
 from tests.training.training_test_utils import Interrupt, RawWeights
 from zoo import training
 from zoo.training import TrainingConfig, keras_workarounds
+from zoo.training.weight_averaging import average_momentum
 
 
 def _average_run(run_dir, epochs=4, interrupt_at=None, patience=0, ema=0.8):
@@ -125,7 +126,7 @@ def test_swap_weight_average_gives_the_best_epochs_raw_weights(tmp_path):
 
 def test_average_momentum_warms_up_to_ema():
     def momentum(t, ema=0.999):
-        return float(training.average_momentum(t, ema))
+        return float(average_momentum(t, ema))
 
     assert momentum(0) == 0.0  # the first step copies the weights
     assert momentum(1) == pytest.approx(2 / 11)
@@ -135,7 +136,7 @@ def test_average_momentum_warms_up_to_ema():
     assert momentum(8990) == pytest.approx(0.999)
     assert momentum(10**6) == pytest.approx(0.999)
     assert momentum(5, ema=0.3) == pytest.approx(0.3)
-    momentum64 = training.average_momentum(3, 0.9, "float64")
+    momentum64 = average_momentum(3, 0.9, "float64")
     assert keras.backend.standardize_dtype(momentum64.dtype) == "float64"
 
 

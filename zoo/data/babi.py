@@ -53,10 +53,6 @@ class BabiTask:
     test: list = None
     missing: str = None
 
-    def all_examples(self):
-        """Every example of the task (train, valid, test)."""
-        return (self.train or []) + (self.valid or []) + (self.test or [])
-
     def training_examples(self):
         """The examples a model may learn from or be chosen on (train, valid): the
         vocabulary and the sentence length come from these only."""
@@ -72,11 +68,6 @@ class BabiFolder:
     path: str
     language: str = None
     size: str = None
-
-    @property
-    def english(self):
-        """True for the English bAbI (`en/`, `en-10k/`), the data of the paper."""
-        return self.language == "en"
 
     def describe(self):
         """`"bAbI hn 1k (path)"`, or `"bAbI-format tasks (path)"` when unnamed."""

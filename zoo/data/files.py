@@ -96,8 +96,9 @@ def table_format(path, format=None):
 
 
 def _decode(raw, path, number):
+    """Line `number` of `path` as text, without its line end or a byte-order mark."""
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8").removesuffix("\n").removesuffix("\r")
     except UnicodeDecodeError as e:
         bad = raw[e.start : e.start + 4]
         raise DataError(
@@ -106,25 +107,20 @@ def _decode(raw, path, number):
             path=path,
             line=number,
         ) from None
-    if number == 1 and text.startswith("\ufeff"):
-        text = text[1:]  # utf-8-sig: the byte-order mark is not text
-    return text
+    return text.removeprefix("\ufeff") if number == 1 else text  # utf-8-sig
 
 
-def iter_lines(path, keep_ends=False):
+def iter_lines(path):
     """Yields `(line_number, text)` for every line of a UTF-8 file (`.gz`
-    decompressed); `keep_ends` keeps each line's "\\n" or "\\r\\n"."""
+    decompressed), without its "\\n" or "\\r\\n"."""
     path = check_exists(path, "file")
     if os.path.isdir(path):
         raise DataError("expected a file, found a folder", path=path)
     number = 0
     try:
         with (gzip.open if path.lower().endswith(".gz") else open)(path, "rb") as f:
-            for number, raw in enumerate(f, start=1):  # noqa: B007
-                text = _decode(raw, path, number)
-                if not keep_ends:
-                    text = text.removesuffix("\n").removesuffix("\r")
-                yield number, text
+            for number, raw in enumerate(f, start=1):
+                yield number, _decode(raw, path, number)
     except _GZIP_ERRORS as e:
         raise DataError(
             f"truncated or corrupt gzip file (after line {number}: {e})", path=path
@@ -143,13 +139,11 @@ def decode_document(data, path, encoding="utf-8"):
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         if utf8:
-            start = data.rfind(b"\n", 0, e.start) + 1
-            end = data.find(b"\n", e.start)
-            _decode(data[start : None if end < 0 else end], path, line)  # raises
+            _decode(data.split(b"\n")[line - 1], path, line)  # raises
         raise DataError(
             f"not {encoding} text (byte {data[e.start]:#04x})", path=path, line=line
         ) from None
-    return text[1:] if text.startswith("\ufeff") else text
+    return text.removeprefix("\ufeff")
 
 
 def read_document(path, encoding="utf-8"):

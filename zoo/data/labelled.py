@@ -18,13 +18,17 @@ Splits the data lacks are seeded, label-stratified parts of its training data
 (`zoo.data.files.seeded_split`). Errors are `zoo.errors.DataError`s naming the file
 and line; a missing path is a `zoo.errors.MissingPathError`.
 
-CSV and TSV are parsed by `pandas.read_csv` (its python engine: Python's strict
-`csv`, so a stray quote is an error rather than a silently merged field). JSON lines
-are decoded one line at a time with `json.loads`, not `pandas.read_json`: its parser
-ends a string at a NUL character, drops an unpaired surrogate without a word, and
-reads a `null` label and a missing one as the same NaN. Either way the file is first
-read through `zoo.data.files.iter_lines` (UTF-8, byte-order mark, `.gz`), so every
-problem names its file and line.
+CSV and TSV are parsed by Python's `csv` in strict mode (a stray quote is an error
+rather than a silently merged field), which gives each record's first line. Not
+`pandas.read_csv`: its python engine runs this same parser but reports no record's
+line, which had to be recovered by parsing its error texts and re-reading the file.
+JSON
+lines are decoded one line at a time with `json.loads`, not `pandas.read_json`: its
+parser ends a string at a NUL character, drops an unpaired surrogate without a word,
+and reads a `null` label and a missing one as the same NaN. Either way the file is
+first read through `zoo.data.files.iter_lines` (UTF-8, byte-order mark, `.gz`), and
+the fields of every format are checked in one pass, so every problem names its file
+and line.
 """
 
 import csv
@@ -37,7 +41,6 @@ import os
 import re
 import sys
 import tarfile
-import warnings
 import zlib
 
 import numpy as np
@@ -70,6 +73,10 @@ _TREE_TOKEN = re.compile(r"\(|\)|[^\s()]+")
 _PTB_ESCAPES = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]"}
 _TEXT_NAMES = ("text", "sentence", "sentences")
 _LABEL_NAMES = ("label", "labels", "class")
+_UNKNOWN_FORMAT = (
+    "cannot tell the format from the file name; expected a .csv, .tsv/.tab/.txt or "
+    ".jsonl/.ndjson/.json file, optionally .gz (or pass the format: csv, tsv or jsonl)"
+)
 
 
 def sorted_labels(labels):
@@ -198,26 +205,47 @@ class LabelledSplits:
         return LabelledSplits(**parts, description=description)
 
 
-def _records(path, records, text_name, label_name):
-    """`LabelledTexts` of `(line, text, label)`; an empty text or label is an error."""
+def _field(key, value, given, rule, what):
+    """`value`, read from field `key` as `given`; a `ValueError` says what is wrong."""
+    if not isinstance(value, str):
+        scalar = given is None or isinstance(given, (bool, int, float))
+        shown = json.dumps(given) if scalar else f"a {type(given).__name__}"
+        raise ValueError(f"field {key!r} holds {shown}; {rule}")
+    if bad := re.search("[\ud800-\udfff]", value):
+        raise ValueError(
+            f"field {key!r} holds an unpaired surrogate (\\u{ord(bad[0]):04x}), "
+            "which is not text"
+        )
+    if not value.strip():
+        raise ValueError(f"empty {key!r} (the {what} column)")
+    if len(value) > files.MAX_FIELD_CHARS:
+        long = f"a field longer than {files.MAX_FIELD_CHARS} characters"
+        raise ValueError(f"{long} ({len(value)})")
+    return value
+
+
+def _records(path, records, columns):
+    """`LabelledTexts` of `[(line, text, label)]` as read (strings, or JSON values),
+    every field of every format checked here: a label is a string or an integer, an
+    integer written as a float (`5.0`, `"4.0"`) that integer."""
     if not records:
         raise DataError("no examples in the file", path=path)
-    labels = [re.sub(r"^(-?\d+)\.0+$", r"\1", r[2].strip()) for r in records]  # 4.0: 4
-    for (line, text, _), label in zip(records, labels, strict=True):
-        for value, what, name in (
-            (text, "text", text_name),
-            (label, "label", label_name),
-        ):
-            if not value.strip():
-                raise DataError(f"empty {name!r} (the {what} column)", path, line)
-            if len(value) > files.MAX_FIELD_CHARS:
-                long = f"a field longer than {files.MAX_FIELD_CHARS} characters"
-                raise DataError(f"{long} ({len(value)})", path, line)
+    texts, labels = [], []
+    for line, text, given in records:
+        label = int(given) if isinstance(given, float) and given.is_integer() else given
+        label = str(label) if type(label) is int else label
+        try:
+            texts.append(_field(columns[0], text, text, "expected a string", "text"))
+            rule = "a label is a string or an integer"
+            label = _field(columns[1], label, given, rule, "label")
+        except ValueError as e:
+            raise DataError(str(e), path, line) from None
+        labels.append(re.sub(r"^(-?\d+)\.0+$", r"\1", label.strip()))  # 4.0: 4
     sources = [f"{path}:{line}" for line, _, _ in records]
-    return LabelledTexts.encode([r[1] for r in records], labels, sources)
+    return LabelledTexts.encode(texts, labels, sources)
 
 
-# --- tables: CSV and TSV through pandas, JSON lines -----------------------------------
+# --- tables: CSV and TSV through Python's strict `csv`, JSON lines --------------------
 
 _CSV_PROBLEMS = {
     "end of data": "unclosed quote: the quoted field that starts on this line never "
@@ -229,124 +257,93 @@ _CSV_PROBLEMS = {
 }
 
 
-_READ = dict(header=None, dtype=str, engine="python", on_bad_lines="warn")
-_READ.update(keep_default_na=False, skip_blank_lines=False)  # "NA" is text
-
-
-def _csv_problem(message, header, kind):
-    """One line for a problem reported by pandas's python engine."""
-    if wrong := re.match(r"Expected (\d+) fields in line \d+, saw (\d+)", message):
-        width, found = map(int, wrong.groups())
-        where = f"the header's columns {header!r}" if header else "the first record"
-        hint = '; quote a field that contains a comma ("hello, world")'
-        hint *= kind[0] == "c" and found > width
-        return f"expected {width} {kind} fields (as {where}), found {found}{hint}"
-    problem = _CSV_PROBLEMS[next(k for k in _CSV_PROBLEMS if k in message)]
-    return problem.format(limit=files.MAX_FIELD_CHARS, message=message)
+def _csv_records(path, sep):
+    """Yields `(first line, fields)` of each record of a CSV (RFC 4180 quoting) or TSV
+    (no quoting) file that is not blank."""
+    text = "\n".join(line for _, line in files.iter_lines(path))  # UTF-8, BOM, .gz
+    csv.field_size_limit(max(csv.field_size_limit(), files.MAX_FIELD_CHARS))
+    quoting = csv.QUOTE_MINIMAL if sep == "," else csv.QUOTE_NONE
+    rows = csv.reader(io.StringIO(text), delimiter=sep, quoting=quoting, strict=True)
+    start = 1
+    try:
+        for row in rows:
+            if len(row) > 1 or "".join(row).strip():
+                yield start, row
+            start = rows.line_num + 1
+    except csv.Error as e:
+        problem = _CSV_PROBLEMS[next(k for k in _CSV_PROBLEMS if k in str(e))]
+        problem = problem.format(limit=files.MAX_FIELD_CHARS, message=e)
+        raise DataError(problem, path, start) from None
 
 
 def _read_delimited(path, columns, sep):
-    """`[(line, text, label)]` of a CSV (RFC 4180 quoting) or TSV (no quoting) file
-    read by `pandas.read_csv`; `line` is the record's first line."""
-    import pandas as pd
-
+    """`[(line, text, label)]` of a CSV or TSV file; `line` is the record's first."""
     kind = "comma-separated" if sep == "," else "tab-separated"
-    quoting = csv.QUOTE_MINIMAL if sep == "," else csv.QUOTE_NONE
     named = isinstance(columns[0], str)
-    lines = [line for _, line in files.iter_lines(path)]  # UTF-8, BOM, .gz checked
-    skip = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
-    text = "\n".join(lines[skip:])
-    if not text:
+    records = _csv_records(path, sep)
+    line, first = next(records, (None, None))
+    if first is None:
         raise DataError("the file is empty" + " (expected a header row)" * named, path)
-    # The python engine parses with Python's `csv` in strict mode (a stray quote is
-    # an error, not a silently merged field) and, keeping blank lines, gives a row
-    # per record, so each record's first line is counted from the rows before it.
-    csv.field_size_limit(max(csv.field_size_limit(), files.MAX_FIELD_CHARS))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", pd.errors.ParserWarning)  # a bad record stops
-        try:
-            frame = pd.read_csv(io.StringIO(text), sep=sep, quoting=quoting, **_READ)
-        except pd.errors.ParserWarning as e:
-            found = re.fullmatch(r"Skipping line (\d+): (.*)", str(e).strip(), re.S)
-            reader = csv.reader(io.StringIO(text), delimiter=sep, quoting=quoting)
-            before = list(itertools.islice(reader, int(found.group(1)) - 1))
-            header = [h.strip() for h in before[0]] if named and before else None
-            problem = _csv_problem(found.group(2), header, kind)
-            raise DataError(problem, path, skip + reader.line_num + 1) from None
-    rows = [[v for v in row if isinstance(v, str)] for row in frame.values]
-    width, header, index = frame.shape[1], None, columns
+    width, header, index = len(first), [h.strip() for h in first], columns
+    if named and (missing := [c for c in columns if c not in header]):
+        hint = " (a tab-separated header in a .csv file? pass the TSV format)"
+        hint *= sep == "," and width == 1 and "\t" in header[0]
+        found = f"the header has columns {header!r}{hint}"
+        raise DataError(f"missing column(s) {missing!r}; {found}", path, line)
     if named:
-        header = [h.strip() for h in rows[0]]
-        missing = [c for c in columns if c not in header]
-        if missing:
-            hint = " (a tab-separated header in a .csv file? pass the TSV format)"
-            hint *= sep == "," and len(header) == 1 and "\t" in header[0]
-            found = f"the header has columns {header!r}{hint}"
-            raise DataError(f"missing column(s) {missing!r}; {found}", path, skip + 1)
         index = [header.index(c) for c in columns]
     elif max(columns) >= width:
         found = f"the first record has {width} {kind} field(s)"
-        raise DataError(f"column {max(columns)} requested, but {found}", path, skip + 1)
-    out, line = [], skip + 1
-    for number, values in enumerate(rows):  # a short record ends in NaN, dropped
-        start, line = line, line + 1 + sum(v.count("\n") for v in values)
-        if (number == 0 and named) or (len(values) < 2 and not "".join(values).strip()):
-            continue  # the header, a blank line
-        if len(values) < width:  # worded as pandas words a long record
-            message = f"Expected {width} fields in line 0, saw {len(values)}"
-            raise DataError(_csv_problem(message, header, kind), path, start)
-        out.append((start, *(values[i] for i in index)))
+        raise DataError(f"column {max(columns)} requested, but {found}", path, line)
+    else:
+        records = itertools.chain([(line, first)], records)
+    where = f"the header's columns {header!r}" if named else "the first record"
+    out = []
+    for line, row in records:
+        if len(row) != width:
+            hint = '; quote a field that contains a comma ("hello, world")'
+            hint *= sep == "," and len(row) > width
+            found = f"expected {width} {kind} fields (as {where}), found {len(row)}"
+            raise DataError(found + hint, path, line)
+        out.append((line, *(row[i] for i in index)))
     if not out:
         what = "a header but no rows" if named else "no records"
         raise DataError(f"the file has {what}", path)
     return out
 
 
-def _json_fields(text, columns, line):
-    """`(text, label)` of one JSON line; a `ValueError` says what is wrong."""
-    if line == 1 and text.lstrip().startswith("["):
-        raise ValueError("a JSON array; expected JSON lines (one JSON object per line)")
-    try:
-        record = json.loads(text, strict=False)  # control characters are text
-    except json.JSONDecodeError as e:
-        raise ValueError(
-            f"invalid JSON ({e.msg} at column {e.colno}); expected one JSON object "
-            "per line"
-        ) from None
-    if not isinstance(record, dict):
-        raise ValueError(
-            f'a JSON {type(record).__name__}, expected an object ({{"{columns[0]}": ...}})'
-        )
-    missing = [c for c in columns if c not in record]
-    if missing:
-        raise ValueError(
-            f"missing field(s) {missing!r}; the object has fields {list(record)[:20]!r}"
-        )
-    text, label = (record[c] for c in columns)
-    if isinstance(label, float) and label.is_integer():
-        label = int(label)  # 5.0 -> 5
-    if isinstance(label, int) and not isinstance(label, bool):
-        label = str(label)
-    for key, value, rule in (
-        (columns[0], text, "expected a string"),
-        (columns[1], label, "a label is a string or an integer"),
-    ):
-        given = record[key]
-        if not isinstance(value, str):
-            scalar = given is None or isinstance(given, (bool, int, float))
-            shown = json.dumps(given) if scalar else f"a {type(given).__name__}"
-            raise ValueError(f"field {key!r} holds {shown}; {rule}")
-        if bad := re.search("[\ud800-\udfff]", value):
-            raise ValueError(
-                f"field {key!r} holds an unpaired surrogate "
-                f"(\\u{ord(bad[0]):04x}), which is not text"
-            )
-    return text, label
+def _read_json_lines(path, columns):
+    """`[(line, text, label)]` of a JSON-lines file, the values as decoded."""
+    out = []
+    for line, text in files.iter_lines(path):
+        if not text.strip():
+            continue
+        problem = None
+        if line == 1 and text.lstrip().startswith("["):
+            problem = "a JSON array; expected JSON lines (one JSON object per line)"
+        else:
+            try:
+                record = json.loads(text, strict=False)  # control characters are text
+            except json.JSONDecodeError as e:
+                problem = f"invalid JSON ({e.msg} at column {e.colno}); expected one "
+                problem += "JSON object per line"
+        if problem is None and not isinstance(record, dict):
+            problem = f"a JSON {type(record).__name__}, expected an object "
+            problem += f'({{"{columns[0]}": ...}})'
+        elif problem is None and (missing := [c for c in columns if c not in record]):
+            problem = f"missing field(s) {missing!r}; the object has fields "
+            problem += f"{list(record)[:20]!r}"
+        if problem:
+            raise DataError(problem, path, line)
+        out.append((line, *(record[c] for c in columns)))
+    if not out:
+        raise DataError("no records in the file (it is empty)", path)
+    return out
 
 
 def _read_table(path, text_column, label_column, format):
-    """`[(line, text, label)]` of a CSV, TSV or JSON-lines file (`format`, default
-    from the name)."""
+    """`LabelledTexts` of a CSV, TSV or JSON-lines file (`format`, default from the
+    name)."""
     columns = (text_column, label_column)
     received = f"Received: text_column={text_column!r}, label_column={label_column!r}"
     if text_column == label_column:
@@ -354,36 +351,19 @@ def _read_table(path, text_column, label_column, format):
             f"The text and label columns must differ (training on the labels teaches "
             f"nothing). {received}"
         )
-    named = all(isinstance(c, str) for c in columns)
-    if not named and not all(type(c) is int and c >= 0 for c in columns):
-        raise ConfigError(
-            "Columns are all names (the file has a header row) or all 0-based "
-            f"positions (no header). Received: columns={columns!r}"
-        )
     fmt = files.table_format(path, format)
-    if fmt in ("csv", "tsv"):
-        return _read_delimited(path, columns, "," if fmt == "csv" else "\t")
     if fmt is None:
-        raise DataError(
-            "cannot tell the table format from the file name; expected .csv, "
-            ".tsv/.tab/.txt or .jsonl/.ndjson/.json (optionally .gz), or pass the "
-            "format",
-            path,
-        )
-    if not named:
+        raise DataError(_UNKNOWN_FORMAT, path)
+    named = all(isinstance(c, str) for c in columns)
+    positions = fmt != "jsonl" and all(type(c) is int and c >= 0 for c in columns)
+    if not (named or positions):
         raise ConfigError(
-            f"JSON lines fields are chosen by name. Received: columns={columns!r}"
+            "Columns are all names (the file has a header row, as JSON lines have) "
+            f"or all 0-based positions (no header). Received: columns={columns!r}"
         )
-    out = []
-    for line, text in files.iter_lines(path):
-        if text.strip():
-            try:
-                out.append((line, *_json_fields(text, columns, line)))
-            except ValueError as e:
-                raise DataError(str(e), path, line) from None
-    if not out:
-        raise DataError("no records in the file (it is empty)", path)
-    return out
+    if fmt == "jsonl":
+        return _records(path, _read_json_lines(path, columns), columns)
+    return _records(path, _read_delimited(path, columns, ",\t"[fmt == "tsv"]), columns)
 
 
 # --- one file -----------------------------------------------------------------------
@@ -465,23 +445,21 @@ def _read_trees(path, task, phrases):
 def _read_label_lines(path):
     """`label<TAB>sentence` lines (a `label<TAB>...` first line is a header); a header
     naming a text and a label column (`sentence<TAB>label`) is read by name."""
-    lines = ((n, line) for n, line in files.iter_lines(path) if line.strip())
-    first = next(lines, None)
-    if first is not None:
-        fields = [f.strip() for f in first[1].split("\t")]
-        text = [f for f in fields if f.lower() in _TEXT_NAMES]
-        label = [f for f in fields if f.lower() in _LABEL_NAMES]
-        if text and label:
-            return read_labelled(path, text[0], label[0], format="tsv")
+    lines = [(n, line) for n, line in files.iter_lines(path) if line.strip()]
+    fields = [f.strip() for f in lines[0][1].split("\t")] if lines else []
+    text = [f for f in fields if f.lower() in _TEXT_NAMES]
+    label = [f for f in fields if f.lower() in _LABEL_NAMES]
+    if text and label:
+        return read_labelled(path, text[0], label[0], format="tsv")
     records = []
-    for number, line in [first, *lines] if first else []:
+    for number, line in lines:
         if "\t" not in line:
             received = f"Received: {line.strip()[:80]!r}"
             raise DataError(f"expected 'label<TAB>sentence'. {received}", path, number)
         label, text = line.split("\t", 1)
         if records or label.strip().lower() not in _LABEL_NAMES:
             records.append((number, text.strip(), label))
-    return _records(path, records, "sentence", "label")
+    return _records(path, records, ("sentence", "label"))
 
 
 def read_labelled(
@@ -523,8 +501,7 @@ def read_labelled(
     else:
         text_column = "text" if text_column is None else text_column
         label_column = "label" if label_column is None else label_column
-        records = _read_table(path, text_column, label_column, format)
-        data = _records(path, records, text_column, label_column)
+        data = _read_table(path, text_column, label_column, format)
     return data if label_names is None else data.relabel(label_names)
 
 
@@ -560,14 +537,13 @@ def read_class_folder(
     encoding="utf-8",
     skip_unreadable=False,
     skipped=None,
-    log=None,
 ):
     """`LabelledTexts` of one file per text, `path/<class>/<file>` (the subfolders
     holding files that match the shell `pattern` are the classes), by class then
     file name, stripped; `sources` are the files, which must lie in `root` (default
     `path`). `skip_unreadable`: a file that is not text in `encoding` or is empty is
-    skipped with one line to `log` (default standard error) and `(file, reason)`
-    appended to the list `skipped`, instead of stopping."""
+    skipped with one line to standard error and `(file, reason)` appended to the
+    list `skipped`, instead of stopping."""
     path = files.check_exists(path, "folder")
     if not os.path.isdir(path):
         raise DataError("expected a folder of class folders, found a file", path=path)
@@ -590,7 +566,7 @@ def read_class_folder(
                     raise
                 if skipped is not None:
                     skipped.append((file, str(error)))
-                print(f"skipped: {error}", file=log or sys.stderr, flush=True)
+                print(f"skipped: {error}", file=sys.stderr, flush=True)
                 continue
             texts.append(text)
             labels.append(label)
@@ -714,12 +690,7 @@ def _detect(path, format, pattern):
             return "file", {"train": path}
         if path.lower().endswith(_ARCHIVES):
             return "imdb", path
-        raise DataError(
-            "cannot tell the format from the file name; expected a .csv, "
-            ".tsv/.tab/.txt or .jsonl/.ndjson/.json file (optionally .gz); or a "
-            ".tar.gz/.tgz of aclImdb (or pass the format: csv, tsv or jsonl)",
-            path=path,
-        )
+        raise DataError(f"{_UNKNOWN_FORMAT}; or a .tar.gz/.tgz of aclImdb", path)
     if _imdb_root(path, all) is not None:  # else train/{neg,pos} are class folders
         return "imdb", path
     sst = os.path.join(path, SST_FILES["train"])

@@ -27,6 +27,7 @@ from zoo.errors import ConfigError, DataError
 SIDES = ("source", "target")
 _STEMS = {**SPLIT_NAMES, "test": ("test", "test_2016_flickr")}  # Multi30k's test
 _SPLIT_KEYS = {name: s for s, names in SPLIT_NAMES.items() for name in (s, *names)}
+HELD_OUT = {"validation": 0.02, "test": 0.02}  # the parts of train for missing splits
 
 
 @dataclasses.dataclass
@@ -150,7 +151,7 @@ class ParallelCorpus:
         return {side: LengthStats.from_texts(texts, count) for side, texts in sides}
 
 
-def _check_max_words(max_words):
+def _check_arguments(max_words, source_column):
     if max_words is not None and (
         not isinstance(max_words, int) or isinstance(max_words, bool) or max_words < 1
     ):
@@ -158,9 +159,6 @@ def _check_max_words(max_words):
             f"`max_words` must be a positive integer or None. Received: "
             f"max_words={max_words!r}"
         )
-
-
-def _check_column(source_column):
     if source_column not in (None, 0, 1) or isinstance(source_column, bool):
         raise ConfigError(
             "`source_column` must be 0 (source<TAB>target) or 1 (target<TAB>source). "
@@ -205,8 +203,7 @@ def read_pairs(spec, max_words=None, limit=None, *, source_column=0):
         MissingPathError, DataError (line-aligned files of different lengths, with
         both counts and the first line without a partner; invalid UTF-8).
     """
-    _check_max_words(max_words)
-    _check_column(source_column)
+    _check_arguments(max_words, source_column)
     if isinstance(spec, tuple):
         paths = tuple(check_exists(p, "file") for p in spec)
         sides = [[line for _, line in iter_lines(p)] for p in paths]
@@ -375,7 +372,6 @@ def load_parallel(
     *,
     files=None,
     source_column=None,
-    held_out=(0.02, 0.02),
 ):
     """Train / validation / test pairs from explicit files, a folder of
     line-aligned split files (Multi30k's root too) or a TSV file.
@@ -394,8 +390,8 @@ def load_parallel(
             TSV file or a `(source_file, target_file)` pair.
         source_column: the TSV column of the source (0 or 1); default: the column
             of `source` in an English-first Anki TSV.
-        held_out: the `(validation, test)` fractions of the training data used for
-            the splits the data lacks.
+
+    The splits the data lacks are `HELD_OUT` fractions of the training data.
 
     Returns:
         `{"train", "val", "test"}` -> `ParallelCorpus`, each `description` saying
@@ -407,13 +403,7 @@ def load_parallel(
         naming the layouts expected; malformed files, with file and line),
         ConfigError (bad arguments, e.g. a TSV whose source column is not told).
     """
-    _check_max_words(max_words)
-    _check_column(source_column)
-    if len(held_out) != 2:
-        raise ConfigError(
-            f"`held_out` must be (validation, test) fractions. Received: "
-            f"held_out={held_out!r}"
-        )
+    _check_arguments(max_words, source_column)
     if files is not None and path is not None:
         raise ConfigError(
             "Give either `path` or `files`, not both. Received: "
@@ -434,7 +424,7 @@ def load_parallel(
     train, name = parts["train"], _name(specs["train"])
     missing = [s for s in ("validation", "test") if s not in parts]
     if missing:
-        fractions = [held_out[0 if s == "validation" else 1] for s in missing]
+        fractions = [HELD_OUT[s] for s in missing]
         train, *pieces = split_corpus(train, fractions, seed=seed)
         train.description = f"train: {name} minus held-out pairs"
         for split, piece, fraction in zip(missing, pieces, fractions, strict=True):
@@ -446,10 +436,9 @@ def load_parallel(
             )
             parts[split] = piece
     train.report.lengths = train.length_stats()
-    description = train.description
-    parts["train"] = train = filter_length(train, max_words)
-    skipped = f"; pairs over {max_words} words skipped" if max_words else ""
-    train.description = description + skipped
+    parts["train"] = train = filter_length(train, max_words)  # keeps the description
+    if max_words:
+        train.description += f"; pairs over {max_words} words skipped"
     for corpus in parts.values():
         corpus.description = f"{corpus.description} ({origin})"
     return {"train": train, "val": parts["validation"], "test": parts["test"]}

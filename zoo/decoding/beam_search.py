@@ -32,8 +32,6 @@ import tensorflow as tf
 from zoo.decoding.penalties import coverage_penalty, gnmt_score, length_penalty
 from zoo.layers.arguments import check_positive_ints
 
-__all__ = ["beam_search", "max_target_lengths", "tile_beams", "top_k_last_axis"]
-
 PAD_ID, START_ID, END_ID = 0, 2, 3
 NEG_INF = -1e9
 
@@ -58,11 +56,6 @@ def only_token(token_id, depth):
     """Log-probs `(depth,)` that allow only `token_id`: 0 there, `NEG_INF` elsewhere."""
     allowed = tf.equal(tf.range(depth), token_id)
     return tf.where(allowed, 0.0, tf.constant(NEG_INF, tf.float32))
-
-
-def tile_beams(tree, beam_width):
-    """Repeats every `(B, ...)` tensor of a nested structure to `(B * K, ...)`."""
-    return tf.nest.map_structure(lambda x: tf.repeat(x, beam_width, axis=0), tree)
 
 
 def top_k_last_axis(values, k, block=128):
@@ -122,11 +115,8 @@ def beam_search(
     beta=0.2,
     length_a=1.5,
     length_b=5,
-    start_id=START_ID,
-    end_id=END_ID,
-    pad_id=PAD_ID,
 ):
-    """Beam search with GNMT scoring.
+    """Beam search with GNMT scoring (ids: `START_ID`, `END_ID`, `PAD_ID`).
 
     Args:
         step_fn: `(ids, state, memory, position) -> (logits, weights, new_state)`.
@@ -138,13 +128,11 @@ def beam_search(
         alpha: length penalty exponent (0 = no length normalisation).
         beta: coverage penalty weight (0 = none).
         length_a, length_b: per-example limit `ceil(a * |X| + b)` on `|Y|`.
-        start_id, end_id, pad_id: token ids.
 
     Returns:
         A dict like `greedy_search`'s for the best hypothesis of each source:
         `tokens` `(B, max_steps)`, `lengths`, `log_probs`, `scores` `(B,)`,
-        `attention` `(B, max_steps, Ts)`; plus `beam_tokens` `(B, K, max_steps)` and
-        `beam_scores` `(B, K)` for all final beams.
+        `attention` `(B, max_steps, Ts)`.
     """
     check_positive_ints(beam_width=beam_width)
     k = beam_width
@@ -154,10 +142,11 @@ def beam_search(
     limits = max_target_lengths(source_mask, max_steps, length_a, length_b)
     limits = tf.repeat(limits[:, None], k, axis=1)  # (B, K)
     mask_bk = tf.repeat(source_mask[:, None, :], k, axis=1)  # (B, K, Ts)
-    memory, state = tile_beams((memory, initial_state), k)
+    tiled = (memory, initial_state)  # every (B, ...) tensor repeated to (B * K, ...)
+    memory, state = tf.nest.map_structure(lambda x: tf.repeat(x, k, axis=0), tiled)
     # Flat row of beam k of source b is b * K + k.
     row_offsets = tf.range(batch)[:, None] * k  # (B, 1)
-    banned = [pad_id, start_id]
+    banned = [PAD_ID, START_ID]
 
     def body(t, ids, state, finished, lengths, log_prob, coverage, tokens, attention):
         logits, weights, new_state = step_fn(ids, state, memory, t)
@@ -177,7 +166,7 @@ def beam_search(
         # end marker with log-prob 0; its other slots are fillers that never rank.
         end_only = tf.logical_or(finished, t + 1 >= limits)[:, :, None]  # (B, K, 1)
         top_lp = tf.where(end_only, only_token(0, per_beam), top_lp)
-        top_tokens = tf.where(end_only, end_id, top_tokens)
+        top_tokens = tf.where(end_only, END_ID, top_tokens)
         alive_f = 1.0 - tf.cast(finished, tf.float32)  # (B, K)
         weights = tf.reshape(tf.cast(weights, tf.float32), [batch, k, -1])
         weights = weights * alive_f[:, :, None]
@@ -195,11 +184,11 @@ def beam_search(
             tf.gather(x, parent, batch_dims=1)  # the chosen parents' rows
             for x in (finished, new_lengths, new_coverage, weights, tokens, attention)
         ]
-        token = tf.where(parent_finished, pad_id, token)
+        token = tf.where(parent_finished, PAD_ID, token)
         at_t = tf.one_hot(t, max_steps, dtype=tf.float32)  # (L,): the step's outputs
         tokens = tokens + tf.cast(at_t, tf.int32) * token[..., None]
         attention = attention + at_t[:, None] * weights[..., None, :]
-        finished = tf.logical_or(parent_finished, tf.equal(token, end_id))
+        finished = tf.logical_or(parent_finished, tf.equal(token, END_ID))
         rows = tf.reshape(row_offsets + parent, [-1])  # (B * K,)
         state = tf.nest.map_structure(lambda s: tf.gather(s, rows), new_state)
         ids = tf.reshape(token, [-1])
@@ -214,7 +203,7 @@ def beam_search(
     # the same token.
     loop_vars = (
         tf.constant(0, tf.int32),
-        tf.fill([batch * k], tf.constant(start_id, tf.int32)),  # ids
+        tf.fill([batch * k], START_ID),  # ids
         state,
         tf.zeros([batch, k], tf.bool),  # finished
         tf.zeros([batch, k], tf.int32),  # lengths
@@ -233,6 +222,4 @@ def beam_search(
         "log_probs": tf.gather(log_prob, best, batch_dims=1),
         "scores": tf.gather(scores, best, batch_dims=1),
         "attention": tf.gather(attention, best, batch_dims=1),
-        "beam_tokens": tokens,
-        "beam_scores": scores,
     }

@@ -1,15 +1,7 @@
 """Greedy decoding inside the graph: beam search (`zoo.decoding.beam_search`, whose
 docstring describes the step function) with one beam."""
 
-from zoo.decoding.beam_search import (
-    END_ID,
-    PAD_ID,
-    START_ID,
-    beam_search,
-    max_target_lengths,
-)
-
-__all__ = ["END_ID", "PAD_ID", "START_ID", "greedy_search", "max_target_lengths"]
+from zoo.decoding.beam_search import beam_search
 
 
 def greedy_search(
@@ -22,9 +14,6 @@ def greedy_search(
     length_b=5,
     alpha=0.0,
     beta=0.0,
-    start_id=START_ID,
-    end_id=END_ID,
-    pad_id=PAD_ID,
 ):
     """Decodes the most probable next token at each step until `[END]` or the limit.
 
@@ -37,7 +26,6 @@ def greedy_search(
         length_a, length_b: per-example limit `ceil(a * |X| + b)` (see
             `max_target_lengths`); at the limit the end marker is forced.
         alpha, beta: GNMT length and coverage penalties for the reported score.
-        start_id, end_id, pad_id: token ids.
 
     Returns:
         A dict: `tokens` `(B, max_steps)` int32 (the end marker, then padding),
@@ -46,10 +34,9 @@ def greedy_search(
         the end).
 
     The most probable token at each step is the one beam's best candidate: this is
-    `beam_search` with `beam_width=1`, less its `beam_*` outputs.
+    `beam_search` with `beam_width=1`.
     """
-    result = beam_search(
+    return beam_search(
         step_fn, initial_state, memory, source_mask, max_steps, 1, alpha, beta,
-        length_a, length_b, start_id, end_id, pad_id,
+        length_a, length_b,
     )  # fmt: skip
-    return {k: v for k, v in result.items() if not k.startswith("beam_")}

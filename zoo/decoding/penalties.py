@@ -14,8 +14,6 @@ so that an unattended word costs `beta * log(COVERAGE_FLOOR)` instead of minus i
 
 import tensorflow as tf
 
-__all__ = ["COVERAGE_FLOOR", "coverage_penalty", "gnmt_score", "length_penalty"]
-
 COVERAGE_FLOOR = 1e-10
 
 
@@ -47,6 +45,5 @@ def coverage_penalty(coverage, source_mask, beta):
 
 def gnmt_score(log_prob, lengths, coverage, source_mask, alpha=0.0, beta=0.0):
     """`log_prob / lp(lengths) + cp(coverage)`, the GNMT hypothesis score."""
-    return tf.cast(log_prob, tf.float32) / length_penalty(
-        lengths, alpha
-    ) + coverage_penalty(coverage, source_mask, beta)
+    score = tf.cast(log_prob, tf.float32) / length_penalty(lengths, alpha)
+    return score + coverage_penalty(coverage, source_mask, beta)

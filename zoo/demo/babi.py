@@ -35,12 +35,12 @@ def generate_demo_lines(num_stories=300, seed=0):
 
 def load_demo(num_stories=300, test_stories=100, memory_size=50, seed=0):
     """`{DEMO_TASK: BabiTask}`: train (10% of it as valid) and test stories."""
-    train, test = (
-        parse_babi(generate_demo_lines(n, s), name, DEMO_TASK, memory_size)
-        for n, s, name in (
-            (num_stories, seed, "<demo-train>"),
-            (test_stories, seed + 1, "<demo-test>"),
+
+    def read(stories, seed, name):
+        return parse_babi(
+            generate_demo_lines(stories, seed), name, DEMO_TASK, memory_size
         )
-    )
-    train, valid = split_validation(train, 0.1, seed)
+
+    train, valid = split_validation(read(num_stories, seed, "<demo-train>"), 0.1, seed)
+    test = read(test_stories, seed + 1, "<demo-test>")
     return {DEMO_TASK: BabiTask(DEMO_TASK, "demo-where-is", train, valid, test)}

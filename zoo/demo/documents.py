@@ -35,22 +35,17 @@ _KEY_WORDS = {
 }
 
 
-def demo_corpus(num_documents=400, seed=0, min_sentences=3, max_sentences=6):
-    """`num_documents` seeded documents (balanced classes `"neg"`, `"pos"`) of
-    `min_sentences`..`max_sentences` sentences each, as `LabelledTexts`."""
+def demo_corpus(num_documents=400, seed=0):
+    """`num_documents` seeded documents (balanced classes `"neg"`, `"pos"`) of 3 to
+    6 sentences each, as `LabelledTexts`."""
     if num_documents < 2:
         received = f"Received: num_documents={num_documents!r}"
         raise ValueError(f"`num_documents` must be at least 2. {received}")
-    if not 1 <= min_sentences <= max_sentences:
-        raise ValueError(
-            "Expected 1 <= min_sentences <= max_sentences. Received: "
-            f"min_sentences={min_sentences!r}, max_sentences={max_sentences!r}"
-        )
     rng = random.Random(seed)
     texts, labels = [], []
     for i in range(num_documents):
         label = IMDB_LABELS[i % 2]
-        n = rng.randint(min_sentences, max_sentences)
+        n = rng.randint(3, 6)
         num_keys = 1 if n < 4 or rng.random() < 0.6 else 2
         sentences = [
             rng.choice(_FILLER).format(s=rng.choice(_SUBJECTS))

@@ -1,18 +1,16 @@
 """SavedModel export in TF Serving's layout, warm-up requests, manifest, verification.
 
 Public API (imported lazily, so `python -m zoo.export.verify` starts with TensorFlow and
-tensorflow-text only):
+tensorflow-text only, and `zoo predict` reads `zoo.export.paths` before TensorFlow):
 
 - `ServingModule`: base `tf.Module` of a model's serving signatures.
 - `export_model(module, name, signatures, ...)`: writes `saved_models/NAME/VERSION/`.
-- `latest_version(model_dir)`, `load_manifest(version_dir)`.
+- `load_manifest(version_dir)`: the manifest of an export.
 """
 
 _EXPORTS = {
     "ServingModule": "zoo.export.serving_module",
     "export_model": "zoo.export.export",
-    "latest_version": "zoo.export.paths",
-    "resolve_version_dir": "zoo.export.paths",
     "load_manifest": "zoo.export.manifest",
 }
 

@@ -36,36 +36,20 @@ import tensorflow as tf
 from zoo.errors import DiskFullError, is_disk_full
 from zoo.export import manifest as manifest_lib
 from zoo.export import warmup as warmup_lib
-from zoo.export.paths import (  # noqa: F401  (resolve_version_dir: public here too)
-    MODEL_NAME_RE,
-    check_model_name,
-    latest_version,
-    resolve_version_dir,
-)
+from zoo.export.paths import check_model_name, latest_version
 from zoo.export.serving_module import BATCH_CHECK_SCOPE, ServingModule
-
-_NAME_RE = MODEL_NAME_RE  # the one name check, shared with `zoo deploy`
 
 
 def _concrete(name, fn):
     """The concrete function of a signature, which must return a dict of outputs."""
-    if isinstance(fn, tf.types.experimental.GenericFunction):
-        if fn.input_signature is None:
-            raise ValueError(
-                f"Signature {name!r} must be a tf.function with an input_signature "
-                f"(or a concrete function). Received: {fn!r} without input_signature"
-            )
+    if getattr(fn, "input_signature", None) is not None:
         fn = fn.get_concrete_function()  # tracing errors propagate unchanged
-    elif not isinstance(fn, tf.types.experimental.ConcreteFunction):
-        raise ValueError(
-            f"Signature {name!r} must be a tf.function or a concrete function. "
-            f"Received: {fn!r}"
-        )
-    outputs = fn.structured_outputs
+    outputs = getattr(fn, "structured_outputs", None)
     if not isinstance(outputs, dict) or not outputs:
         raise ValueError(
-            f"Signature {name!r} must return a non-empty dict of named outputs. "
-            f"Received: {type(outputs).__name__}"
+            f"Signature {name!r} must be a tf.function with an input_signature (or a "
+            "concrete function) returning a non-empty dict of named outputs. "
+            f"Received: {fn!r} returning {type(outputs).__name__}"
         )
     return fn
 

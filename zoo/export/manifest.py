@@ -1,5 +1,5 @@
 """The export manifest (`VERSION/assets.extra/manifest.json`) and the checks of the
-SavedModel files it describes (`read_saved_model`, `check_saved_model`).
+SavedModel files it describes (`read_saved_model`, `check_version_files`).
 
 Reading a manifest and its limits (`load_manifest`, `batch_limits`, `byte_limits`)
 needs no TensorFlow: `zoo predict` checks them before loading the export."""
@@ -42,11 +42,16 @@ def read_saved_model(version_dir):
     return saved_model
 
 
-def check_saved_model(version_dir):
-    """Checks that TF Serving can load the version's files: `saved_model.pb` parses,
-    and every variable the index lists reads back whole from its data file (a
+def check_version_files(version_dir):
+    """Checks that TF Serving can load the version's files (`zoo deploy` and the
+    verifier check a version so before TF Serving would load it): `saved_model.pb`
+    parses, every variable the index lists reads back whole from its data file (a
     SavedModel whose graph has variables but no `variables/variables.index` loads
-    in TF Serving with no variable restored, then fails every request).
+    in TF Serving with no variable restored, then fails every request), and the
+    warm-up file parses.
+
+    Returns:
+        The warm-up requests (`warmup.read_warmup`), or None without a warm-up file.
 
     Raises:
         zoo.errors.DataError: one line naming the file and the problem.
@@ -54,6 +59,8 @@ def check_saved_model(version_dir):
     import textwrap
 
     import tensorflow as tf
+
+    from zoo.export.warmup import read_warmup
 
     saved_model = read_saved_model(version_dir)
     folder = os.path.join(os.fspath(version_dir), "variables")
@@ -69,29 +76,17 @@ def check_saved_model(version_dir):
                 "none; export it again",
                 path=index,
             )
-        return
-    try:
-        reader = tf.train.load_checkpoint(index[: -len(".index")])
-        for key in sorted(reader.get_variable_to_shape_map()):
-            reader.get_tensor(key)
-    except (tf.errors.OpError, ValueError, IndexError, RuntimeError, OSError) as e:
-        text = str(getattr(e, "message", e))
-        text = textwrap.shorten(text, 300, placeholder="...") or type(e).__name__
-        raise DataError(
-            f"the variables do not read back ({text}); export it again", path=folder
-        ) from None
-
-
-def check_version_files(version_dir):
-    """`check_saved_model`, then the warm-up file parses (`zoo deploy` and the
-    verifier check a version so before TF Serving would load it).
-
-    Returns:
-        The warm-up requests (`warmup.read_warmup`), or None without a warm-up file.
-    """
-    from zoo.export.warmup import read_warmup
-
-    check_saved_model(version_dir)
+    else:
+        try:
+            reader = tf.train.load_checkpoint(index[: -len(".index")])
+            for key in sorted(reader.get_variable_to_shape_map()):
+                reader.get_tensor(key)
+        except (tf.errors.OpError, ValueError, IndexError, RuntimeError, OSError) as e:
+            text = str(getattr(e, "message", e))
+            text = textwrap.shorten(text, 300, placeholder="...") or type(e).__name__
+            raise DataError(
+                f"the variables do not read back ({text}); export it again", path=folder
+            ) from None
     path = os.path.join(version_dir, WARMUP_PATH)
     return list(read_warmup(path)) if os.path.exists(path) else None
 

@@ -96,11 +96,6 @@ def version_folders(model_dir, complete=False):
     return found, notes
 
 
-def list_versions(model_dir):
-    """Sorted integer versions present in `model_dir` (missing folder: [])."""
-    return sorted(version_folders(model_dir)[0])
-
-
 def latest_version(model_dir):
     """The highest integer version in `model_dir`, or None."""
     return max(version_folders(model_dir)[0], default=None)

@@ -170,8 +170,5 @@ def _is_keras(value):
     """A `keras.Layer`, or a non-empty list, tuple or dict of them."""
     import keras
 
-    if isinstance(value, dict):
-        value = list(value.values())
-    if not isinstance(value, (list, tuple)):
-        value = [value]
-    return bool(value) and all(isinstance(v, keras.Layer) for v in value)
+    values = tf.nest.flatten(value)
+    return bool(values) and all(isinstance(v, keras.Layer) for v in values)

@@ -6,7 +6,7 @@ python -m zoo.export.verify saved_models/NAME[/VERSION] [--json-out report.json]
 
 First the files TF Serving reads must be sound: the manifest's limits well-formed
 (`zoo.export.manifest.batch_limits`), `saved_model.pb` parsing, the variables reading
-back whole (`check_saved_model`), the warm-up file parsing. Then these checks, in
+back whole (`zoo.export.manifest.check_version_files`), the warm-up file parsing. Then these checks, in
 this order (the first two with only TensorFlow and tensorflow-text imported, as TF
 Serving links nothing else):
 
@@ -70,17 +70,6 @@ def _unregistered_ops(graph_def):
     return ops, sorted(op for op in ops if op_def_registry.get(op) is None)
 
 
-def _check_finite(fetched, errors, where):
-    """Float outputs are finite (their dtypes and shapes are the graph's own, as the
-    SignatureDef declares them)."""
-    import numpy as np
-
-    for key, value in fetched.items():
-        value = np.asarray(value)
-        if value.dtype.kind == "f" and not np.all(np.isfinite(value)):
-            errors.append(f"{where}: output {key!r} is not finite")
-
-
 def _format_signatures(signatures):
     lines = []
     for name, sig in signatures.items():
@@ -104,22 +93,26 @@ def verify_export(path, print_fn=None):
         "batch_limit", "keras_check": {...}, "load_seconds"}`; an export that
         cannot be read at all has its one-line reason as the only error.
     """
-    report = _new_report(path)
+    return _report(path, print_fn or (lambda line: None))[0]
+
+
+def _report(path, say):
+    """The report, and the `ZooError` of an export that cannot be read (or None)."""
+    report = {"path": os.fspath(path), "ok": False, "errors": [], "notes": []}
     try:
-        _verify(path, report, print_fn or (lambda line: None))
+        _verify(path, report, say)
     except ZooError as e:
         report["errors"].append(str(e))
+        return report, e
     report["ok"] = not report["errors"]
-    return report
-
-
-def _new_report(path):
-    return {"path": os.fspath(path), "ok": False, "errors": [], "notes": []}
+    return report, None
 
 
 def _verify(path, report, say):
     """Runs the checks into `report`; raises `ZooError` for an export that cannot be
     read at all."""
+    import numpy as np
+
     from zoo.export import manifest as manifest_lib
     from zoo.export.paths import resolve_version_dir
     from zoo.serving.saved_model_session import SavedModelSession
@@ -167,7 +160,10 @@ def _verify(path, report, say):
         except Exception as e:  # noqa: BLE001
             errors.append(f"{where}: failed: {e}")
             continue
-        _check_finite(fetched, errors, where)
+        for key, value in fetched.items():  # float outputs must be finite
+            value = np.asarray(value)
+            if value.dtype.kind == "f" and not np.all(np.isfinite(value)):
+                errors.append(f"{where}: output {key!r} is not finite")
         warm["replayed"] += 1
     warm["seconds"] = round(time.perf_counter() - start, 3) if requests else 0.0
     if requests is None:
@@ -189,12 +185,7 @@ def _verify(path, report, say):
         if skipped is not None:  # serving_default's float outputs, by name
             outputs = signatures.get("serving_default", {}).get("outputs", {})
             floats = [k for k, v in outputs.items() if "float" in v["dtype"]]
-            check = {
-                "signature": "serving_default",
-                "outputs": {k: k for k in floats},
-                "atol": 1e-4,
-                "rtol": 1e-3,
-            }
+            check = {"signature": "serving_default", "outputs": {k: k for k in floats}}
             say(
                 f"keras check: the manifest skips it ({skipped}) but "
                 f"{version_dir}.keras is present: comparing {floats}"
@@ -202,12 +193,6 @@ def _verify(path, report, say):
         result = _keras_check(sess, check, first_inputs, version_dir, errors)
         if skipped is not None:
             result["manifest_skipped"] = str(skipped)
-            if not check["outputs"]:
-                errors.append(
-                    f"keras check: {version_dir}.keras is present but the serving "
-                    "signature has no float output to compare it on"
-                )
-                result["ok"] = False
         report["keras_check"] = result
     say(f"keras check: {report['keras_check']}")
     sess.close()
@@ -253,28 +238,24 @@ def _check_batch_limits(sess, limits, first_inputs, errors):
                 "not enforced" if limit is None else "not checked (no warm-up request)"
             )
             continue
-        rows = limit + 1
+        rows, named = limit + 1, f"max_batch_size={limit}"
         problem = (
-            f"the manifest's max_batch_size={limit} for {signature!r} is over the "
+            f"the manifest's {named} for {signature!r} is over the "
             f"{MAX_CHECKED_ROWS} rows verify sends"
         )
         if limit < MAX_CHECKED_ROWS:
             index = np.arange(rows)
             over = {k: np.take(v, index % len(v), axis=0) for k, v in inputs.items()}
-            problem = (
-                f"{signature!r} accepted {rows} rows, over the manifest's "
-                f"max_batch_size={limit}"
-            )
+            problem = f"{signature!r} accepted {rows} rows, over the manifest's {named}"
             try:
                 sess.predict(over, signature)
             except ServingError as e:
-                named = f"max_batch_size={limit}" in e.message
-                problem = (
-                    None
-                    if e.code == "INVALID_ARGUMENT" and named
-                    else f"{signature!r} failed on {rows} rows without naming the "
-                    f"manifest's max_batch_size={limit}: {e.code}: {e.message}"
-                )
+                problem = None
+                if e.code != "INVALID_ARGUMENT" or named not in e.message:
+                    problem = (
+                        f"{signature!r} failed on {rows} rows without naming the "
+                        f"manifest's {named}: {e.code}: {e.message}"
+                    )
         result[signature] = "failed" if problem else f"refuses {rows} rows"
         if problem:
             errors.append(f"batch limit: {problem}")
@@ -294,6 +275,11 @@ def _keras_check(sess, check, first_inputs, version_dir, errors):
         errors.append(f"keras check: {problem}")
         return {"ok": False}
 
+    if not check["outputs"]:
+        return fail(
+            f"{keras_path} is present but {signature!r} has no float output to "
+            "compare it on"
+        )
     if inputs is None:
         return fail(f"no warm-up request for {signature!r}")
     if "preprocess" not in sess.signature_defs:
@@ -329,35 +315,32 @@ def _keras_check(sess, check, first_inputs, version_dir, errors):
         result["ignored_modules"] = [str(m) for m in check["modules"]]
     for served_name, keras_name in check["outputs"].items():
         try:
-            expected = _pick_output(model, outputs, keras_name)
+            expected = _pick_output(outputs, keras_name)
         except (KeyError, IndexError) as e:
             problems.append(f"no Keras output {keras_name!r} ({e})")
             continue
         got = np.asarray(served[served_name])
-        if got.shape != expected.shape:
-            problems.append(
-                f"{served_name!r} has shape {got.shape} in the export and "
-                f"{expected.shape} in Keras"
-            )
-            continue
-        compared = _compare(got, expected, check["atol"], check["rtol"])
+        compared = _compare(got, expected, check.get("atol"), check.get("rtol"))
         result["compared"][served_name] = compared
         if not compared["ok"]:
             problems.append(
-                f"{served_name!r} differs from the Keras model "
-                f"(max |diff| = {compared['max_abs_diff']:.3g})"
+                f"{served_name!r} differs from the Keras model (max |diff| = "
+                f"{compared['max_abs_diff']:.3g}; shapes {got.shape}, {expected.shape})"
             )
     errors.extend(f"keras check: {problem}" for problem in problems)
     result["ok"] = not problems
     return result
 
 
-def _compare(got, expected, atol=1e-4, rtol=1e-3):
-    """`{"max_abs_diff", "ok"}` of two arrays of one shape (`ok`: allclose)."""
+def _compare(got, expected, atol=None, rtol=None):
+    """`{"max_abs_diff", "ok"}` of two arrays (`ok`: one shape and allclose, by
+    default within 1e-4 + 1e-3 relative; two shapes differ by inf)."""
     import numpy as np
 
+    if got.shape != expected.shape:
+        return {"max_abs_diff": float("inf"), "ok": False}
     diff = float(np.max(np.abs(got - expected))) if got.size else 0.0
-    close = bool(np.allclose(got, expected, atol=atol, rtol=rtol))
+    close = bool(np.allclose(got, expected, atol=atol or 1e-4, rtol=rtol or 1e-3))
     return {"max_abs_diff": diff, "ok": close}
 
 
@@ -391,10 +374,7 @@ def _call_task(task, inputs, served):
     else:  # named inputs, e.g. MemN2N's story and question
         raw = {name: texts(values) for name, values in inputs.items()}
     got = np.asarray(task.predict(raw, verbose=0))
-    expected = np.asarray(served["probabilities"])
-    if got.shape != expected.shape:
-        return {"ok": False, "max_abs_diff": float("inf")}
-    return _compare(got, expected)
+    return _compare(got, np.asarray(served["probabilities"]))
 
 
 def _call_keras(model, features):
@@ -412,21 +392,22 @@ def _call_keras(model, features):
             )
         args = {k: features[k] for k in names}
     outputs = model(args, training=False)
-    if isinstance(outputs, dict):
-        return {k: np.asarray(v) for k, v in outputs.items()}
-    if not isinstance(outputs, (list, tuple)):
-        outputs = [outputs]
-    return [np.asarray(v) for v in outputs]
-
-
-def _pick_output(model, outputs, key):
-    if isinstance(outputs, dict) and isinstance(key, int):
-        key = list(outputs)[key]
-    elif not isinstance(outputs, dict) and not isinstance(key, int):
+    if not isinstance(outputs, dict):
+        outputs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
         names = list(getattr(model, "output_names", None) or [])
-        if key not in names and len(outputs) != 1:
-            raise KeyError(key)
-        key = names.index(key) if key in names else 0
+        if len(names) != len(outputs):  # then by position only
+            names = range(len(outputs))
+        outputs = dict(zip(names, outputs, strict=True))
+    return {k: np.asarray(v) for k, v in outputs.items()}
+
+
+def _pick_output(outputs, key):
+    """An output by name or position; a single output answers to any name."""
+    values = list(outputs.values())
+    if isinstance(key, int):
+        return values[key]
+    if key not in outputs and len(values) == 1:
+        return values[0]
     return outputs[key]
 
 
@@ -495,30 +476,24 @@ def main(argv=None, prog="python -m zoo.export.verify"):
     parser.add_argument("path", help="saved_models/NAME[/VERSION] (latest if omitted)")
     parser.add_argument("--json-out", help="also write the report as JSON here")
     args = parser.parse_args(argv)
-    report = _new_report(args.path)
     try:
         _check_json_out(args.json_out)
     except ZooError as e:
         print(one_line(e), file=sys.stderr)
         return e.exit_code
-    try:
-        _verify(args.path, report, print)
-    except ZooError as e:
-        print(one_line(e), file=sys.stderr)
-        report["errors"].append(str(e))
-        _write_report(args.json_out, report)
-        return e.exit_code
-    report["ok"] = not report["errors"]
-    if report.get("signatures"):
+    report, error = _report(args.path, print)
+    if error is not None:
+        print(one_line(error), file=sys.stderr)
+    elif report.get("signatures"):
         print(_format_signatures(report["signatures"]))
-    if not _write_report(args.json_out, report):
+    if not _write_report(args.json_out, report) or error is not None:
         return 2
     if report["ok"]:
         print(f"OK: {report['path']} verified")
         return 0
     print(f"FAILED: {report['path']}", file=sys.stderr)
-    for error in report["errors"]:
-        print(f"  - {error}", file=sys.stderr)
+    for line in report["errors"]:
+        print(f"  - {line}", file=sys.stderr)
     return 1
 
 

@@ -11,7 +11,7 @@ on TensorFlow:
 - `FusedAdam`: Keras' Adam with its dense updates in TensorFlow's fused kernel and
   its embedding updates and weight average as XLA-compiled passes.
 
-The switch: `enable(flag)`, `enabled()`, `scope(flag)`, with the default from the
+The switch (the package's API): `enable(flag)`, `enabled()`, `scope(flag)`, with the default from the
 environment variable `ZOO_FASTPATH` (`1` or unset: on, `0`: off). The fast paths
 run only on the TensorFlow backend; elsewhere (and when switched off) the layers
 run their generic loops and `FusedAdam` is Keras' Adam, so results agree up to
@@ -23,39 +23,22 @@ package is declared as the TensorFlow backend's entry point of the group
 TensorFlow and the layers use the fast paths without an import by the caller; the
 layers themselves import nothing from here. Importing the package loads the loops and
 the switch only: `FusedAdam` (which builds on `zoo.training`'s weight averaging) is
-imported when it is first named. TensorFlow is imported only where the TensorFlow code
-runs: the package imports on any backend.
+imported from `zoo.fastpath.fused_adam`. TensorFlow is imported only where the
+TensorFlow code runs: the package imports on any backend.
 """
 
 from zoo.fastpath import bidirectional_loop, gru_loops
-from zoo.fastpath.switch import enable, enabled, requested, scope
-from zoo.layers import recurrence
+from zoo.fastpath.switch import enable, enabled, scope
+from zoo.layers.recurrence import BIDIRECTIONAL_LOOP, DECODER_LOOP, register_loop
 
-recurrence.register_loop(
-    recurrence.DECODER_LOOP,
-    "zoo.fastpath.gru_loops",
-    gru_loops.decoder_loop,
-    applies=gru_loops.applies_to_decoder,
+register_loop(DECODER_LOOP, gru_loops.decoder_loop, gru_loops.applies_to_decoder)
+register_loop(
+    DECODER_LOOP, gru_loops.luong_decoder_loop, gru_loops.applies_without_feeding
 )
-recurrence.register_loop(
-    recurrence.DECODER_LOOP,
-    "zoo.fastpath.gru_loops.luong_decoder_loop",
-    gru_loops.luong_decoder_loop,
-    applies=gru_loops.applies_without_feeding,
-)
-recurrence.register_loop(
-    recurrence.BIDIRECTIONAL_LOOP,
-    "zoo.fastpath.bidirectional_loop",
+register_loop(
+    BIDIRECTIONAL_LOOP,
     bidirectional_loop.bidirectional_loop,
-    applies=bidirectional_loop.applies,
+    bidirectional_loop.applies,
 )
 
-__all__ = ["FusedAdam", "enable", "enabled", "requested", "scope"]
-
-
-def __getattr__(name):
-    if name == "FusedAdam":
-        from zoo.fastpath.fused_adam import FusedAdam
-
-        return FusedAdam
-    raise AttributeError(f"module 'zoo.fastpath' has no attribute {name!r}")
+__all__ = ["enable", "enabled", "scope"]

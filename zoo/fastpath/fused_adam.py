@@ -144,9 +144,8 @@ class FusedAdam(keras.optimizers.Adam):
             return False
         import tensorflow as tf
 
-        if tf.distribute.has_strategy():
-            return False
-        return keras.backend.standardize_dtype(variable.dtype) in ("float32", "float64")
+        dtype = keras.backend.standardize_dtype(variable.dtype)
+        return not tf.distribute.has_strategy() and dtype in ("float32", "float64")
 
 
 def _tf_variable(variable):

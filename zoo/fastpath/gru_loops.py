@@ -18,8 +18,8 @@ state's gradient, and the decoder's sums over the keys and the scoring vector) a
 stacks the per-step gate gradients; each weight's gradient is then one product over
 all steps at once.
 
-The GRU is Keras' with `reset_after=True` and its default activations (`can_use`
-and `can_use_cell` check this): `z = sigmoid(x_z + i_z)`, `r = sigmoid(x_r + i_r)`,
+The GRU is Keras' with `reset_after=True` and its default activations (`can_use_cell`
+checks this): `z = sigmoid(x_z + i_z)`, `r = sigmoid(x_r + i_r)`,
 `c = tanh(x_h + r i_h)`, `h' = z h + (1 - z) c`, where `x` is the input's share of
 the gates and `i = h U + b_h`.
 
@@ -31,6 +31,7 @@ from keras import ops
 
 from zoo.fastpath.switch import enabled
 from zoo.layers.masking import masked_softmax
+from zoo.layers.recurrence import gru_step
 
 
 def bahdanau_gru_recurrence(x, h0, keys, share_m, mask, w_q, v, w_r, b_r):
@@ -72,7 +73,7 @@ def bahdanau_gru_recurrence(x, h0, keys, share_m, mask, w_q, v, w_r, b_r):
             scores = ops.squeeze(ops.matmul(tanh, v[:, None]), -1)  # (B, S)
             a = masked_softmax(scores, mask)
             share = ops.squeeze(ops.matmul(a[:, None, :], share_m), 1)  # (B, 3U)
-            new_h, gru = _gru_forward(inputs_ta.read(t) + share, h, w_r, b_r)
+            new_h, gru = gru_step(inputs_ta.read(t) + share, h, w_r, b_r)
             return new_h, (new_h, a, h, tanh, *gru)
 
         _, arrays = _forward_loop(step, steps, h0, names, dtype)
@@ -161,7 +162,7 @@ def masked_gru_recurrence(x, step_mask, h0, w_r, b_r):
 
         def step(t, h):
             keep = mask_ta.read(t)  # (B, 1)
-            new_h, gru = _gru_forward(inputs_ta.read(t), h, w_r, b_r)
+            new_h, gru = gru_step(inputs_ta.read(t), h, w_r, b_r)
             output = ops.where(keep, new_h, 0.0)
             return ops.where(keep, new_h, h), (output, h, *gru)
 
@@ -229,17 +230,6 @@ def _forward_loop(step, steps, h0, names, dtype):
     return final, arrays
 
 
-def _gru_forward(input_gates, h, w_r, b_r):
-    """One GRU step: `(new_h, (z, r, c, inner_h))`, the activations `_gru_backward`
-    reads."""
-    x_z, x_r, x_h = ops.split(input_gates, 3, axis=-1)
-    inner_z, inner_r, inner_h = ops.split(ops.matmul(h, w_r) + b_r, 3, axis=-1)
-    z = ops.sigmoid(x_z + inner_z)
-    r = ops.sigmoid(x_r + inner_r)
-    c = ops.tanh(x_h + r * inner_h)
-    return z * h + (1.0 - z) * c, (z, r, c, inner_h)
-
-
 def _gru_backward(g, h, z, r, c, inner_h):
     """The gradients of one GRU step from `g`, the new state's gradient.
 
@@ -293,36 +283,30 @@ def can_use_cell(cell, dtype):
     )
 
 
-def can_use(decoder):
-    """Whether `decoder` (an `AttentionDecoder`) computes what
-    `bahdanau_gru_recurrence` computes."""
+def applies_to_decoder(decoder, training):
+    """The registry's test for `decoder_loop`: training steps, while the fast paths
+    are enabled, of a Bahdanau GRU decoder with soft attention (whose recurrence
+    `bahdanau_gru_recurrence` computes)."""
     return (
-        decoder.attention == "bahdanau"
+        bool(training)
+        and enabled()
+        and decoder.attention == "bahdanau"
         and decoder.attention_layer.probability == "softmax"
         and can_use_cell(decoder.cell, decoder.compute_dtype)
     )
 
 
-def applies_to_decoder(decoder, training):
-    """The registry's test for `decoder_loop`: training steps of a decoder that
-    `can_use`, while the fast paths are enabled."""
-    return bool(training) and enabled() and can_use(decoder)
-
-
-def can_use_without_feeding(decoder):
-    """Whether `decoder` is a Luong GRU decoder without input feeding, whose
-    recurrence (the RNN alone) `masked_gru_recurrence` computes."""
+def applies_without_feeding(decoder, training):
+    """The registry's test for `luong_decoder_loop`: training steps, while the fast
+    paths are enabled, of a Luong GRU decoder without input feeding (whose
+    recurrence, the RNN alone, `masked_gru_recurrence` computes)."""
     return (
-        decoder.attention == "luong"
+        bool(training)
+        and enabled()
+        and decoder.attention == "luong"
         and not decoder.input_feeding
         and can_use_cell(decoder.cell, decoder.compute_dtype)
     )
-
-
-def applies_without_feeding(decoder, training):
-    """The registry's test for `luong_decoder_loop`: training steps of a decoder
-    that `can_use_without_feeding`, while the fast paths are enabled."""
-    return bool(training) and enabled() and can_use_without_feeding(decoder)
 
 
 def luong_decoder_loop(decoder, projected, state, memory_bundle, weights, training):

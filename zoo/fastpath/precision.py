@@ -24,9 +24,12 @@ def cpu_bfloat16_flags(cpuinfo="/proc/cpuinfo"):
     return []
 
 
-def fast_bfloat16(cpuinfo="/proc/cpuinfo"):
-    """`(fast, reason)`: whether bfloat16 products are fast on the device that
-    trains (the first GPU when TensorFlow sees one, else the CPU), and why."""
+def resolve_dtype(requested, cpuinfo="/proc/cpuinfo"):
+    """`(dtype, reason)` for a precision option: "auto" is "bfloat16" where bfloat16
+    products are fast on the device that trains (the first GPU when TensorFlow sees
+    one, else the CPU) and "float32" elsewhere; other values are kept."""
+    if requested != "auto":
+        return requested, "asked for"
     import tensorflow as tf
 
     gpus = tf.config.list_physical_devices("GPU")
@@ -34,20 +37,11 @@ def fast_bfloat16(cpuinfo="/proc/cpuinfo"):
         details = tf.config.experimental.get_device_details(gpus[0])
         capability = details.get("compute_capability") or (0, 0)
         name = details.get("device_name", "GPU")
-        fast = tuple(capability) >= (8, 0)
-        return fast, f"{name}, compute capability {capability[0]}.{capability[1]}"
+        dtype = "bfloat16" if tuple(capability) >= (8, 0) else "float32"
+        return dtype, f"{name}, compute capability {capability[0]}.{capability[1]}"
     if os.environ.get("TF_ENABLE_ONEDNN_OPTS") == "0":
-        return False, "CPU with oneDNN switched off (TF_ENABLE_ONEDNN_OPTS=0)"
+        return "float32", "CPU with oneDNN switched off (TF_ENABLE_ONEDNN_OPTS=0)"
     flags = cpu_bfloat16_flags(cpuinfo)
     if flags:
-        return True, f"CPU with {', '.join(flags)}"
-    return False, "CPU without bfloat16 instructions (amx_bf16, avx512_bf16)"
-
-
-def resolve_dtype(requested, cpuinfo="/proc/cpuinfo"):
-    """`(dtype, reason)` for a precision option: "auto" is "bfloat16" where
-    `fast_bfloat16` says so and "float32" elsewhere; other values are kept."""
-    if requested != "auto":
-        return requested, "asked for"
-    fast, why = fast_bfloat16(cpuinfo)
-    return ("bfloat16" if fast else "float32"), why
+        return "bfloat16", f"CPU with {', '.join(flags)}"
+    return "float32", "CPU without bfloat16 instructions (amx_bf16, avx512_bf16)"

@@ -32,22 +32,16 @@ def enable(flag=True):
     _flag = flag
 
 
-def requested():
-    """The switch as set (by `enable`/`scope`, else by `ZOO_FASTPATH`), whatever
-    the backend."""
-    if _flag is not None:
-        return _flag
-    value = os.environ.get(ENV_VAR, "").strip()
-    if value not in _ENV_VALUES:
-        raise ConfigError(f"{ENV_VAR} must be 0 or 1. Received: {ENV_VAR}={value!r}")
-    return _ENV_VALUES[value]
-
-
 def enabled():
-    """Whether the fast paths run: the switch is on and the backend is TensorFlow."""
+    """Whether the fast paths run: the switch (set by `enable`/`scope`, else by
+    `ZOO_FASTPATH`) is on and the backend is TensorFlow."""
     import keras
 
-    return requested() and keras.backend.backend() == "tensorflow"
+    value = os.environ.get(ENV_VAR, "").strip()
+    if _flag is None and value not in _ENV_VALUES:
+        raise ConfigError(f"{ENV_VAR} must be 0 or 1. Received: {ENV_VAR}={value!r}")
+    flag = _ENV_VALUES[value] if _flag is None else _flag
+    return flag and keras.backend.backend() == "tensorflow"
 
 
 @contextlib.contextmanager

@@ -6,7 +6,8 @@ same function may register (the TensorFlow fast paths in `zoo.fastpath`); otherw
 they run their generic loops, on any backend.
 
 Importing this package registers every layer with Keras (`package="zoo"`), so
-`keras.saving.load_model` needs no `custom_objects`.
+`keras.saving.load_model` needs no `custom_objects`. The package exports the layers;
+helpers (masking, scores, argument checks) are imported from their modules.
 """
 
 from zoo.layers.attention_decoder import AttentionDecoder
@@ -15,7 +16,6 @@ from zoo.layers.bahdanau_attention import BahdanauAttention
 from zoo.layers.bidirectional_rnn import BidirectionalRNN
 from zoo.layers.hierarchical_attention import HierarchicalAttentionEncoder
 from zoo.layers.luong_attention import LuongAttention
-from zoo.layers.masking import masked_softmax, merge_masks
 from zoo.layers.memory_encoding import PositionEncoding, TemporalEncoding
 from zoo.layers.memory_network import MemoryNetwork
 from zoo.layers.self_attention import SelfAttention
@@ -33,6 +33,4 @@ __all__ = [
     "SelfAttention",
     "StructuredSelfAttention",
     "TemporalEncoding",
-    "masked_softmax",
-    "merge_masks",
 ]

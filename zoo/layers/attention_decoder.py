@@ -3,17 +3,8 @@
 import keras
 from keras import ops
 
+from zoo.layers import arguments, recurrence
 from zoo.layers import probability as probability_lib
-from zoo.layers import recurrence
-from zoo.layers.arguments import (
-    argument_config,
-    check_bools,
-    check_dropout_rates,
-    check_one_of,
-    check_optional_positive_ints,
-    check_positive_ints,
-    output_spec,
-)
 from zoo.layers.bahdanau_attention import BahdanauAttention, weighted_sum
 from zoo.layers.luong_attention import LUONG_SCORES, WINDOWS, LuongAttention
 
@@ -184,9 +175,9 @@ class AttentionDecoder(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        check_positive_ints(vocab_size=vocab_size, units=units)
-        check_optional_positive_ints(max_source_length=max_source_length)
-        check_one_of(
+        arguments.check_positive_ints(vocab_size=vocab_size, units=units)
+        arguments.check_optional_positive_ints(max_source_length=max_source_length)
+        arguments.check_one_of(
             probability_lib.PROBABILITIES, attention_probability=attention_probability
         )
         if score == "location" and attention == "luong" and max_source_length is None:
@@ -199,18 +190,21 @@ class AttentionDecoder(keras.layers.Layer):
                 "`attention_normalize` applies to attention='bahdanau' only. "
                 f"Received: attention={attention!r}"
             )
-        check_bools(input_feeding=input_feeding, tie_embeddings=tie_embeddings)
-        check_one_of(("bahdanau", "luong", "none"), attention=attention)
-        check_one_of(LUONG_SCORES, score=score)
-        check_one_of(WINDOWS, window=window)
-        check_one_of(("gru", "lstm"), cell=cell)
-        if embedding_dropout is None:
-            embedding_dropout = dropout
-        check_dropout_rates(dropout=dropout, embedding_dropout=embedding_dropout)
-        check_one_of(
+        arguments.check_bools(
+            input_feeding=input_feeding, tie_embeddings=tie_embeddings
+        )
+        arguments.check_one_of(("bahdanau", "luong", "none"), attention=attention)
+        arguments.check_one_of(LUONG_SCORES, score=score)
+        arguments.check_one_of(WINDOWS, window=window)
+        arguments.check_one_of(("gru", "lstm"), cell=cell)
+        embedding_dropout = dropout if embedding_dropout is None else embedding_dropout
+        arguments.check_dropout_rates(
+            dropout=dropout, embedding_dropout=embedding_dropout
+        )
+        arguments.check_one_of(
             ("float32", "bfloat16"), training_logits_dtype=training_logits_dtype
         )
-        check_one_of(("tanh", "layer_norm"), readout=readout)
+        arguments.check_one_of(("tanh", "layer_norm"), readout=readout)
         embedding_dim = embedding_dim or units
         if tie_embeddings and attention == "luong" and embedding_dim != units:
             raise ValueError(
@@ -458,13 +452,10 @@ class AttentionDecoder(keras.layers.Layer):
         memory, fixed_context = memory_bundle[0], memory_bundle[3]
         if self.attention == "bahdanau":
             context = weighted_sum(attention, memory)  # (B, [Tt,] De)
+        elif len(features.shape) == 3:  # the fixed context at every step
+            context = fixed_context[:, None, :] + ops.zeros_like(features[..., :1])
         else:
             context = fixed_context
-            if len(features.shape) == 3:
-                context = ops.broadcast_to(
-                    ops.expand_dims(context, 1),
-                    (*ops.shape(features)[:2], ops.shape(context)[-1]),
-                )
         return ops.concatenate([features, context], axis=-1)
 
     def _logits(self, features, embedded, training=None):
@@ -611,7 +602,7 @@ class AttentionDecoder(keras.layers.Layer):
     def compute_output_spec(self, inputs, training=None, return_attention=False):
         target, memory = tuple(inputs[0].shape), tuple(inputs[1].shape)
         shapes = ((*target, self.vocab_size), (*target, memory[1]))
-        return output_spec(self, shapes, return_attention)
+        return arguments.output_spec(self, shapes, return_attention)
 
     def get_config(self):
         renamed = {
@@ -619,4 +610,4 @@ class AttentionDecoder(keras.layers.Layer):
             "embedding_dropout": "embedding_dropout_rate",
             "readout": "readout_type",
         }
-        return {**super().get_config(), **argument_config(self, **renamed)}
+        return {**super().get_config(), **arguments.argument_config(self, **renamed)}

@@ -3,13 +3,8 @@
 import keras
 from keras import ops
 
+from zoo.layers import arguments
 from zoo.layers import probability as probability_lib
-from zoo.layers.arguments import (
-    argument_config,
-    check_one_of,
-    check_positive_ints,
-    output_spec,
-)
 from zoo.layers.initializers import fresh_weights
 from zoo.layers.masking import attention_mask, zero_padded_queries
 from zoo.layers.scores import concat_score
@@ -35,7 +30,7 @@ class ProjectedKeyAttention(keras.layers.Layer):
 
     def __init__(self, probability="softmax", seed=None, **kwargs):
         super().__init__(**kwargs)
-        check_one_of(probability_lib.PROBABILITIES, probability=probability)
+        arguments.check_one_of(probability_lib.PROBABILITIES, probability=probability)
         self.probability = probability
         self.seed = seed
         self.seed_generator = (
@@ -117,7 +112,7 @@ class ProjectedKeyAttention(keras.layers.Layer):
         query, value, _ = self._unpack(inputs)
         output = self.compute_output_shape([query.shape, value.shape])
         scores = (*query.shape[:-1], value.shape[-2])
-        return output_spec(self, (output, scores), return_attention_scores)
+        return arguments.output_spec(self, (output, scores), return_attention_scores)
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -206,7 +201,7 @@ class BahdanauAttention(ProjectedKeyAttention):
         **kwargs,
     ):
         super().__init__(probability=probability, seed=seed, **kwargs)
-        check_positive_ints(units=units)
+        arguments.check_positive_ints(units=units)
         self.units = units
         self.normalize = bool(normalize)
         self.use_bias = bool(use_bias)
@@ -294,4 +289,4 @@ class BahdanauAttention(ProjectedKeyAttention):
         return ops.squeeze(weights, axis=1) if single_step else weights
 
     def get_config(self):
-        return {**super().get_config(), **argument_config(self)}
+        return {**super().get_config(), **arguments.argument_config(self)}

@@ -3,13 +3,7 @@
 import keras
 from keras import ops
 
-from zoo.layers.arguments import (
-    argument_config,
-    check_dropout_rates,
-    check_one_of,
-    check_positive_ints,
-    output_spec,
-)
+from zoo.layers import arguments
 from zoo.layers.attention_pooling import AttentionPooling
 from zoo.layers.bidirectional_rnn import BidirectionalRNN
 from zoo.layers.masking import masked_softmax
@@ -100,11 +94,13 @@ class HierarchicalAttentionEncoder(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        check_one_of(("gru", "lstm"), rnn_type=rnn_type)
-        check_one_of(("attention", "mean"), pooling=pooling)
-        check_positive_ints(rnn_units=rnn_units, word_context_units=word_context_units)
-        check_positive_ints(sentence_context_units=sentence_context_units)
-        check_dropout_rates(dropout=dropout)
+        arguments.check_one_of(("gru", "lstm"), rnn_type=rnn_type)
+        arguments.check_one_of(("attention", "mean"), pooling=pooling)
+        arguments.check_positive_ints(
+            rnn_units=rnn_units, word_context_units=word_context_units
+        )
+        arguments.check_positive_ints(sentence_context_units=sentence_context_units)
+        arguments.check_dropout_rates(dropout=dropout)
         self.rnn_type = rnn_type
         self.rnn_units = rnn_units
         self.word_context_units = word_context_units
@@ -195,7 +191,7 @@ class HierarchicalAttentionEncoder(keras.layers.Layer):
     ):
         shape = tuple(inputs.shape)
         shapes = (self.compute_output_shape(shape), shape[:2], shape[:3])
-        return output_spec(self, shapes, return_attention_scores)
+        return arguments.output_spec(self, shapes, return_attention_scores)
 
     def get_config(self):
-        return {**super().get_config(), **argument_config(self)}
+        return {**super().get_config(), **arguments.argument_config(self)}

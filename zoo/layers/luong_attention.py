@@ -3,22 +3,10 @@
 import keras
 from keras import ops
 
+from zoo.layers import arguments, masking
 from zoo.layers import scores as scores_lib
-from zoo.layers.arguments import (
-    argument_config,
-    check_one_of,
-    check_optional_positive_ints,
-    check_positive_ints,
-)
 from zoo.layers.bahdanau_attention import ProjectedKeyAttention
 from zoo.layers.initializers import fresh_weights
-from zoo.layers.masking import (
-    attention_mask,
-    masked_softmax,
-    merge_masks,
-    precise_dtype,
-    zero_padded_queries,
-)
 
 LUONG_SCORES = ("dot", "general", "concat", "location", "cosine")
 WINDOWS = (None, "local-m", "local-p")
@@ -142,16 +130,16 @@ class LuongAttention(ProjectedKeyAttention):
         **kwargs,
     ):
         super().__init__(probability=probability, seed=seed, **kwargs)
-        check_one_of(LUONG_SCORES, score=score)
-        check_one_of(WINDOWS, window=window)
-        check_positive_ints(window_size=window_size)
-        check_optional_positive_ints(units=units)
+        arguments.check_one_of(LUONG_SCORES, score=score)
+        arguments.check_one_of(WINDOWS, window=window)
+        arguments.check_positive_ints(window_size=window_size)
+        arguments.check_optional_positive_ints(units=units)
         if units is not None and score != "concat" and window != "local-p":
             raise ValueError(
                 "units is used only by score='concat' and window='local-p'. "
                 f"Received: units={units!r}, score={score!r}, window={window!r}"
             )
-        check_one_of((True, False, "auto"), window_gather=window_gather)
+        arguments.check_one_of((True, False, "auto"), window_gather=window_gather)
         self.score = score
         self.units = units
         self.scale = bool(scale)
@@ -244,7 +232,7 @@ class LuongAttention(ProjectedKeyAttention):
         `S * sigmoid(v_p^T tanh(W_p h_t))`. Computed in float32 under a 16-bit
         policy (`masking.precise_dtype`), so positions stay exact.
         """
-        dtype = precise_dtype(self.compute_dtype)
+        dtype = masking.precise_dtype(self.compute_dtype)
         if self.window == "local-m":
             rows = ops.cast(ops.arange(ops.shape(query)[1]), dtype)  # (Tq,)
             start = ops.cast(ops.convert_to_tensor(position), dtype)
@@ -264,7 +252,7 @@ class LuongAttention(ProjectedKeyAttention):
     def _window(self, distance):
         """The window mask `distance <= D` and the log Gaussian factor (`None`
         without `window_gaussian`) of the distances `abs(s - p_t)` to the centre."""
-        dtype = precise_dtype(self.compute_dtype)
+        dtype = masking.precise_dtype(self.compute_dtype)
         half_width = float(self.window_size)
         inside = distance <= ops.cast(half_width, dtype)
         if not self.window_gaussian:
@@ -278,7 +266,7 @@ class LuongAttention(ProjectedKeyAttention):
         """Weights from scores: the Gaussian factor multiplies soft weights, and is
         added (as its log) to the scores of the hard variants."""
         if self.probability == "softmax":
-            weights = masked_softmax(scores, mask)
+            weights = masking.masked_softmax(scores, mask)
             if log_gauss is not None:
                 weights = weights * ops.cast(ops.exp(log_gauss), weights.dtype)
             return weights
@@ -325,9 +313,7 @@ class LuongAttention(ProjectedKeyAttention):
         value = ops.cast(value, self.compute_dtype)
         if single_step:
             query = ops.expand_dims(query, axis=1)  # (B, 1, dq)
-        source_length = value.shape[-2]
-        if source_length is None:
-            source_length = ops.shape(value)[-2]
+        source_length = value.shape[-2] or ops.shape(value)[-2]
         gather = self.window_gather is True or (
             self.window_gather == "auto" and single_step
         )
@@ -339,21 +325,21 @@ class LuongAttention(ProjectedKeyAttention):
         if single_step:
             context = ops.squeeze(context, axis=1)
             weights = ops.squeeze(weights, axis=1)
-        return zero_padded_queries(query_mask, context, weights)
+        return masking.zero_padded_queries(query_mask, context, weights)
 
     def _attend_all(
         self, query, keys, value, value_mask, source_length, position, training
     ):
         """Scores every source position, then masks: `(context, weights)`."""
         scores = self._scores(query, keys, source_length)  # (B, Tq, Tv)
-        mask = attention_mask(value_mask=value_mask)  # (B, 1, Tv)
+        mask = masking.attention_mask(value_mask=value_mask)  # (B, 1, Tv)
         log_gauss = None
         if self.window is not None:
             p = self.aligned_position(query, value_mask, source_length, position)
-            dtype = precise_dtype(self.compute_dtype)
+            dtype = masking.precise_dtype(self.compute_dtype)
             positions = ops.cast(ops.arange(source_length), dtype)  # (Tv,)
             inside, log_gauss = self._window(ops.abs(positions - p))  # (B|1, Tq, Tv)
-            mask = merge_masks(mask, inside)
+            mask = masking.merge_masks(mask, inside)
         weights = self._normalise(scores, mask, log_gauss, training)
         return ops.matmul(weights, value), weights  # (B, Tq, dv)
 
@@ -365,7 +351,7 @@ class LuongAttention(ProjectedKeyAttention):
         Returns `(context (B, Tq, dv), weights (B, Tq, Tv))`; the weights outside
         the gathered window are exactly 0 (scattered back into `Tv` positions).
         """
-        dtype = precise_dtype(self.compute_dtype)
+        dtype = masking.precise_dtype(self.compute_dtype)
         batch = ops.shape(value)[0]
         rows = ops.shape(query)[1]
         width = 2 * self.window_size + 1
@@ -404,7 +390,7 @@ class LuongAttention(ProjectedKeyAttention):
         return context, dense
 
     def get_config(self):
-        return {**super().get_config(), **argument_config(self)}
+        return {**super().get_config(), **arguments.argument_config(self)}
 
 
 def _gather_rows(values, index):

@@ -103,8 +103,7 @@ class PositionEncoding(keras.layers.Layer):
         if self.length == "words":
             length = ops.maximum(ops.sum(maskf, axis=-1, keepdims=True), 1.0)
         else:  # the padded length, the same for every sentence
-            padded = mask.shape[-1]
-            padded = ops.shape(maskf)[-1] if padded is None else padded
+            padded = mask.shape[-1] or ops.shape(maskf)[-1]
             length = ops.cast(ops.maximum(padded, 1), dtype)
         ratio = ops.expand_dims(position / length, axis=-1)  # (..., J, 1) j / J
         k = ops.cast(ops.arange(1, depth + 1), dtype) / ops.cast(depth, dtype)  # (d,)
@@ -201,10 +200,8 @@ class TemporalEncoding(keras.layers.Layer):
                 f"TemporalEncoding has {self.memory_size} slots but the memory has "
                 f"more. Received: inputs.shape={tuple(inputs.shape)!r}"
             )
-        if slots is None:
-            slots = ops.shape(inputs)[-2]
         table = ops.cast(self.embeddings, self.compute_dtype)
-        return inputs + table[:slots]
+        return inputs + table[: slots or ops.shape(inputs)[-2]]
 
     def compute_mask(self, inputs, mask=None):
         return mask

@@ -5,12 +5,7 @@ import itertools
 import keras
 from keras import ops
 
-from zoo.layers.arguments import (
-    argument_config,
-    check_one_of,
-    check_positive_ints,
-    output_spec,
-)
+from zoo.layers import arguments
 from zoo.layers.initializers import fresh_initializer
 from zoo.layers.masking import masked_softmax, precise_dtype
 from zoo.layers.memory_encoding import PositionEncoding, TemporalEncoding
@@ -130,12 +125,14 @@ class MemoryNetwork(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        check_positive_ints(vocabulary_size=vocabulary_size, memory_size=memory_size)
-        check_positive_ints(embedding_dim=embedding_dim, hops=hops)
-        check_one_of(("adjacent", "layerwise"), tying=tying)
-        check_one_of((None, "add", "linear"), query_update=query_update)
-        check_one_of(("state", "logits"), output_mode=output_mode)
-        check_one_of(("mask", "nil"), empty_slots=empty_slots)
+        arguments.check_positive_ints(
+            vocabulary_size=vocabulary_size, memory_size=memory_size
+        )
+        arguments.check_positive_ints(embedding_dim=embedding_dim, hops=hops)
+        arguments.check_one_of(("adjacent", "layerwise"), tying=tying)
+        arguments.check_one_of((None, "add", "linear"), query_update=query_update)
+        arguments.check_one_of(("state", "logits"), output_mode=output_mode)
+        arguments.check_one_of(("mask", "nil"), empty_slots=empty_slots)
         if query_update is None:
             query_update = "add" if tying == "adjacent" else "linear"
         self.empty_slots = empty_slots
@@ -196,22 +193,6 @@ class MemoryNetwork(keras.layers.Layer):
                 vocabulary_size, use_bias=False, dtype=inner, name="answer"
             )
 
-    # --- roles of the weights -------------------------------------------------
-    def _question_index(self):
-        return 0
-
-    def _input_index(self, hop):
-        """Index into `self.embeddings` (and temporal) of `A^{hop+1}`."""
-        return hop if self.tying == "adjacent" else 1
-
-    def _output_index(self, hop):
-        """Index of `C^{hop+1}`."""
-        return hop + 1 if self.tying == "adjacent" else 2
-
-    def _temporal_index(self, embedding_index):
-        return embedding_index if self.tying == "adjacent" else embedding_index - 1
-
-    # --------------------------------------------------------------------------
     def build(self, input_shape):
         question_shape, story_shape = input_shape
         if len(story_shape) != 3 or len(question_shape) != 2:
@@ -245,15 +226,17 @@ class MemoryNetwork(keras.layers.Layer):
         """Whether attention is currently linear (a Python bool, read eagerly)."""
         return float(ops.convert_to_numpy(self.softmax_enabled)) < 0.5
 
-    def _encode(self, ids, word_mask, embedding_index, temporal):
-        words = self.embeddings[embedding_index](ids)  # (..., J, d)
+    def _encode(self, ids, word_mask, index, temporal):
+        """Sentence vectors of `ids` with `self.embeddings[index]` (and, with
+        `temporal`, its temporal table)."""
+        words = self.embeddings[index](ids)  # (..., J, d)
         if self.position_encoding:
             sentences = self.encoder(words, mask=word_mask)  # (..., d)
         else:
             maskf = ops.cast(ops.expand_dims(word_mask, -1), words.dtype)
             sentences = ops.sum(words * maskf, axis=-2)
-        if temporal and self.temporal:
-            sentences = self.temporal[self._temporal_index(embedding_index)](sentences)
+        if temporal and self.temporal:  # layer-wise: no temporal table for B
+            sentences = self.temporal[index - (self.tying != "adjacent")](sentences)
         return sentences
 
     def call(self, inputs, mask=None, return_attention_scores=False, training=None):
@@ -272,19 +255,21 @@ class MemoryNetwork(keras.layers.Layer):
             slot_mask = ops.logical_and(slot_mask, ops.cast(mask[1], "bool"))
 
         # The sublayers compute in float32 under a 16-bit policy (see __init__).
-        u = self._encode(question, question_words, self._question_index(), False)
+        u = self._encode(question, question_words, 0, False)
+        # (A^k, C^k) of each hop: adjacent A^{k+1} = C^k; layer-wise one (A, C)
         used = range(self.hops + 1) if self.tying == "adjacent" else (1, 2)
-        memory = {i: self._encode(story, story_words, i, True) for i in used}
-
+        memory = [self._encode(story, story_words, i, True) for i in used]
         if self.empty_slots == "nil":  # nil memories: score 0, output vector 0
             filled_f = ops.expand_dims(ops.cast(filled, u.dtype), -1)
+            memory = [x * filled_f for x in memory]
+        if self.tying == "adjacent":
+            hops = zip(memory[:-1], memory[1:], strict=True)
+        else:
+            hops = [memory] * self.hops
+
         use_softmax = ops.greater(self.softmax_enabled, 0.5)
         attention = []
-        for hop in range(self.hops):
-            m = memory[self._input_index(hop)]  # (B, M, d)
-            c = memory[self._output_index(hop)]
-            if self.empty_slots == "nil":
-                m, c = m * filled_f, c * filled_f
+        for m, c in hops:  # (B, M, d) each
             scores = ops.einsum("bd,bmd->bm", u, m)  # (B, M)
             soft = masked_softmax(scores, slot_mask)
             linear = ops.where(slot_mask, scores, ops.zeros_like(scores))
@@ -322,7 +307,7 @@ class MemoryNetwork(keras.layers.Layer):
         question, story = inputs
         output = self.compute_output_shape([question.shape, story.shape])
         scores = (story.shape[0], self.hops, story.shape[1])
-        return output_spec(self, (output, scores), return_attention_scores)
+        return arguments.output_spec(self, (output, scores), return_attention_scores)
 
     def get_config(self):
-        return {**super().get_config(), **argument_config(self)}
+        return {**super().get_config(), **arguments.argument_config(self)}

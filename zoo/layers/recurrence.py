@@ -1,6 +1,7 @@
 """Recurrence pieces shared by the layers that run their own loops.
 
-- `cell_weights`, `rnn_step`: the weights and the step of Keras' GRU and LSTM cells,
+- `cell_weights`, `rnn_step` (`gru_step` for a GRU, which the written-out gradients of
+  `zoo.fastpath` also run): the weights and the step of Keras' GRU and LSTM cells,
   from the precomputed input share of the gates. `AttentionDecoder` and
   `BidirectionalRNN` form the input products where it is cheapest (outside the loop,
   or joined with other products) and run the cells' step here, so both compute
@@ -43,17 +44,15 @@ LOOP_KINDS = (DECODER_LOOP, BIDIRECTIONAL_LOOP)
 # the entry-point group of the modules that register loops, named by backend
 ENTRY_POINT_GROUP = "zoo.layers.loops"
 
-_registry = {kind: {} for kind in LOOP_KINDS}
+_registry = {kind: [] for kind in LOOP_KINDS}
 _loaded_backends = set()
 
 
-def register_loop(kind, name, loop, applies):
+def register_loop(kind, loop, applies):
     """Registers `loop` as the loop of `kind` wherever `applies(layer, training)`.
 
     Args:
         kind: one of `LOOP_KINDS`.
-        name: a name for the implementation; registering a name again replaces it
-            (and makes it the most recent).
         loop: the function (signature per kind, see the module docstring). It must
             compute the function of the layer's generic loop.
         applies: `applies(layer, training) -> bool`, asked at every call (in a
@@ -61,19 +60,17 @@ def register_loop(kind, name, loop, applies):
     """
     check_one_of(LOOP_KINDS, kind=kind)
     _load_backend_loops()  # so that a later registration comes after the backend's
-    _registry[kind].pop(name, None)
-    _registry[kind][name] = (loop, applies)
+    _registry[kind].append((loop, applies))
 
 
-def unregister_loop(kind, name):
-    """Removes the loop registered as `name` for `kind` (no error when absent)."""
-    _registry.get(kind, {}).pop(name, None)
+def unregister_loop(kind, loop):
+    """Removes `loop` from the loops of `kind` (no error when absent)."""
+    _registry[kind] = [entry for entry in _registry[kind] if entry[0] is not loop]
 
 
 def registered_loops(kind):
-    """The names of the loops registered for `kind`, in registration order."""
-    check_one_of(LOOP_KINDS, kind=kind)
-    return tuple(_registry[kind])
+    """The loops registered for `kind`, in registration order."""
+    return tuple(loop for loop, _ in _registry[kind])
 
 
 def select_loop(kind, layer, training, default=None):
@@ -85,7 +82,7 @@ def select_loop(kind, layer, training, default=None):
     """
     check_one_of(LOOP_KINDS, kind=kind)
     _load_backend_loops()
-    for loop, applies in reversed(_registry[kind].values()):
+    for loop, applies in reversed(_registry[kind]):
         if applies(layer, training):
             return loop
     return default
@@ -132,18 +129,24 @@ def rnn_step(cell, gates, state, recurrent_kernel, recurrent_bias):
         `(output, new_state)`, `new_state` a tuple like `state`.
     """
     activation, recurrent_activation = cell.activation, cell.recurrent_activation
-    if recurrent_bias is None:  # LSTM, gates i, f, c, o
-        h, c = state
-        gates = gates + ops.matmul(h, recurrent_kernel)
-        x_i, x_f, x_c, x_o = ops.split(gates, 4, axis=-1)
-        c = recurrent_activation(x_f) * c + recurrent_activation(x_i) * activation(x_c)
-        h = recurrent_activation(x_o) * activation(c)
-        return h, (h, c)
-    h = state[0]
-    inner = ops.matmul(h, recurrent_kernel) + recurrent_bias  # (..., 3U)
+    if recurrent_bias is not None:  # GRU
+        args = (recurrent_kernel, recurrent_bias, activation, recurrent_activation)
+        h = gru_step(gates, state[0], *args)[0]
+        return h, (h,)
+    h, c = state  # LSTM, gates i, f, c, o
+    gates = gates + ops.matmul(h, recurrent_kernel)
+    x_i, x_f, x_c, x_o = ops.split(gates, 4, axis=-1)
+    c = recurrent_activation(x_f) * c + recurrent_activation(x_i) * activation(x_c)
+    h = recurrent_activation(x_o) * activation(c)
+    return h, (h, c)
+
+
+def gru_step(gates, h, kernel, bias, activation=ops.tanh, gate=ops.sigmoid):
+    """One step of Keras' GRU (`reset_after=True`) from the input's share of the
+    gates `(..., 3U)`: `(new_h, (z, r, c, inner_h))`, with the activations that a
+    written-out gradient (`zoo.fastpath.gru_loops`) reads."""
     x_z, x_r, x_h = ops.split(gates, 3, axis=-1)
-    inner_z, inner_r, inner_h = ops.split(inner, 3, axis=-1)
-    z = recurrent_activation(x_z + inner_z)
-    r = recurrent_activation(x_r + inner_r)
-    h = z * h + (1.0 - z) * activation(x_h + r * inner_h)
-    return h, (h,)
+    inner_z, inner_r, inner_h = ops.split(ops.matmul(h, kernel) + bias, 3, axis=-1)
+    z, r = gate(x_z + inner_z), gate(x_r + inner_r)
+    c = activation(x_h + r * inner_h)
+    return z * h + (1.0 - z) * c, (z, r, c, inner_h)

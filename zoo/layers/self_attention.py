@@ -5,13 +5,7 @@ import math
 import keras
 from keras import ops
 
-from zoo.layers.arguments import (
-    argument_config,
-    check_dropout_rates,
-    check_optional_positive_ints,
-    check_positive_ints,
-    output_spec,
-)
+from zoo.layers import arguments
 from zoo.layers.initializers import fresh_weights
 from zoo.layers.masking import attention_mask, masked_softmax, zero_padded_queries
 
@@ -92,9 +86,11 @@ class SelfAttention(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        check_positive_ints(num_heads=num_heads, key_dim=key_dim)
-        check_optional_positive_ints(value_dim=value_dim, output_dim=output_dim)
-        check_dropout_rates(dropout=dropout)
+        arguments.check_positive_ints(num_heads=num_heads, key_dim=key_dim)
+        arguments.check_optional_positive_ints(
+            value_dim=value_dim, output_dim=output_dim
+        )
+        arguments.check_dropout_rates(dropout=dropout)
         self.num_heads = num_heads
         self.key_dim = key_dim
         self.value_dim = value_dim
@@ -119,10 +115,9 @@ class SelfAttention(keras.layers.Layer):
 
     def _shapes(self, input_shape):
         """`(query_shape, value_shape)` from one shape or a list of them."""
-        if isinstance(input_shape[0], (list, tuple)):
-            query_shape, value_shape = _query_and_value(input_shape, "input")
-        else:
-            query_shape = value_shape = input_shape
+        if not isinstance(input_shape[0], (list, tuple)):
+            input_shape = [input_shape]
+        query_shape, value_shape = _query_and_value(input_shape, "input")
         return tuple(query_shape), tuple(value_shape)
 
     def build(self, input_shape):
@@ -195,10 +190,10 @@ class SelfAttention(keras.layers.Layer):
         query, value = _query_and_value(inputs, "input")
         output = self.compute_output_shape(query.shape)
         scores = (query.shape[0], self.num_heads, query.shape[1], value.shape[1])
-        return output_spec(self, (output, scores), return_attention_scores)
+        return arguments.output_spec(self, (output, scores), return_attention_scores)
 
     def get_config(self):
-        return {**super().get_config(), **argument_config(self)}
+        return {**super().get_config(), **arguments.argument_config(self)}
 
 
 def _query_and_value(x, name):

@@ -5,7 +5,7 @@ from keras import ops
 
 from zoo.layers.arguments import argument_config, check_positive_ints, output_spec
 from zoo.layers.initializers import fresh_weights
-from zoo.layers.masking import masked_softmax
+from zoo.layers.masking import attention_mask, masked_softmax
 
 
 def orthogonality_penalty(attention, mask=None, squared=True):
@@ -139,9 +139,7 @@ class StructuredSelfAttention(keras.layers.Layer):
         hidden = ops.tanh(ops.matmul(inputs, self.w_s1))  # (B, T, d_a)
         scores = ops.matmul(hidden, self.w_s2)  # (B, T, r)
         scores = ops.transpose(scores, (0, 2, 1))  # (B, r, T)
-        token_mask = None
-        if mask is not None:
-            token_mask = ops.expand_dims(ops.cast(mask, "bool"), axis=1)  # (B, 1, T)
+        token_mask = attention_mask(value_mask=mask)  # (B, 1, T) or None
         attention = masked_softmax(scores, token_mask, axis=-1)  # (B, r, T)
         embedding = ops.matmul(attention, inputs)  # (B, r, D)
         if self.penalty > 0:

@@ -90,17 +90,11 @@ class Preprocessor(keras.layers.Layer):
 
         Returns the `zoo.text.vocabulary.Vocabulary`.
         """
-        import tensorflow as tf
-
         from zoo.models.task import check_strings
-        from zoo.text.vocabulary import Vocabulary
 
         texts = list(texts)
         check_strings(texts, "adapt: texts")
-        ds = tf.data.Dataset.from_tensor_slices(tf.constant(texts, tf.string))
-        ds = ds.batch(batch_size).map(lambda t: tokenize(t).flat_values)
-        token_lists = (batch.tolist() for batch in ds.as_numpy_iterator())
-        vocab = Vocabulary.build(token_lists, max_size=vocab_size, min_count=min_count)
+        vocab = word_vocabulary(texts, tokenize, vocab_size, min_count, batch_size)
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "vocabulary.txt")
             vocab.save(path)
@@ -181,3 +175,24 @@ def pad_batch(ragged, value):
         [0, tf.maximum(1 - shape[i], 0)] for i in range(1, dense.shape.rank)
     ]
     return tf.pad(dense, extra, constant_values=value)
+
+
+def word_vocabulary(texts, tokenize, max_size=None, min_count=1, batch_size=512):
+    """The word `zoo.text.vocabulary.Vocabulary` of `texts` (list of str).
+
+    Args:
+        texts: the raw texts.
+        tokenize: the in-graph tokenization, string tensor `[B]` -> ragged string
+            tensor of any rank (its flat values are the words counted).
+        max_size: largest vocabulary size, reserved tokens included.
+        min_count: words seen fewer times are left out (they map to `[UNK]`).
+        batch_size: texts tokenized per step.
+    """
+    import tensorflow as tf
+
+    from zoo.text.vocabulary import Vocabulary
+
+    ds = tf.data.Dataset.from_tensor_slices(tf.constant(list(texts), tf.string))
+    ds = ds.batch(batch_size).map(lambda t: tokenize(t).flat_values)
+    token_lists = (batch.tolist() for batch in ds.as_numpy_iterator())
+    return Vocabulary.build(token_lists, max_size=max_size, min_count=min_count)

@@ -71,9 +71,8 @@ class Task(keras.Model):
             ("backbone", backbone, self.backbone_class),
             ("preprocessor", preprocessor, self.preprocessor_class),
         ):
-            if key == "preprocessor" and value is None:
-                continue
-            if expected is not None and not isinstance(value, expected):
+            needed = value is not None or key == "backbone"
+            if needed and not isinstance(value, expected or object):
                 raise ValueError(
                     f"`{key}` must be a {expected.__name__}. Received: "
                     f"{type(value).__name__}"

@@ -9,6 +9,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
 from zoo.models.task import Task, _decoded, encode_ids
 
 
@@ -34,10 +35,20 @@ class TextClassifier(Task):
     head_arguments = ("label_names",)
     explain_extra = None
     """`predict_texts`' `extra`: more per-text outputs of `explain`."""
+    signature_names = ("serving_default", "preprocess")
+    """The export's signatures (`TextClassifierServing`'s)."""
+    export_name = None
+    example_text = None
+    """The export's default name and warm-up text."""
+    warmup_signatures = ("serving_default",)
+    keras_outputs = ("probabilities",)
+    """The signatures given warm-up requests, and the outputs `serving_default`
+    shares with the network (the verifier compares them)."""
 
     def __init__(
         self, backbone, preprocessor=None, label_names=None, compile=True, **kwargs
     ):
+        self.check_parts(backbone, preprocessor)
         num_classes = backbone.output["probabilities"].shape[-1]
         if label_names is None:
             label_names = [str(i) for i in range(num_classes)]
@@ -126,6 +137,87 @@ class TextClassifier(Task):
         for row in rows:
             row["label"] = self.label_names[int(np.argmax(row["probabilities"]))]
         return rows
+
+    def export(
+        self,
+        base_dir="saved_models",
+        name=None,
+        warmup_texts=None,
+        metadata=None,
+        max_batch_size=DEFAULT_MAX_BATCH_SIZE,
+        preprocessor=None,
+    ):
+        """Writes `base_dir/name/VERSION/` (TF Serving) and `VERSION.keras` (this
+        task, which predicts on raw strings); returns the version folder.
+
+        The network, the class names, the in-graph `preprocessor` and the batch limit
+        make the `serving_module`; `zoo.export.export_model` writes it with
+        warm-up requests, the verifier's check of `serving_default` against the
+        network, and the manifest's labels and limits.
+
+        Args:
+            base_dir: the TF Serving base folder.
+            name: the model name (default: the family's `export_name`).
+            warmup_texts: example texts for the warm-up requests (default: a short
+                example).
+            metadata: manifest entries (`"recipe"`, `"data"`, `"metrics"`, ...).
+            max_batch_size: the most texts one request may hold.
+            preprocessor: the family's `tf.Module` preprocessor (default: this
+                task's; the recipe passes its run's, whose vocabulary file names the
+                SavedModel's asset).
+        """
+        from zoo.export import export_model
+        from zoo.text.preprocessing import MAX_INPUT_BYTES
+
+        self.check_tensorflow_backend("export")
+        if preprocessor is None:
+            preprocessor = self.preprocessor.module
+        module = self.serving_module(preprocessor, max_batch_size)
+        settings = self.preprocessor_class.module_arguments
+        limits = {k: getattr(preprocessor, k) for k in settings if k != "lowercase"}
+        texts = list(warmup_texts or [self.example_text])
+        extra_metadata, extra_files = self.export_files(preprocessor)
+        return export_model(
+            module,
+            name=name or self.export_name,
+            signatures=module.serving_signatures(),
+            base_dir=base_dir,
+            keras_model=self,
+            warmup={signature: {"text": texts} for signature in self.warmup_signatures},
+            keras_check={
+                "signature": "serving_default",
+                "outputs": {key: key for key in self.keras_outputs},
+            },
+            metadata={
+                **(metadata or {}),
+                **extra_metadata,
+                "labels": list(self.label_names),
+                "limits": {**limits, "max_input_bytes": MAX_INPUT_BYTES},
+            },
+            extra_files=extra_files,
+        )
+
+    def serving_module(self, preprocessor=None, max_batch_size=DEFAULT_MAX_BATCH_SIZE):
+        """The `TextClassifierServing` of the export: this task's network, class
+        names and `signature_names`, on `preprocessor` (the family's `tf.Module`;
+        default: this task's)."""
+        from zoo.models.text_classifier_serving import TextClassifierServing
+
+        if preprocessor is None:
+            preprocessor = self.preprocessor.module
+        return TextClassifierServing(
+            self.backbone,
+            preprocessor,
+            self.label_names,
+            max_batch_size,
+            self.signature_names,
+            self.keras_outputs,
+        )
+
+    def export_files(self, preprocessor):
+        """The family's more manifest entries and `{suffix: write(path)}` files
+        beside the version folder."""
+        return {}, None
 
     def get_config(self):
         return {**super().get_config(), "label_names": list(self.label_names)}

@@ -1,6 +1,7 @@
 """Answers from exports: locally as TF Serving loads them, or from a running TF Serving.
 
-Public API (imported lazily: `import zoo.serving` imports neither TensorFlow nor grpc):
+Public API (`import zoo.serving` imports neither TensorFlow nor grpc: the classes
+import them when they are built):
 
 - `SavedModelSession(path)`: an export loaded the way TF Serving loads it (C++ loader in
   a `tf.compat.v1.Session`, tensorflow-text ops registered first); `.predict(inputs,
@@ -9,33 +10,23 @@ Public API (imported lazily: `import zoo.serving` imports neither TensorFlow nor
   `.signature_spec` against TF Serving's gRPC and REST APIs, each answer checked
   against its request and signature, under one deadline (`timeout`) and a size limit
   (`max_answer_bytes`, by default derived from the signature and the batch).
-- `read_rows`, `rows_from_texts`, `columns`, `batches`: requests from txt/jsonl/csv.
-- `output_rows`, `json_line`: answers as JSON lines.
 - `ServingError`: a refused or failed request (one line, exit status 2 in `zoo`);
   `AnswerError`, its subclass: an answer that does not fit the request or the
   signature (rows, outputs, dtypes, shapes, size, deadline, not HTTP or JSON).
+
+Requests from txt/jsonl/csv files and answers as JSON lines: `zoo.serving.inputs`,
+`zoo.serving.outputs`.
 """
 
-_EXPORTS = {
-    "SavedModelSession": "zoo.serving.saved_model_session",
-    "GrpcClient": "zoo.serving.grpc_client",
-    "RestClient": "zoo.serving.rest_client",
-    "ServingError": "zoo.serving.errors",
-    "AnswerError": "zoo.serving.errors",
-    "read_rows": "zoo.serving.inputs",
-    "rows_from_texts": "zoo.serving.inputs",
-    "columns": "zoo.serving.inputs",
-    "batches": "zoo.serving.inputs",
-    "output_rows": "zoo.serving.outputs",
-    "json_line": "zoo.serving.outputs",
-}
+from zoo.serving.errors import AnswerError, ServingError
+from zoo.serving.grpc_client import GrpcClient
+from zoo.serving.rest_client import RestClient
+from zoo.serving.saved_model_session import SavedModelSession
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        import importlib
-
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'zoo.serving' has no attribute {name!r}")
+__all__ = [
+    "AnswerError",
+    "GrpcClient",
+    "RestClient",
+    "SavedModelSession",
+    "ServingError",
+]

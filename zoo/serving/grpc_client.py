@@ -10,12 +10,8 @@ and the decoded answer is checked against the request and the signature
 import math
 
 from zoo.serving.errors import ServingError
-from zoo.serving.saved_model_session import (
-    DEFAULT_SIGNATURE,
-    as_input_array,
-    dtype_name,
-)
-from zoo.serving.server_client import ServerClient, request_rows
+from zoo.serving.saved_model_session import dtype_name
+from zoo.serving.server_client import ServerClient
 
 MAX_MESSAGE_BYTES = 256 << 20
 _MESSAGE_SLACK_BYTES = 1 << 16  # framing around the outputs of a PredictResponse
@@ -140,29 +136,21 @@ class GrpcClient(ServerClient):
                 f"output {name!r} is not a readable tensor ({' '.join(str(e).split())})"
             ) from None
 
-    def predict(self, inputs, signature=DEFAULT_SIGNATURE):
-        """One `Predict` call; returns `{output_name: np.ndarray}` (strings as
-        bytes), checked against the request and the signature."""
+    def _predict(self, arrays, signature, limit, rows):
+        """One `Predict` call."""
         import tensorflow as tf
         from tensorflow_serving.apis import predict_pb2
 
-        spec = self.signature_spec(signature)
         request = predict_pb2.PredictRequest(model_spec=self._model_spec(signature))
-        arrays = {
-            name: as_input_array(values, spec["inputs"].get(name, "string"), name)
-            for name, values in inputs.items()
-        }
         for name, array in arrays.items():
             request.inputs[name].CopyFrom(tf.make_tensor_proto(array))
-        rows = request_rows(arrays)
-        limit = self.answer_limit(rows, signature)
         response = self._call(self._stub.Predict, request)
         self.check_names(response.outputs, signature)
-        outputs = {
-            name: self._decoded(name, proto, spec["outputs"][name], limit, rows)
+        declared = self.signature_spec(signature)["outputs"]
+        return {
+            name: self._decoded(name, proto, declared[name], limit, rows)
             for name, proto in response.outputs.items()
         }
-        return self.check_answer(outputs, rows, signature)
 
     def close(self):
         self._channel.close()

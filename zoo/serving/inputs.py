@@ -77,9 +77,7 @@ def _open_binary(path):
         raise DataError(f"cannot be read ({e.strerror})", path=path) from None
     if stat.S_ISDIR(mode):
         raise DataError("is a folder; give a file", path=path)
-    kinds = {stat.S_ISCHR: "a character device", stat.S_ISBLK: "a block device"}
-    kinds[stat.S_ISSOCK] = "a socket"
-    kind = next((k for is_, k in kinds.items() if is_(mode)), "a special file")
+    kind = "a character device" if stat.S_ISCHR(mode) else "a special file"
     raise DataError(
         f"is {kind}, not a file or a named pipe; give a file, a named pipe, or - for "
         "standard input",
@@ -124,12 +122,6 @@ def _decoded(path, max_line_bytes=DEFAULT_MAX_LINE_BYTES):
             f.close()
 
 
-def _lines(path, max_line_bytes):
-    """Yields `(line_number, line)` without the line ending."""
-    for number, line in _decoded(path, max_line_bytes):
-        yield number, line.rstrip("\r\n")
-
-
 def read_rows(path, input_names, fmt=None, max_line_bytes=DEFAULT_MAX_LINE_BYTES):
     """Reads request rows from a file: `list(iter_rows(...))`.
 
@@ -162,8 +154,8 @@ def iter_rows(path, input_names, fmt=None, max_line_bytes=DEFAULT_MAX_LINE_BYTES
                 "those keys or columns",
                 path=path,
             )
-        for _, line in _lines(path, max_line_bytes):
-            yield {input_names[0]: line}
+        for _, line in _decoded(path, max_line_bytes):
+            yield {input_names[0]: line.rstrip("\r\n")}
     elif fmt == "jsonl":
         yield from _read_jsonl(path, input_names, max_line_bytes)
     elif fmt in ("csv", "tsv"):
@@ -176,7 +168,7 @@ def iter_rows(path, input_names, fmt=None, max_line_bytes=DEFAULT_MAX_LINE_BYTES
 
 
 def _read_jsonl(path, input_names, max_line_bytes):
-    for number, line in _lines(path, max_line_bytes):
+    for number, line in _decoded(path, max_line_bytes):
         if not line.strip():
             continue
         try:

@@ -12,9 +12,8 @@ def to_json_value(value):
     """A NumPy array / scalar / bytes -> plain JSON values (`bytes` decoded as UTF-8,
     invalid bytes replaced)."""
     if isinstance(value, np.ndarray):
-        if value.dtype.kind in "OSU":
-            return to_json_value(value.tolist())
-        return value.tolist()
+        flat = value.dtype.kind not in "OSU"  # numbers need no decoding
+        return value.tolist() if flat else to_json_value(value.tolist())
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     if isinstance(value, np.generic):

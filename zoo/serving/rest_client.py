@@ -32,31 +32,21 @@ import numpy as np
 from zoo.errors import ConfigError
 from zoo.serving.errors import ServingError
 from zoo.serving.inputs import json_kind
-from zoo.serving.saved_model_session import as_input_array
-from zoo.serving.server_client import (
-    DEFAULT_SIGNATURE,
-    MIN_ANSWER_BYTES,
-    ServerClient,
-    request_rows,
-)
+from zoo.serving.server_client import MIN_ANSWER_BYTES, ServerClient
 
 _ERROR_BODY_BYTES = 1 << 20
 
 
 def encode_value(value):
-    """A request value as JSON: text stays text, other bytes become `{"b64": ...}`."""
-    if isinstance(value, np.ndarray):
-        return encode_value(value.tolist())
-    if isinstance(value, (list, tuple)):
+    """A request array as JSON: text stays text, other bytes become `{"b64": ...}`."""
+    if isinstance(value, (np.ndarray, list)):
         return [encode_value(v) for v in value]
     if isinstance(value, bytes):
         try:
             return value.decode("utf-8")
         except UnicodeDecodeError:
             return {"b64": base64.b64encode(value).decode("ascii")}
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _kind(value):
@@ -176,9 +166,8 @@ class RestClient(ServerClient):
         url = self.url + path
         kind = http.client.HTTPSConnection if self._tls else http.client.HTTPConnection
         connection = kind(self._host, self._port, timeout=self.timeout)
-        deadline = time.monotonic() + (
-            math.inf if self.timeout is None else self.timeout
-        )
+        seconds = math.inf if self.timeout is None else self.timeout
+        deadline = time.monotonic() + seconds
         timer = threading.Timer(self.timeout or 0, _shut_down, [connection])
         timer.daemon = True
         if self.timeout is not None:
@@ -301,24 +290,12 @@ class RestClient(ServerClient):
                 "the metadata answer has no readable signature_def"
             ) from None
 
-    def predict(self, inputs, signature=DEFAULT_SIGNATURE):
-        """One columnar predict call; returns `{output_name: np.ndarray}`, checked
-        against the request and the signature (`ServerClient.check_answer`)."""
+    def _predict(self, arrays, signature, limit, rows):
+        """One columnar predict call."""
         spec = self.signature_spec(signature)
-        checked = {  # strings as UTF-8; a number for a string is refused here
-            k: as_input_array(v, "string", k)
-            if spec["inputs"].get(k, "string") == "string"
-            else v
-            for k, v in inputs.items()
-        }
-        rows = request_rows(checked)
-        body = {
-            "signature_name": signature,
-            "inputs": {k: encode_value(v) for k, v in checked.items()},
-        }
-        answer = self._request(
-            ":predict", body, self.answer_limit(rows, signature), rows
-        )
+        inputs = {k: encode_value(v) for k, v in arrays.items()}
+        body = {"signature_name": signature, "inputs": inputs}
+        answer = self._request(":predict", body, limit, rows)
         if "outputs" not in answer:
             raise self.answer_error("the answer has no 'outputs'")
         outputs = answer["outputs"]
@@ -338,4 +315,4 @@ class RestClient(ServerClient):
                 arrays[name] = as_output_array(value, spec["outputs"][name])
             except ValueError as e:
                 raise self.answer_error(f"output {name!r} {e}") from None
-        return self.check_answer(arrays, rows, signature)
+        return arrays

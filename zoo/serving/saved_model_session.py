@@ -153,21 +153,19 @@ class SavedModelSession:
             for kind in ("inputs", "outputs")
         }
 
-    def predict(self, inputs, signature=DEFAULT_SIGNATURE, output_names=None):
+    def predict(self, inputs, signature=DEFAULT_SIGNATURE):
         """Runs a signature on one request.
 
         Args:
             inputs: `{input_name: values}` for every input of the signature (lists,
                 NumPy arrays; strings as `str` or `bytes`).
             signature: the signature name.
-            output_names: optional subset of the outputs to fetch (all by default).
 
         Returns:
             `{output_name: np.ndarray}` (strings as `bytes`).
 
         Raises:
-            zoo.errors.ConfigError: unknown signature, unknown or missing inputs or
-                outputs.
+            zoo.errors.ConfigError: unknown signature, unknown or missing inputs.
             ServingError: the graph refused the request (e.g. a batch over
                 `max_batch_size`); `code` is the TensorFlow error's status name.
         """
@@ -175,28 +173,16 @@ class SavedModelSession:
         from tensorflow.core.protobuf import error_codes_pb2
 
         sig = self.signature_def(signature)
-        wrong = {"unknown": set(inputs) - set(sig.inputs)}
-        wrong["missing"] = set(sig.inputs) - set(inputs)
-        if any(wrong.values()):
+        if set(inputs) != set(sig.inputs):
             raise ConfigError(
-                f"signature {signature!r} takes the inputs "
-                f"{', '.join(sorted(sig.inputs))}; "
-                + "; ".join(
-                    f"{k}: {', '.join(sorted(v))}" for k, v in wrong.items() if v
-                )
-            )
-        names = sorted(sig.outputs) if output_names is None else list(output_names)
-        bad = sorted(set(names) - set(sig.outputs))
-        if bad:
-            raise ConfigError(
-                f"signature {signature!r} has no outputs {', '.join(bad)}; its "
-                f"outputs: {', '.join(sorted(sig.outputs))}"
+                f"signature {signature!r} takes the inputs {', '.join(sorted(sig.inputs))}"
+                f"; given: {', '.join(sorted(inputs)) or 'none'}"
             )
         feed = {
             sig.inputs[k].name: as_input_array(v, dtype_name(sig.inputs[k].dtype), k)
             for k, v in inputs.items()
         }
-        fetches = {k: sig.outputs[k].name for k in names}
+        fetches = {k: sig.outputs[k].name for k in sorted(sig.outputs)}
         try:
             return self.session.run(fetches, feed_dict=feed)
         except tf.errors.OpError as e:

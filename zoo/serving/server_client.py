@@ -8,8 +8,7 @@ it declares them). An answer is also bounded in size (`answer_limit`).
 
 from zoo.errors import ConfigError
 from zoo.serving.errors import AnswerError, ServingError
-
-DEFAULT_SIGNATURE = "serving_default"
+from zoo.serving.saved_model_session import DEFAULT_SIGNATURE, as_input_array
 
 # The largest answer read for a request, unless `max_answer_bytes` says otherwise:
 # this much per row and per output (JSON text of a long attention matrix fits), and
@@ -57,8 +56,10 @@ class ServerClient:
     """Base of `GrpcClient` and `RestClient`: the arguments they share (see theirs).
 
     A subclass implements `_signature_defs()` (the model metadata's `signature_def`
-    map as JSON, the REST API's form), `predict(inputs, signature)`, and may
-    override `close()`.
+    map as JSON, the REST API's form), `_predict(arrays, signature, limit, rows)`
+    (the answer `{output: np.ndarray}` of one request, its output names checked
+    with `check_names` and each output read up to `limit` bytes), and may override
+    `close()`.
     """
 
     def __init__(
@@ -81,16 +82,16 @@ class ServerClient:
             try:
                 specs, shapes = {}, {}
                 for name, sig in signatures.items():
-                    if name.startswith("__"):
-                        continue
-                    specs[name] = {
-                        kind: {
-                            k: _dtype(v) for k, v in sorted(sig.get(kind, {}).items())
+                    if not name.startswith("__"):
+                        specs[name] = {
+                            kind: {
+                                k: _dtype(v)
+                                for k, v in sorted(sig.get(kind, {}).items())
+                            }
+                            for kind in ("inputs", "outputs")
                         }
-                        for kind in ("inputs", "outputs")
-                    }
-                    outputs = sig.get("outputs", {}).items()
-                    shapes[name] = {k: _tensor_shape(v) for k, v in outputs}
+                        outputs = sig.get("outputs", {}).items()
+                        shapes[name] = {k: _tensor_shape(v) for k, v in outputs}
             except (KeyError, TypeError, AttributeError, ValueError):
                 raise self.answer_error(
                     "the metadata answer has no readable signature_def"
@@ -109,14 +110,11 @@ class ServerClient:
             )
         return specs[signature]
 
-    def server(self):
-        """The server and model, as error messages name them."""
-        version = "" if self.version is None else f" version {self.version}"
-        return f"{self.address} (model {self.model!r}{version})"
-
     def answer_error(self, problem, code="INTERNAL"):
         """An `AnswerError` naming the server: `HOST:PORT (model 'm'): problem`."""
-        return AnswerError(f"{self.server()}: {problem}", code=code)
+        version = "" if self.version is None else f" version {self.version}"
+        server = f"{self.address} (model {self.model!r}{version})"
+        return AnswerError(f"{server}: {problem}", code=code)
 
     def unreachable(self, port, reason):
         """The `ServingError` of a server that cannot be reached."""
@@ -175,21 +173,11 @@ class ServerClient:
         output names (`check_names`) and dtypes were checked as it was decoded."""
         shapes = self._shapes[signature]
         for name in sorted(outputs):
-            value = outputs[name]
-            shape = shapes.get(name)
-            if shape is not None and len(shape) == 0:
-                if value.ndim != 0:
-                    raise self.answer_error(
-                        f"output {name!r} has shape {_shown(value.shape)}; the "
-                        "signature declares a scalar"
-                    )
-                continue
+            value, shape = outputs[name], shapes.get(name)
+            if shape == () and value.ndim == 0:
+                continue  # a declared scalar (any other shape is refused below)
             if rows is not None and (value.ndim == 0 or value.shape[0] != rows):
-                found = (
-                    "no rows (a scalar)"
-                    if value.ndim == 0
-                    else f"{value.shape[0]} rows"
-                )
+                found = f"{value.shape[0]} rows" if value.ndim else "no rows (a scalar)"
                 raise self.answer_error(
                     f"output {name!r} has {found} for a request of {rows} rows"
                 )
@@ -205,6 +193,27 @@ class ServerClient:
                     f"declares {_shown(shape)}"
                 )
         return outputs
+
+    def predict(self, inputs, signature=DEFAULT_SIGNATURE):
+        """One request; returns `{output_name: np.ndarray}` (strings as bytes),
+        checked against the request and the signature (`check_answer`).
+
+        Args:
+            inputs: `{input_name: values}`; a value that does not fit the input's
+                dtype (e.g. a number for a string input) is a `ConfigError` naming
+                it, refused before anything is sent.
+            signature: the signature name.
+        """
+        spec = self.signature_spec(signature)
+        arrays = {
+            name: as_input_array(values, spec["inputs"].get(name, "string"), name)
+            for name, values in inputs.items()
+        }
+        rows = request_rows(arrays)
+        limit = self.answer_limit(rows, signature)
+        return self.check_answer(
+            self._predict(arrays, signature, limit, rows), rows, signature
+        )
 
     def close(self):
         """Releases the connection (nothing to release by default)."""

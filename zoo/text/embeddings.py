@@ -188,13 +188,11 @@ def load_embeddings(path, vocabulary, scale=0.1, seed=0, reserved=2):
         matrix[0] = 0.0
     found = found_lower = 0
     for token, i in wanted.items():
-        if token in exact:
-            matrix[i] = exact[token]
+        vector = exact.get(token, by_lower.get(token.lower()))
+        if vector is not None:
+            matrix[i] = vector
             found += 1
-        elif token.lower() in by_lower:
-            matrix[i] = by_lower[token.lower()]
-            found += 1
-            found_lower += 1
+            found_lower += token not in exact
     return matrix, EmbeddingStats(len(tokens), found, found_lower, file_words, dim)
 
 

@@ -59,13 +59,6 @@ def _as_string_tensor(text, name="text"):
     return text
 
 
-def _map_flat_values(fn, text):
-    """Applies `fn` to the flat strings of a dense or ragged tensor."""
-    if isinstance(text, tf.RaggedTensor):
-        return text.with_flat_values(fn(text.flat_values))
-    return fn(text)
-
-
 def fix_utf8(text):
     """Replaces invalid UTF-8 sequences by U+FFFD (the Unicode replacement character).
 
@@ -75,7 +68,9 @@ def fix_utf8(text):
     Returns:
         A string tensor of the same shape holding valid UTF-8.
     """
-    return _map_flat_values(lambda t: _transcode(t, "replace"), _as_string_tensor(text))
+    return tf.ragged.map_flat_values(
+        lambda t: _transcode(t, "replace"), _as_string_tensor(text)
+    )
 
 
 def _transcode(t, errors):
@@ -102,7 +97,7 @@ def truncate(text, max_bytes=MAX_INPUT_BYTES):
             f"`max_bytes` must be a positive integer. Received: max_bytes={max_bytes!r}"
         )
     # The cut may split a multi-byte character: drop the incomplete tail.
-    return _map_flat_values(
+    return tf.ragged.map_flat_values(
         lambda t: _transcode(tf.strings.substr(t, 0, max_bytes, unit="BYTE"), "ignore"),
         fix_utf8(text),
     )
@@ -149,7 +144,7 @@ def normalize(text, lowercase=True, max_bytes=MAX_INPUT_BYTES):
         t = tf.strings.regex_replace(t, r"(?:" + _SPACE + r")+", " ")
         return tf.strings.strip(t)
 
-    return _map_flat_values(_norm, text)
+    return tf.ragged.map_flat_values(_norm, text)
 
 
 def word_tokenize(text):
@@ -177,7 +172,7 @@ def word_tokenize(text):
             keep_delim_regex_pattern=_PUNCT,
         )
 
-    return _map_flat_values(_split, text)
+    return tf.ragged.map_flat_values(_split, text)
 
 
 def split_sentences(text):
@@ -211,7 +206,7 @@ def split_sentences(text):
         pieces = pieces.with_flat_values(tf.strings.strip(pieces.flat_values))
         return tf.ragged.boolean_mask(pieces, tf.strings.length(pieces) > 0)
 
-    return _map_flat_values(lambda t: _clean(_split(t)), text)
+    return tf.ragged.map_flat_values(lambda t: _clean(_split(t)), text)
 
 
 def pad_ragged(ragged, max_len, pad=None):

@@ -25,45 +25,13 @@ from zoo.data.files import iter_lines
 from zoo.errors import DataError
 from zoo.text.preprocessing import normalize
 
-__all__ = [
-    "END",
-    "PAD",
-    "RESERVED_TOKENS",
-    "START",
-    "UNK",
-    "SubwordTokenizer",
-    "learn_subword_vocabulary",
-    "load_vocabulary",
-    "normalize_text",
-    "save_vocabulary",
-]
-
 PAD, UNK, START, END = 0, 1, 2, 3
 RESERVED_TOKENS = ["[PAD]", "[UNK]", "[START]", "[END]"]
 # Longest input, in bytes, that is normalised and tokenized; the rest is cut off.
 DEFAULT_MAX_BYTES = 2048
 
 
-def normalize_text(text, lowercase=False, max_bytes=DEFAULT_MAX_BYTES):
-    """`zoo.text.preprocessing.normalize` with this module's defaults.
-
-    Invalid UTF-8 replaced, truncated to `max_bytes` at a character boundary, NFKC,
-    optional case folding, whitespace collapsed and stripped.
-
-    Args:
-        text: string tensor `[None]`.
-        lowercase: case-fold (for uncased vocabularies).
-        max_bytes: bytes kept per string before anything else.
-
-    Returns:
-        string tensor `[None]`.
-    """
-    return normalize(text, lowercase=lowercase, max_bytes=max_bytes)
-
-
-def learn_subword_vocabulary(
-    texts, vocab_size=8000, lowercase=False, batch_size=1024, learn_params=None
-):
+def learn_subword_vocabulary(texts, vocab_size=8000, lowercase=False, batch_size=1024):
     """Learns a WordPiece vocabulary from training sentences.
 
     Args:
@@ -71,7 +39,6 @@ def learn_subword_vocabulary(
         vocab_size: the maximum vocabulary size, reserved tokens included.
         lowercase: case-fold before learning (then tokenize with the same setting).
         batch_size: texts per tf.data batch while counting words.
-        learn_params: extra arguments of tensorflow-text's WordPiece learner.
 
     Returns:
         A list of tokens starting with `RESERVED_TOKENS`.
@@ -83,12 +50,13 @@ def learn_subword_vocabulary(
         received = f"Received: vocab_size={vocab_size!r}"
         raise ValueError(f"`vocab_size` must exceed {len(RESERVED_TOKENS)}. {received}")
     dataset = tf.data.Dataset.from_tensor_slices(tf.constant(texts, tf.string))
-    dataset = dataset.batch(batch_size).map(lambda t: normalize_text(t, lowercase))
+    dataset = dataset.batch(batch_size).map(
+        lambda t: normalize(t, lowercase, DEFAULT_MAX_BYTES)
+    )
     # A narrow threshold search: tensorflow-text's default (up to 1e7, 4 iterations)
     # takes minutes on 30k sentences; this takes seconds and lands within 25% of
     # `vocab_size`.
     params = dict(upper_thresh=64, lower_thresh=2, num_iterations=2, slack_ratio=0.25)
-    params.update(learn_params or {})
     vocab = bert_vocab.bert_vocab_from_dataset(
         dataset,
         vocab_size=vocab_size,
@@ -154,7 +122,7 @@ class SubwordTokenizer(tf.Module):
 
     def tokenize(self, text):
         """string `[B]` -> int64 RaggedTensor `[B, None]` of subword ids (no markers)."""
-        text = normalize_text(text, self.lowercase, self.max_bytes)
+        text = normalize(text, self.lowercase, self.max_bytes)
         ids = self._tokenizer.tokenize(text)
         if isinstance(ids, tf.RaggedTensor) and ids.ragged_rank > 1:
             ids = ids.merge_dims(-2, -1)

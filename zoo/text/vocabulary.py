@@ -16,6 +16,7 @@ import uuid
 
 import tensorflow as tf
 
+from zoo.data.files import decode_document
 from zoo.errors import DataError, MissingPathError
 
 PAD = "[PAD]"
@@ -106,12 +107,8 @@ class Vocabulary:
         if not os.path.isfile(path):
             raise MissingPathError(path, what="vocabulary file")
         with open(path, "rb") as f:
-            lines = f.read().split(b"\n")
-        if lines[-1] == b"":  # the last line's end
-            lines.pop()
-        if not lines:
-            raise DataError("the vocabulary file is empty.", path=path)
-        if lines[0].startswith(b"\xef\xbb\xbf"):
+            data = f.read()
+        if data.startswith(b"\xef\xbb\xbf"):
             raise DataError(
                 "the vocabulary file starts with a UTF-8 byte-order mark, which the "
                 "in-graph lookup would read as part of the first token; save it "
@@ -119,12 +116,11 @@ class Vocabulary:
                 path=path,
                 line=1,
             )
-        tokens = []
-        for lineno, raw in enumerate(lines, start=1):
-            try:
-                tokens.append(raw.decode("utf-8"))
-            except UnicodeDecodeError as e:
-                raise DataError(f"invalid UTF-8 ({e}).", path, lineno) from None
+        tokens = decode_document(data, path).split("\n")  # invalid UTF-8: file:line
+        if tokens[-1] == "":  # the last line's end
+            tokens.pop()
+        if not tokens:
+            raise DataError("the vocabulary file is empty.", path=path)
         problem = _first_problem(tokens)
         if problem:
             raise DataError(problem[1], path, problem[0] + 1)
@@ -135,8 +131,7 @@ class Vocabulary:
         path = os.fspath(path)
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         with open(path, "w", encoding="utf-8", newline="\n") as f:
-            for token in self._tokens:
-                f.write(token + "\n")
+            f.writelines(token + "\n" for token in self._tokens)
         return path
 
     @property
@@ -266,16 +261,15 @@ class VocabularyLookup(tf.Module):
         return self._size
 
     def __call__(self, tokens):
-        if isinstance(tokens, tf.RaggedTensor):
-            return tokens.with_flat_values(self(tokens.flat_values))
-        tokens = tf.convert_to_tensor(tokens, dtype=tf.string)
-        ids = self.table.lookup(tokens)
-        return tf.where(tf.equal(tokens, ""), tf.constant(PAD_ID, tf.int64), ids)
+        def lookup(tokens):
+            tokens = tf.convert_to_tensor(tokens, dtype=tf.string)
+            pad = tf.constant(PAD_ID, tf.int64)
+            return tf.where(tokens == "", pad, self.table.lookup(tokens))
+
+        return tf.ragged.map_flat_values(lookup, tokens)
 
     def inverse(self, ids):
         """Maps int ids (any shape, dense or ragged) back to tokens (`"[UNK]"` when
         out of range)."""
-        if isinstance(ids, tf.RaggedTensor):
-            return ids.with_flat_values(self.inverse(ids.flat_values))
-        ids = tf.cast(tf.convert_to_tensor(ids), tf.int64)
-        return self.inverse_table.lookup(ids)
+        lookup = self.inverse_table.lookup
+        return tf.ragged.map_flat_values(lambda i: lookup(tf.cast(i, tf.int64)), ids)

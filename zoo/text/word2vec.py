@@ -172,8 +172,7 @@ def train_word2vec(
     keep_prob = np.minimum(np.where(freq > 0, keep_prob, 0.0), 1.0)
     noise = counts**0.75
     noise_table = np.searchsorted(
-        np.cumsum(noise / noise.sum()),
-        (np.arange(_TABLE_SIZE) + 0.5) / _TABLE_SIZE,
+        np.cumsum(noise / noise.sum()), (np.arange(_TABLE_SIZE) + 0.5) / _TABLE_SIZE
     ).astype(np.int32)
     noise_table = np.minimum(noise_table, vocabulary_size - 1)
 
@@ -191,31 +190,26 @@ def train_word2vec(
 
     @tf.function(reduce_retracing=True, autograph=False)
     def step(centers, contexts, lr, noise_seed):
-        noise_ids = tf.gather(
-            table,
-            tf.random.stateless_uniform(
-                (shared_noise,), noise_seed, 0, _TABLE_SIZE, dtype=tf.int32
-            ),
+        draws = tf.random.stateless_uniform(
+            (shared_noise,), noise_seed, 0, _TABLE_SIZE, dtype=tf.int32
         )
+        noise_ids = tf.gather(table, draws)  # (N,)
         v = tf.gather(w_in, centers)  # (B, D)
         u_pos = tf.gather(w_out, contexts)  # (B, D)
         u_neg = tf.gather(w_out, noise_ids)  # (N, D), shared by the batch
         pos = tf.reduce_sum(v * u_pos, axis=1)  # (B,)
         neg = tf.matmul(v, u_neg, transpose_b=True)  # (B, N)
-        loss = tf.reduce_sum(tf.nn.softplus(-pos)) + weight * tf.reduce_sum(
-            tf.nn.softplus(neg)
-        )
+        loss = tf.reduce_sum(tf.nn.softplus(-pos))
+        loss += weight * tf.reduce_sum(tf.nn.softplus(neg))
         g_pos = tf.sigmoid(pos) - 1.0  # d loss / d pos
         g_neg = weight * tf.sigmoid(neg)  # d loss / d neg
         grad_v = g_pos[:, None] * u_pos + tf.matmul(g_neg, u_neg)
         grad_pos = g_pos[:, None] * v
         grad_neg = tf.matmul(g_neg, v, transpose_a=True)  # (N, D)
         w_in.scatter_sub(tf.IndexedSlices(lr * grad_v, centers))
+        grad_out = lr * tf.concat([grad_pos, grad_neg], 0)
         w_out.scatter_sub(
-            tf.IndexedSlices(
-                lr * tf.concat([grad_pos, grad_neg], 0),
-                tf.concat([contexts, noise_ids], 0),
-            )
+            tf.IndexedSlices(grad_out, tf.concat([contexts, noise_ids], 0))
         )
         return loss
 
@@ -230,14 +224,9 @@ def train_word2vec(
             global_step = first_step + tf.cast(i, tf.int64)
             done = tf.cast(global_step, tf.float32)
             lr = learning_rate * tf.maximum(1.0 - done / total_steps, 1e-4)
-            lo = i * batch_size
-            hi = tf.minimum(lo + batch_size, n)
-            loss = step(
-                centers[lo:hi],
-                contexts[lo:hi],
-                lr,
-                tf.stack([tf.constant(seed, tf.int64), global_step]),
-            )
+            batch = slice(i * batch_size, (i + 1) * batch_size)  # the last one clipped
+            noise_seed = tf.stack([tf.constant(seed, tf.int64), global_step])
+            loss = step(centers[batch], contexts[batch], lr, noise_seed)
             return i + 1, total + loss
 
         _, total = tf.while_loop(

@@ -93,62 +93,43 @@ Progress goes to standard output: Keras' progress bar on a terminal, Keras' plai
 lines per epoch (`verbose=2`) otherwise (log files, pipes), as `cfg.verbose` says.
 
 Distribution uses TensorFlow's own engine (`zoo.training.distribution`):
-`get_strategy("mirrored")` for all local devices, `get_strategy("multi-worker")` from
-`TF_CONFIG`; with several workers, every worker but the chief writes to
-`run_dir/worker-<index>`.
+`get_strategy("mirrored")` for all local devices of one machine.
 
 The modules: `config` (options and flags), `distribution`, `callbacks`,
 `weight_averaging`, `schedules`, `checkpoints`, `resume`, `fitting` (`fit`), `data`
 (tf.data helpers) and `keras_workarounds` (every use of Keras' private internals).
-Importing `zoo.training` is cheap: each name loads its module on first use, and
-`TrainingConfig` needs no TensorFlow.
+The package exports what a recipe or a user calls; the rest is imported from its
+module. Importing `zoo.training` is cheap: `TrainingConfig`, `fingerprint` and the
+run folder's errors need no TensorFlow, and each other name loads its module on
+first use.
 """
 
 import importlib
 
-# The public names of each module.
-_NAMES = {
-    "zoo.training.config": "DISTRIBUTE_CHOICES RESUMABLE_FIELDS RESUME_CHOICES "
-    "SCHEDULE_CHOICES TrainingConfig",
-    "zoo.training.distribution": "get_strategy parse_tf_config set_seed worker_run_dir",
-    "zoo.training.callbacks": "NonFiniteLossError Throughput TimedSnapshots "
-    "load_snapshot",
-    "zoo.training.weight_averaging": "averaging average_momentum swap_weight_average "
-    "warm_up_average",
-    "zoo.training.schedules": "CosineToZero fit_schedule_to_run "
-    "scheduled_learning_rate",
-    "zoo.training.checkpoints": "save_model_atomic",
-    "zoo.training.resume": "RunMismatchError fingerprint",
-    "zoo.training.run_folder": "RunLockedError keep_final_backups run_lock",
-    "zoo.training.fitting": "fit",
-    "zoo.training.data": "bucket_by_length validate_more_often",
-    "zoo.io": "atomic_write",
-    "zoo.training.keras_workarounds": "UnsupportedKerasError",
-}
-# Public name -> the module that defines it.
-_EXPORTS = {n: m for m, names in _NAMES.items() for n in names.split()}
-# Modules that need no TensorFlow or Keras.
-_LIGHT = {
-    "zoo.training.config",
-    "zoo.training.resume",
-    "zoo.training.run_folder",
-    "zoo.io",
-}
+from zoo.training.config import TrainingConfig
+from zoo.training.resume import RunMismatchError, fingerprint
+from zoo.training.run_folder import RunLockedError
 
-__all__ = sorted(_EXPORTS)
+# The names that need TensorFlow, by module, loaded on first use.
+_LAZY = {
+    "distribution": "get_strategy set_seed",
+    "callbacks": "NonFiniteLossError Throughput TimedSnapshots load_snapshot",
+    "weight_averaging": "averaging swap_weight_average warm_up_average",
+    "schedules": "CosineToZero fit_schedule_to_run scheduled_learning_rate",
+    "checkpoints": "save_model_atomic",
+    "fitting": "fit",
+    "data": "bucket_by_length validate_more_often",
+}
+_MODULES = {n: m for m, names in _LAZY.items() for n in names.split()}
+__all__ = ["RunLockedError", "RunMismatchError", "TrainingConfig", "fingerprint"]
+__all__ += sorted(_MODULES)
 
 
 def __getattr__(name):
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
+    if name not in _MODULES:
         raise AttributeError(f"module 'zoo.training' has no attribute {name!r}")
-    if module_name not in _LIGHT:
-        # Registers `CosineToZero` with Keras before any checkpoint is loaded.
-        importlib.import_module("zoo.training.schedules")
-    value = getattr(importlib.import_module(module_name), name)
+    # Registers `CosineToZero` with Keras before any checkpoint is loaded.
+    importlib.import_module("zoo.training.schedules")
+    value = getattr(importlib.import_module(f"zoo.training.{_MODULES[name]}"), name)
     globals()[name] = value
     return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))

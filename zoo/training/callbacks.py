@@ -32,14 +32,16 @@ import time
 
 import keras
 
+from zoo.errors import ZooError
 from zoo.io import atomic_path, atomic_write
 from zoo.training import keras_workarounds
-from zoo.training.checkpoints import weights_file
+from zoo.training.checkpoints import read_weights
 from zoo.training.weight_averaging import averaging_optimizer
 
 
-class NonFiniteLossError(RuntimeError):
-    """Raised by `fit` when the training loss becomes NaN or infinite."""
+class NonFiniteLossError(ZooError, RuntimeError):
+    """Raised by `fit` when the training loss becomes NaN or infinite (one line
+    saying what to do, as every `ZooError`)."""
 
 
 class Throughput(keras.callbacks.Callback):
@@ -197,8 +199,7 @@ class ResumableEarlyStopping(keras.callbacks.EarlyStopping):
             return
         run_dir = os.path.dirname(os.path.abspath(self.folder))
         advice = f"pass --resume never to start afresh in {run_dir}"
-        with weights_file(path, advice) as saved:
-            weights = [saved[f"arr_{i}"] for i in range(len(saved.files))]
+        weights = read_weights(path, advice)
         if [w.shape for w in weights] == [w.shape for w in self.model.get_weights()]:
             self.best_weights = weights
 
@@ -226,18 +227,17 @@ def maximize(monitor, mode):
 
 
 class PlateauDecay(keras.callbacks.ReduceLROnPlateau):
-    """`ReduceLROnPlateau` that starts from `learning_rate` and, on a resume, replays
-    the monitor values of the epochs already done (`history`), so the rate, the best
-    value and the waiting count are those of the interrupted run."""
+    """`ReduceLROnPlateau` with `cfg`'s decay that starts from `learning_rate` and,
+    on a resume, replays the monitor values of the epochs already done (`history`),
+    so the rate, the best value and the waiting count are those of the interrupted
+    run."""
 
-    def __init__(
-        self, monitor, mode, factor, patience, learning_rate, history=(), verbose=1
-    ):
+    def __init__(self, monitor, cfg, learning_rate, history=(), verbose=1):
         super().__init__(
             monitor=monitor,
-            mode="max" if maximize(monitor, mode) else "min",
-            factor=factor,
-            patience=patience,
+            mode="max" if maximize(monitor, cfg.mode) else "min",
+            factor=cfg.decay_factor,
+            patience=cfg.decay_patience,
             min_lr=0.0,
             verbose=verbose,
         )
@@ -342,8 +342,7 @@ class TrainingCurve(keras.callbacks.Callback):
         path: the PNG.
         monitor: the monitored value drawn besides the losses, or None.
         rounds_per_epoch: validation rounds per pass over the training data.
-        every_seconds: the least seconds between two drawings at epoch ends (None:
-            only `draw()` draws).
+        every_seconds: the least seconds between two drawings at epoch ends.
     """
 
     def __init__(
@@ -355,14 +354,11 @@ class TrainingCurve(keras.callbacks.Callback):
         self.monitor = monitor
         self.rounds_per_epoch = rounds_per_epoch
         self.every_seconds = every_seconds
-        self._last = time.monotonic()
 
     def on_train_begin(self, logs=None):
         self._last = time.monotonic()
 
     def on_epoch_end(self, epoch, logs=None):
-        if self.every_seconds is None:
-            return
         if time.monotonic() - self._last >= self.every_seconds:
             self.draw()
 
@@ -375,19 +371,11 @@ class TrainingCurve(keras.callbacks.Callback):
         try:
             from zoo.viz import training_curve
 
-            return training_curve(
-                self.csv_path,
-                self.path,
-                monitor=self.monitor,
-                rounds_per_epoch=self.rounds_per_epoch,
-            )
+            args = (self.csv_path, self.path, self.monitor, self.rounds_per_epoch)
+            return training_curve(*args)
         except Exception as e:  # a drawing never fails the training
-            message = " ".join(str(e).split())[:200]
-            print(
-                f"warning: could not draw {self.path}: {type(e).__name__}: {message}",
-                file=sys.stderr,
-                flush=True,
-            )
+            message = f"{type(e).__name__}: {' '.join(str(e).split())[:200]}"
+            print(f"warning: could not draw {self.path}: {message}", file=sys.stderr)
             return None
 
 
@@ -510,6 +498,5 @@ class TimedSnapshots(keras.callbacks.Callback):
 def load_snapshot(model, path):
     """Puts the weights of a `TimedSnapshots` file into `model` (the model trained,
     or one built the same way)."""
-    with weights_file(path) as values:
-        model.set_weights([values[f"arr_{i}"] for i in range(len(values.files))])
+    model.set_weights(read_weights(path))
     return model

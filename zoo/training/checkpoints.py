@@ -30,7 +30,6 @@ naming the file, and `--resume never` to start afresh), found before the run's
 record is touched, so the same command again says the same.
 """
 
-import contextlib
 import io
 import os
 import re
@@ -46,33 +45,27 @@ class UnreadableBackupError(DataError):
     """A backup file of a run folder cannot be read (truncated or damaged)."""
 
 
-@contextlib.contextmanager
-def weights_file(path, advice=None):
-    """`np.load(path)` of a weights file written by `np.savez` (the early stopping's
-    `best-<epoch>.npz`, a `minute_<M>.weights.npz` snapshot), read in the body.
+def read_weights(path, advice=None):
+    """The arrays, in order, of a weights file written by `np.savez` (the early
+    stopping's `best-<epoch>.npz`, a `minute_<M>.weights.npz` snapshot).
 
-    A file that cannot be read, there or while the body reads its arrays (a
-    truncated or damaged file: numpy reads the arrays when they are asked for), is
-    an `UnreadableBackupError`: one line naming the file, then `advice`.
+    A file that cannot be read (a truncated or damaged file) is an
+    `UnreadableBackupError`: one line naming the file, then `advice`.
     """
     import zipfile
 
     import numpy as np
 
-    errors = (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile)
-    what, then = "the weights cannot be read (truncated or damaged: ", ")"
-    then += f"; {advice}" if advice else ""
     try:
         saved = np.load(path, allow_pickle=False)
-    except errors as e:
+        if not isinstance(saved, np.lib.npyio.NpzFile):
+            raise ValueError("one array, not an .npz archive")
+        with saved:
+            return [saved[f"arr_{i}"] for i in range(len(saved.files))]
+    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as e:
+        what, then = "the weights cannot be read (truncated or damaged: ", ")"
+        then += f"; {advice}" if advice else ""
         raise _unreadable(path, e, what, then) from None
-    if not isinstance(saved, np.lib.npyio.NpzFile):
-        raise _unreadable(path, "one array, not an .npz archive", what, then)
-    with saved:
-        try:
-            yield saved
-        except errors as e:
-            raise _unreadable(path, e, what, then) from None
 
 
 def _unreadable(path, error, before, after):
@@ -170,9 +163,7 @@ def _restore_seed_states(model, path):
     import h5py
 
     with h5py.File(path, "r") as f:
-        if SEED_STATES not in f:
-            return
-        group = f[SEED_STATES]
+        group = f.get(SEED_STATES, {})  # none in a file written without them
         for i, variable in enumerate(seed_states(model)):
             if str(i) in group and group[str(i)].shape == tuple(variable.shape):
                 variable.assign(group[str(i)][()])
@@ -214,21 +205,14 @@ class Backup:
         """Writes the weights at the end of a training that finished after `epochs`
         epochs, then deletes everything else in the folder (the per-epoch backups,
         early stopping's best weights)."""
-        os.makedirs(self.folder, exist_ok=True)
-        path = os.path.join(self.folder, f"final-{epochs:05d}.weights.h5")
-        with atomic_path(path) as tmp:
-            _save_weights(model, tmp)
-        for name in os.listdir(self.folder):
-            other = os.path.join(self.folder, name)
-            if name != os.path.basename(path) and os.path.isfile(other):
-                os.remove(other)
-        return path
+        return self.save(model, epochs, final=True)
 
-    def save(self, model, completed_epochs):
+    def save(self, model, completed_epochs, final=False):
         """Writes the weights and optimizer state after `completed_epochs` epochs,
-        then deletes the older backups."""
+        then deletes the older backups (with `final`, everything else)."""
         os.makedirs(self.folder, exist_ok=True)
-        path = os.path.join(self.folder, f"epoch-{completed_epochs:05d}.weights.h5")
+        name = f"{'final' if final else 'epoch'}-{completed_epochs:05d}.weights.h5"
+        path = os.path.join(self.folder, name)
         try:
             with atomic_path(path) as tmp:
                 _save_weights(model, tmp)
@@ -245,10 +229,10 @@ class Backup:
                 f"epoch {completed_epochs} to {self.folder}; {what}",
                 e.reason,
             ) from None
-        for name in os.listdir(self.folder):
-            match = self.PATTERN.match(name)
-            if match and int(match.group(1)) != completed_epochs:
-                os.remove(os.path.join(self.folder, name))
+        for other in os.listdir(self.folder):
+            if other != name and (final or self.PATTERN.match(other)):
+                if os.path.isfile(os.path.join(self.folder, other)):
+                    os.remove(os.path.join(self.folder, other))
         remove_temporaries(self.folder)
         return path
 

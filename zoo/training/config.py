@@ -14,11 +14,13 @@ import math
 
 from zoo.errors import ConfigError
 
-DISTRIBUTE_CHOICES = ("none", "mirrored", "multi-worker")
+DISTRIBUTE_CHOICES = ("none", "mirrored")
 SCHEDULE_CHOICES = ("constant", "cosine")
 RESUME_CHOICES = ("auto", "force", "never")
 MODE_CHOICES = ("auto", "min", "max")
 VERBOSE_CHOICES = ("auto", 0, 1, 2)
+# What `option` takes besides the default, the help line and the demo's default.
+OPTION_KEYS = ("choices", "check", "metavar", "type", "negatable", "resumable")
 # A flag's `check`: what a value must satisfy, and the bound its message names.
 CHECKS = {
     "positive": (lambda v: v > 0, "> 0"),
@@ -29,10 +31,36 @@ CHECKS = {
 }
 
 
-def _option(default, help, resumable=False, **metadata):
-    return dataclasses.field(
-        default=default, metadata={"help": help, "resumable": resumable, **metadata}
-    )
+def option(default, help, *, demo=dataclasses.MISSING, **metadata):
+    """A recipe option: a dataclass field that `build_parser` turns into a flag.
+
+    Args:
+        default: the default value (with `--data`).
+        help: the flag's help line (required: every flag says what it does).
+        demo: the default on the generated demo corpus (no `--data`), if different.
+        choices: the accepted values.
+        check: a name of `CHECKS` (`"positive"`, `"non_negative"`, `"fraction"`:
+            [0, 1], ...) or a callable that raises `ValueError` for a bad value;
+            `None` values are always accepted.
+        metavar: the value's name in `--help`.
+        type: the parser of the value, when the annotation is not enough.
+        negatable: a bool option that defaults to False everywhere still gets
+            `--no-FLAG` (as one that defaults to True does).
+        resumable: a `TrainingConfig` field that may change when a run is
+            resumed (see `TrainingConfig.identity`).
+    """
+    if not help:
+        raise ValueError("every recipe option needs a help line")
+    unknown = set(metadata).difference(OPTION_KEYS)
+    if unknown:
+        raise TypeError(f"option() got unexpected arguments {sorted(unknown)}")
+    check = metadata.get("check")
+    if isinstance(check, str) and check not in CHECKS:
+        raise ValueError(
+            f"`check` must be one of {sorted(CHECKS)}. Received: {check!r}"
+        )
+    metadata = {"help": help, "demo": demo, **metadata}
+    return dataclasses.field(default=default, metadata=metadata)
 
 
 @dataclasses.dataclass
@@ -61,7 +89,7 @@ class TrainingConfig:
         decay_factor: learning-rate factor on a plateau of `monitor` (1 disables it).
         decay_patience: validations without improvement before the rate is
             multiplied.
-        distribute: "none", "mirrored" or "multi-worker".
+        distribute: "none" or "mirrored" (all local GPUs, or CPUs).
         monitor: quantity for the best checkpoint and early stopping.
         mode: "auto", "min" or "max" for `monitor`.
         verbose: Keras' `verbose`: "auto" (the progress bar on a terminal, plain
@@ -86,53 +114,53 @@ class TrainingConfig:
     """
 
     # fmt: off
-    epochs: int = _option(10, "training epochs", resumable=True, check="positive",
+    epochs: int = option(10, "training epochs", resumable=True, check="positive",
         metavar="N")
-    time_limit: float = _option(0.0, "stop training after MIN minutes in all "
+    time_limit: float = option(0.0, "stop training after MIN minutes in all "
         "(validation and an interrupted run's minutes included; the best checkpoint so "
         "far is kept; 0: no limit)", resumable=True, check="non_negative",
         metavar="MIN")
-    snapshot_minutes: float = _option(0.0, "every MIN minutes of training, save the "
+    snapshot_minutes: float = option(0.0, "every MIN minutes of training, save the "
         "weights (the averaged ones with --ema) to RUN_DIR/snapshots/ (0: off)",
         resumable=True, check="non_negative", metavar="MIN")
-    batch_size: int = _option(32, "global batch size (split across replicas when "
+    batch_size: int = option(32, "global batch size (split across replicas when "
         "distributed)", check="positive", metavar="N")
-    learning_rate: float = _option(1e-3, "learning rate", check="positive",
+    learning_rate: float = option(1e-3, "learning rate", check="positive",
         metavar="RATE")
-    seed: int = _option(1234, "seed of Python, NumPy, TensorFlow and Keras",
+    seed: int = option(1234, "seed of Python, NumPy, TensorFlow and Keras",
         metavar="N")
-    run_dir: str = _option("runs/default", "checkpoints, backup (resumption) and logs "
+    run_dir: str = option("runs/default", "checkpoints, backup (resumption) and logs "
         "go here", resumable=True, metavar="DIR")
-    validations_per_epoch: int = _option(1, "validate (and choose the best weights, "
+    validations_per_epoch: int = option(1, "validate (and choose the best weights, "
         "count patience) N times per pass over the training data", check="positive",
         metavar="N")
-    patience: int = _option(3, "early-stopping patience in validations, epochs unless "
+    patience: int = option(3, "early-stopping patience in validations, epochs unless "
         "--validations-per-epoch (0 disables it)", resumable=True,
         check="non_negative", metavar="N")
-    decay_factor: float = _option(1.0, "multiply the learning rate by this after "
+    decay_factor: float = option(1.0, "multiply the learning rate by this after "
         "--decay-patience epochs without a better validation metric (1 disables it)",
         check="factor", metavar="FACTOR")
-    decay_patience: int = _option(1, "validations without improvement before the "
+    decay_patience: int = option(1, "validations without improvement before the "
         "learning rate decays", check="positive", metavar="N")
-    distribute: str = _option("none", "none, mirrored (all local GPUs, or CPUs) or "
-        "multi-worker (needs TF_CONFIG)", resumable=True, choices=DISTRIBUTE_CHOICES)
-    monitor: str = _option("val_loss", "quantity for the best checkpoint and early "
+    distribute: str = option("none", "none, or mirrored (all local GPUs, or CPUs)",
+        resumable=True, choices=DISTRIBUTE_CHOICES)
+    monitor: str = option("val_loss", "quantity for the best checkpoint and early "
         "stopping")
-    mode: str = _option("auto", "whether --monitor is better low (min) or high (max); "
+    mode: str = option("auto", "whether --monitor is better low (min) or high (max); "
         "auto: Keras decides", choices=MODE_CHOICES)
-    verbose: object = _option("auto", "progress output: auto (a progress bar on a "
+    verbose: object = option("auto", "progress output: auto (a progress bar on a "
         "terminal, plain lines per epoch otherwise), 0 (none), 1 (progress bar), 2 "
         "(plain lines per epoch)", resumable=True, choices=VERBOSE_CHOICES)
-    tensorboard: bool = _option(True, "write TensorBoard logs (when the tensorboard "
+    tensorboard: bool = option(True, "write TensorBoard logs (when the tensorboard "
         "package is installed)", resumable=True)
-    ema: float = _option(0.0, "validate, checkpoint and keep a moving average of the "
+    ema: float = option(0.0, "validate, checkpoint and keep a moving average of the "
         "weights with this momentum, e.g. 0.999, warmed up: "
         "min(MOMENTUM, (1+t)/(10+t)) at step t (0 disables it)",
         check="open_fraction", metavar="MOMENTUM")
-    schedule: str = _option("constant", "constant learning rate (with optional decay "
+    schedule: str = option("constant", "constant learning rate (with optional decay "
         "on a plateau), or a cosine from --learning-rate to zero over the run's epochs "
         "(cosine)", choices=SCHEDULE_CHOICES)
-    resume: str = _option("auto", "with a backup in --run-dir: auto resumes it if it "
+    resume: str = option("auto", "with a backup in --run-dir: auto resumes it if it "
         "is a backup of the same run (and refuses otherwise), force resumes it anyway, "
         "never deletes it and starts afresh", resumable=True, choices=RESUME_CHOICES)
     # fmt: on
@@ -186,5 +214,5 @@ class TrainingConfig:
 
 
 RESUMABLE_FIELDS = tuple(
-    f.name for f in dataclasses.fields(TrainingConfig) if f.metadata["resumable"]
+    f.name for f in dataclasses.fields(TrainingConfig) if f.metadata.get("resumable")
 )

@@ -20,7 +20,6 @@ Progress output is Keras' own (`verbose`): the progress bar on a terminal, its p
 lines per epoch (`verbose=2`) otherwise.
 """
 
-import contextlib
 import importlib.util
 import os
 import sys
@@ -45,7 +44,6 @@ from zoo.training.callbacks import (
 )
 from zoo.training.checkpoints import Backup, BestCheckpoint, RestoreBackup, SaveBackup
 from zoo.training.data import resume_rounds, validation_rounds
-from zoo.training.distribution import is_multi_worker, worker_run_dir
 from zoo.training.resume import CURVE_FILE, run_identity_of, start_or_resume
 from zoo.training.run_folder import kept_backups, run_lock
 from zoo.training.schedules import fit_schedule
@@ -96,29 +94,18 @@ def fit(model, train_ds, val_ds, cfg, callbacks=None, run_identity=None, **fit_k
             "`fit` sets `initial_epoch` itself (from the backup of a resumed run). "
             f"Received: initial_epoch={fit_kwargs['initial_epoch']!r}"
         )
-    strategy = getattr(model, "distribute_strategy", None)
-    run_dir = worker_run_dir(cfg.run_dir, strategy)
-    with run_lock(run_dir):
-        remove_temporaries(run_dir)
-        return _fit(
-            model, train_ds, val_ds, cfg, callbacks, run_identity, run_dir, fit_kwargs
-        )
+    with run_lock(cfg.run_dir):
+        remove_temporaries(cfg.run_dir)
+        return _fit(model, train_ds, val_ds, cfg, callbacks, run_identity, fit_kwargs)
 
 
-def _fit(model, train_ds, val_ds, cfg, callbacks, run_identity, run_dir, fit_kwargs):
-    strategy = getattr(model, "distribute_strategy", None)
+def _fit(model, train_ds, val_ds, cfg, callbacks, run_identity, fit_kwargs):
+    run_dir, strategy = cfg.run_dir, getattr(model, "distribute_strategy", None)
     monitor = cfg.monitor if val_ds is not None else cfg.monitor.removeprefix("val_")
     backup = Backup(os.path.join(run_dir, "backup"))
     csv_path = os.path.join(run_dir, "log.csv")
     verbose = fit_kwargs.pop("verbose", cfg.verbose)
     keras_verbose = _progress(verbose)
-    if strategy is not None and is_multi_worker(strategy):
-        options = tf.data.Options()
-        policy = tf.data.experimental.AutoShardPolicy.DATA
-        options.experimental_distribute.auto_shard_policy = policy
-        train_ds = train_ds.with_options(options)
-        val_ds = val_ds if val_ds is None else val_ds.with_options(options)
-        keras_workarounds.build_for_multi_worker(model, strategy, train_ds)
 
     # With weight averaging the average is put in the model first (for validation
     # and the epoch-end callbacks up to the early stopping) and the raw weights are
@@ -138,14 +125,13 @@ def _fit(model, train_ds, val_ds, cfg, callbacks, run_identity, run_dir, fit_kwa
     schedule = fit_schedule(model, train_ds, epochs, fit_kwargs)
     if cfg.decay_factor < 1:
         # The compiled rate, read before a backup is restored into the optimizer.
-        rate = model.optimizer.learning_rate
-        learning_rate = float(keras.ops.convert_to_numpy(rate))
+        rate = float(keras.ops.convert_to_numpy(model.optimizer.learning_rate))
 
     identity = run_identity_of(cfg, model, run_identity)
     initial_epoch, backup_path = start_or_resume(
         run_dir, cfg, identity, backup, csv_path
     )
-    resuming, kept = backup_path is not None, kept_backups()
+    kept = kept_backups()
     if kept is not None:
         kept.append(backup)
     if backup.is_final(backup_path):
@@ -158,103 +144,94 @@ def _fit(model, train_ds, val_ds, cfg, callbacks, run_identity, run_dir, fit_kwa
         return history
 
     # A resumed run continues the interrupted run's clock, "best so far", early
-    # stopping and decay on a plateau from the log's values.
-    monitored = monitor_values(csv_path, monitor) if resuming else []
-    elapsed = (
-        monitor_values(csv_path, "elapsed_seconds", finite=True) if resuming else []
-    )
-    previous = elapsed[-1] if elapsed else 0.0
-    all_callbacks = [RestoreBackup(backup, backup_path)] if resuming else []
-    all_callbacks += [AverageIn(weights)] if weights else []
-    all_callbacks += list(callbacks or [])
+    # stopping and decay on a plateau from its log (a fresh start deleted the log).
+    monitored = monitor_values(csv_path, monitor)
+    best = monitor_values(csv_path, monitor, finite=True)
+    previous = (monitor_values(csv_path, "elapsed_seconds", finite=True) or [0])[-1]
     snapshots = None
     if cfg.time_limit or cfg.snapshot_minutes:
+        folder = os.path.join(run_dir, "snapshots")
         snapshots = TimedSnapshots(
-            os.path.join(run_dir, "snapshots"),
-            cfg.snapshot_minutes,
-            cfg.time_limit,
-            weights,
-            previous=previous,
+            folder, cfg.snapshot_minutes, cfg.time_limit, weights, previous
         )
-    # Before the checkpoints and the log: their writing is not counted, and the CSV
-    # log has the column.
-    all_callbacks.append(ElapsedTime(previous, pauses=[snapshots] if snapshots else []))
-    all_callbacks += [snapshots] if snapshots else []
-    checkpoint = BestCheckpoint(
-        os.path.join(run_dir, "best.keras"), monitor=monitor, mode=cfg.mode
-    )
-    best = monitor_values(csv_path, monitor, finite=True) if resuming else []
+    checkpoint = BestCheckpoint(os.path.join(run_dir, "best.keras"), monitor, cfg.mode)
     if best:
         checkpoint.best = (max if maximize(monitor, cfg.mode) else min)(best)
-    all_callbacks.append(checkpoint)
-    if cfg.patience > 0:
-        all_callbacks.append(
-            ResumableEarlyStopping(
-                monitor, cfg.mode, cfg.patience, backup.folder, monitored
-            )
-        )
-    all_callbacks += [AverageOut(weights)] if weights else []
-    all_callbacks.append(NaNGuard(backup.folder))
-    if cfg.decay_factor < 1:
-        # After the restore (train begin), before the CSV log (epoch end).
-        all_callbacks.append(
-            PlateauDecay(
-                monitor,
-                cfg.mode,
-                cfg.decay_factor,
-                cfg.decay_patience,
-                learning_rate,
-                monitored,
-                verbose=int(verbose != 0),
-            )
-        )
-    all_callbacks += [LogLearningRate(schedule)] if schedule is not None else []
-    all_callbacks.append(keras.callbacks.CSVLogger(csv_path, append=resuming))
     curve = TrainingCurve(
-        csv_path,
-        os.path.join(run_dir, CURVE_FILE),
-        monitor=monitor,
-        rounds_per_epoch=cfg.validations_per_epoch,
+        csv_path, os.path.join(run_dir, CURVE_FILE), monitor, cfg.validations_per_epoch
     )
-    all_callbacks.append(curve)
-    if cfg.tensorboard and importlib.util.find_spec("tensorboard") is not None:
-        board = keras.callbacks.TensorBoard(os.path.join(run_dir, "tensorboard"))
-        all_callbacks.append(board)
-    # After the CSV log: a kill between the two trains the logged epoch again (and
-    # the resume drops its row) rather than losing the epoch's row.
-    all_callbacks.append(SaveBackup(backup, kept is not None, initial_epoch))
-    if keras_verbose and cfg.validations_per_epoch > 1:
-        all_callbacks.append(RoundsProgress(cfg.validations_per_epoch))
+    board = cfg.tensorboard and importlib.util.find_spec("tensorboard") is not None
+    rounds = cfg.validations_per_epoch if keras_verbose else 1
+    all_callbacks = [
+        RestoreBackup(backup, backup_path) if backup_path else None,
+        AverageIn(weights) if weights else None,
+        *(callbacks or []),
+        # Before the checkpoints and the log: their writing is not counted, and the
+        # CSV log has the column.
+        ElapsedTime(previous, pauses=[snapshots] if snapshots else []),
+        snapshots,
+        checkpoint,
+        ResumableEarlyStopping(
+            monitor, cfg.mode, cfg.patience, backup.folder, monitored
+        )
+        if cfg.patience > 0
+        else None,
+        AverageOut(weights) if weights else None,
+        NaNGuard(backup.folder),
+        # After the restore (train begin), before the CSV log (epoch end).
+        PlateauDecay(monitor, cfg, rate, monitored, verbose=int(verbose != 0))
+        if cfg.decay_factor < 1
+        else None,
+        LogLearningRate(schedule) if schedule is not None else None,
+        keras.callbacks.CSVLogger(csv_path, append=True),
+        curve,
+        keras.callbacks.TensorBoard(os.path.join(run_dir, "tensorboard"))
+        if board
+        else None,
+        # After the CSV log: a kill between the two trains the logged epoch again
+        # (and the resume drops its row) rather than losing the epoch's row.
+        SaveBackup(backup, kept is not None, initial_epoch),
+        RoundsProgress(rounds) if rounds > 1 else None,
+    ]
     one_replica = isinstance(train_ds, tf.data.Dataset) and (
         strategy is None or strategy.num_replicas_in_sync == 1
     )
-    if initial_epoch and batches is not None and one_replica:
-        # Validation rounds: Keras reads one stream of batches through all rounds
-        # (one iterator for the whole `fit`), and the resumed run starts that stream
-        # where the interrupted run's next round would have (`resume_rounds`).
-        steps = fit_kwargs["steps_per_epoch"]
-        train_ds = resume_rounds(passes_ds, batches, steps, initial_epoch)
-        _advance(val_ds, initial_epoch)
-    elif initial_epoch and one_replica and fit_kwargs.get("steps_per_epoch") is None:
+    steps = fit_kwargs.get("steps_per_epoch")
+    if initial_epoch and one_replica and (batches or steps is None):
         # A resumed run sees each epoch's data in the order the interrupted run
         # would have: tf.data draws a shuffled pipeline's order when an iterator is
         # created, so the iterators Keras created in the completed epochs (training
         # and validation: they may be the same dataset) are created again, and
-        # dropped with no element read, before Keras creates its own.
-        _advance(train_ds, initial_epoch)
+        # dropped with no element read, before Keras creates its own. With
+        # validation rounds Keras reads one stream of batches through all rounds
+        # (one iterator for the whole `fit`), and the resumed run starts that
+        # stream where the interrupted run's next round would have
+        # (`resume_rounds`).
+        if batches:
+            train_ds = resume_rounds(passes_ds, batches, steps, initial_epoch)
+        else:
+            _advance(train_ds, initial_epoch)
         _advance(val_ds, initial_epoch)
     if isinstance(train_ds, tf.data.Dataset):
         # The caller shuffles its tf.data pipeline; Keras ignores `shuffle` for
         # datasets but warns when it is True (its default) on every `fit`.
         fit_kwargs.setdefault("shuffle", False)
     try:
-        with _quiet_expected_warnings(fit_kwargs):
+        with warnings.catch_warnings():
+            if steps is None:
+                # An epoch is one pass over the training data: for a dataset of
+                # unknown length (after `filter` or `bucket_by_length`) Keras
+                # learns its end when the data runs out, and warns. With
+                # `steps_per_epoch` the warning means the data is too short.
+                warnings.filterwarnings(
+                    "ignore", "Your input ran out of data", category=UserWarning
+                )
             return model.fit(
                 train_ds,
                 validation_data=val_ds,
                 epochs=epochs,
                 initial_epoch=initial_epoch,
-                callbacks=all_callbacks,
+                callbacks=[c for c in all_callbacks if c is not None],
                 verbose=keras_verbose,
                 **fit_kwargs,
             )
@@ -280,24 +257,3 @@ def _progress(verbose, stream=None):
         return 1 if (stream or sys.stdout).isatty() else 2
     except (AttributeError, ValueError):  # no isatty, or a closed stream
         return 2
-
-
-@contextlib.contextmanager
-def _quiet_expected_warnings(fit_kwargs):
-    """Hides the Keras warnings that `fit` triggers by design.
-
-    Without `steps_per_epoch`, an epoch is one pass over the training data, and for
-    a dataset whose length TensorFlow does not know (after `filter` or
-    `bucket_by_length`) Keras learns it when the data runs out, warning "Your input
-    ran out of data; interrupting training" at the end of the first epoch
-    (keras/src/trainers/epoch_iterator.py). That is the intended end of the epoch.
-    With `steps_per_epoch` the same warning means the data is too short, and is kept.
-    """
-    with warnings.catch_warnings():
-        if fit_kwargs.get("steps_per_epoch") is None:
-            warnings.filterwarnings(
-                "ignore",
-                message=r"Your input ran out of data; interrupting training",
-                category=UserWarning,
-            )
-        yield

@@ -23,7 +23,6 @@ A flag that sets a model's argument takes its default from the model's construct
 """
 
 import argparse
-import copy
 import dataclasses
 import math
 import os
@@ -31,61 +30,15 @@ import sys
 import typing
 
 from zoo.errors import ConfigError
-from zoo.training.config import CHECKS, TrainingConfig
+
+# `option` is re-exported: a recipe declares its options with it.
+from zoo.training.config import CHECKS, TrainingConfig, option  # noqa: F401
 
 MISSING = dataclasses.MISSING
 
 # Recipe fields that never change what is trained.
 OUTPUT_FIELDS = ("data", "run_dir", "report_dir", "export_dir", "no_export", "debug")
 OUTPUT_FIELDS += ("report_samples", "training", "warmup_texts", "warmup_stories")
-
-
-def option(
-    default,
-    help,
-    *,
-    demo=MISSING,
-    choices=None,
-    check=None,
-    metavar=None,
-    type=None,
-    negatable=False,
-):
-    """A recipe option: a dataclass field that `build_parser` turns into a flag.
-
-    Args:
-        default: the default value (with `--data`).
-        help: the flag's help line (required: every flag says what it does).
-        demo: the default on the generated demo corpus (no `--data`), if different.
-        choices: the accepted values.
-        check: a name of `zoo.training.config.CHECKS` (`"positive"`,
-            `"non_negative"`, `"fraction"`: [0, 1], ...) or a callable that raises
-            `ValueError` for a bad value; `None` values are always accepted.
-        metavar: the value's name in `--help`.
-        type: the parser of the value, when the annotation is not enough.
-        negatable: a bool option that defaults to False everywhere still gets
-            `--no-FLAG` (as one that defaults to True does).
-    """
-    if not help:
-        raise ValueError("every recipe option needs a help line")
-    if isinstance(check, str) and check not in CHECKS:
-        raise ValueError(
-            f"`check` must be one of {sorted(CHECKS)}. Received: {check!r}"
-        )
-    metadata = {
-        "help": help,
-        "demo": demo,
-        "choices": choices,
-        "check": check,
-        "metavar": metavar,
-        "type": type,
-        "negatable": negatable,
-    }
-    if isinstance(default, (list, dict, set)):
-        return dataclasses.field(
-            default_factory=lambda: copy.deepcopy(default), metadata=metadata
-        )
-    return dataclasses.field(default=default, metadata=metadata)
 
 
 def default_of(constructor, argument):
@@ -171,7 +124,7 @@ class RecipeConfig:
 
         The fields that only say where output goes (`OUTPUT_FIELDS`) are left out, and
         so are the training options: `zoo.training.fit` records those itself, less the
-        ones a resumed run may change (`zoo.training.RESUMABLE_FIELDS`).
+        ones a resumed run may change (`zoo.training.config.RESUMABLE_FIELDS`).
         """
         return {
             f.name: getattr(self, f.name)
@@ -300,8 +253,6 @@ def build_parser(
         if field.name == "training":
             continue
         default = field.default
-        if default is MISSING:
-            default = field.default_factory()
         if default is None:
             default = folders.get(field.name)
         group = groups["common" if field.name in common else "recipe"]
@@ -325,30 +276,15 @@ def build_parser(
     return parser
 
 
-def parse_config(
-    config_class,
-    argv=None,
-    *,
-    prog,
-    description,
-    name,
-    training_defaults=None,
-    demo_training_defaults=None,
-):
-    """Parses `argv` into a `config_class` instance (argparse errors exit with 2)."""
+def parse_config(config_class, argv=None, **parser_args):
+    """Parses `argv` into a `config_class` instance (argparse errors exit with 2);
+    `parser_args` are `build_parser`'s: `prog`, `description`, `name` and the
+    training defaults."""
     argv = list(sys.argv[1:] if argv is None else argv)
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--data", default=None)
     demo = pre.parse_known_args(argv)[0].data is None
-    parser = build_parser(
-        config_class,
-        prog,
-        description,
-        name,
-        training_defaults,
-        demo_training_defaults,
-        demo,
-    )
+    parser = build_parser(config_class, **parser_args, demo=demo)
     args = vars(parser.parse_args(argv))
     training = {f.name: args.get(f.name) for f in dataclasses.fields(TrainingConfig)}
     training["run_dir"] = args["run_dir"]

@@ -11,8 +11,7 @@ After a Keras upgrade: for each workaround, check whether the upstream issue is 
 (then delete the workaround and its use) or the internals it uses are unchanged (then
 widen `KERAS_VERSIONS`); `tests/training/test_keras_workarounds.py` tells which
 internals are gone. Checked against Keras 3.15.1: every workaround here is still
-needed (the two multi-worker ones: without either,
-`tests/training/test_distribution.py::test_multi_worker_two_local_processes` fails).
+needed.
 """
 
 import re
@@ -219,88 +218,9 @@ def moving_average_update(optimizer, trainable_variables, momentum):
     )
     if not optimizer.use_ema:
         return
-    ops = keras.ops
     for variable, average in zip(
         trainable_variables, optimizer._model_variables_moving_average, strict=True
     ):
-        if average is None:
-            continue
-        m = momentum(optimizer.iterations, optimizer.ema_momentum, variable.dtype)
-        average.assign(
-            ops.add(
-                ops.multiply(m, average), ops.multiply(ops.subtract(1, m), variable)
-            )
-        )
-
-
-# --- MultiWorkerMirroredStrategy ---------------------------------------------------
-
-
-def build_for_multi_worker(model, strategy, train_ds):
-    """Works around Keras 3 failing to start `fit` under MultiWorkerMirroredStrategy.
-
-    `TensorFlowTrainer._maybe_symbolic_build` (keras/src/backend/tensorflow/
-    trainer.py) averages the first distributed batch with `strategy.reduce`, which
-    MultiWorkerMirroredStrategy rejects for nested batches (keras-team/keras#20585).
-    The model is built here from one local batch, the same thing
-    `_maybe_symbolic_build` does afterwards, and that step is replaced by a no-op on
-    this model. Also installs `patch_multi_worker_reduce`.
-    """
-    require(
-        "build_for_multi_worker",
-        "keras-team/keras#20585 (TensorFlowTrainer._maybe_symbolic_build)",
-        (model, "_symbolic_build"),
-        (model, "_maybe_symbolic_build"),
-    )
-    if getattr(model, "_zoo_multi_worker_built", False):
-        return
-    batch = next(iter(train_ds))
-    with strategy.scope():
-        model._symbolic_build(data_batch=batch)
-    model._maybe_symbolic_build = lambda iterator=None, data_batch=None: None
-    model._zoo_multi_worker_built = True
-    patch_multi_worker_reduce()
-
-
-def patch_multi_worker_reduce():
-    """Works around Keras 3 reducing per-replica scalar logs over `axis=0`.
-
-    Under MultiWorkerMirroredStrategy, Keras' `reduce_per_replica`
-    (keras/src/backend/tensorflow/trainer.py) calls `strategy.reduce("MEAN", v,
-    axis=0)` on scalar metric values, which fails with "Invalid reduction dimension 0
-    for input with 0 dimensions" (tensorflow/tensorflow#72388, referred to Keras
-    there). Scalars are averaged over replicas instead (`axis=None`); every other
-    case is left to Keras. Patches the module function once per process.
-    """
-    from keras.src.backend.tensorflow import trainer as tf_trainer
-
-    require(
-        "patch_multi_worker_reduce",
-        "tensorflow/tensorflow#72388 (keras' reduce_per_replica)",
-        (tf_trainer, "reduce_per_replica"),
-        (tf_trainer, "_collective_all_reduce_multi_worker"),
-        (tf_trainer, "_is_per_replica_instance"),
-        (tf_trainer, "tree"),
-    )
-    original = tf_trainer.reduce_per_replica
-    if getattr(original, "_zoo_patched", False):
-        return
-
-    def reduce_per_replica(values, strategy, reduction):
-        if reduction in (
-            "auto",
-            "mean",
-        ) and tf_trainer._collective_all_reduce_multi_worker(strategy):
-
-            def _reduce(v):
-                if not tf_trainer._is_per_replica_instance(v):
-                    return v
-                if v.values[0].shape.rank == 0:
-                    return strategy.reduce("MEAN", v, axis=None)
-                return strategy.reduce("MEAN", v, axis=0)
-
-            return tf_trainer.tree.map_structure(_reduce, values)
-        return original(values, strategy, reduction)
-
-    reduce_per_replica._zoo_patched = True
-    tf_trainer.reduce_per_replica = reduce_per_replica
+        if average is not None:
+            m = momentum(optimizer.iterations, optimizer.ema_momentum, variable.dtype)
+            average.assign(m * average + (1 - m) * variable)

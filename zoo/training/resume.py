@@ -25,7 +25,6 @@ the same run started again loads them and does not train again (it says so:
 `resuming <run_dir>: its training finished after N epochs; ...`).
 """
 
-import csv
 import hashlib
 import json
 import math
@@ -247,26 +246,15 @@ def start_fresh(run_dir, backup, identity, epochs):
 
 
 def trim_log(csv_path, completed):
-    """Keeps the rows of `log.csv` for the first `completed` epochs: a run killed
-    after logging an epoch but before backing it up trains that epoch again."""
-    if not os.path.exists(csv_path):
-        return
-    with open(csv_path, newline="") as f:
-        rows = list(csv.reader(f))
-    if not rows or "epoch" not in rows[0]:
-        return
-    column = rows[0].index("epoch")
-
-    def done(row):
-        try:
-            return int(row[column]) < completed
-        except (IndexError, ValueError):
-            return False
-
-    kept = [rows[0], *filter(done, rows[1:])]
-    if len(kept) != len(rows):
-        with atomic_write(csv_path, newline="") as f:
-            csv.writer(f).writerows(kept)
+    """Keeps the header and the rows of the first `completed` epochs of `log.csv`
+    (Keras' `CSVLogger` writes one line per epoch, in order): a run killed after
+    logging an epoch but before backing it up trains that epoch again."""
+    if os.path.exists(csv_path):
+        with open(csv_path, newline="") as f:
+            lines = f.readlines()
+        if len(lines) > completed + 1:
+            with atomic_write(csv_path, newline="") as f:
+                f.writelines(lines[: completed + 1])
 
 
 def start_or_resume(run_dir, cfg, identity, backup, csv_path):

@@ -64,31 +64,26 @@ def run_lock(run_dir):
     if key in _HELD:  # this process holds it already
         yield run_dir
         return
-    fd = os.open(os.path.join(run_dir, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    path = os.path.join(run_dir, LOCK_FILE)
+    # Closing the file releases the lock.
+    with open(path, "a+", encoding="ascii", errors="replace") as f:
         try:
-            text = os.pread(fd, 64, 0).decode("ascii", errors="replace").strip()
-        except OSError:
-            text = ""
-        os.close(fd)
-        pid = int(text) if text.isdigit() else None
-        raise RunLockedError(run_dir, pid) from None
-    except BaseException:
-        os.close(fd)
-        raise
-    try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-        _HELD.add(key)
-        yield run_dir
-    finally:
-        _HELD.discard(key)
-        with contextlib.suppress(OSError):
-            os.ftruncate(fd, 0)
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            text = f.read(64).strip()
+            pid = int(text) if text.isdigit() else None
+            raise RunLockedError(run_dir, pid) from None
+        try:
+            f.truncate(0)
+            f.write(f"{os.getpid()}\n")
+            f.flush()
+            _HELD.add(key)
+            yield run_dir
+        finally:
+            _HELD.discard(key)
+            with contextlib.suppress(OSError):
+                f.truncate(0)
 
 
 def holds_lock(run_dir):

@@ -67,9 +67,8 @@ def scheduled_learning_rate(cfg):
     """The optimizer's `learning_rate` for `cfg`: `cfg.learning_rate` itself, or with
     `cfg.schedule == "cosine"` a `CosineToZero` from it (its length set later by
     `fit_schedule_to_run` or by `fit`)."""
-    if cfg.schedule == "cosine":
-        return CosineToZero(cfg.learning_rate)
-    return cfg.learning_rate
+    cosine = cfg.schedule == "cosine"
+    return CosineToZero(cfg.learning_rate) if cosine else cfg.learning_rate
 
 
 def model_schedule(model):
@@ -101,11 +100,9 @@ def fit_schedule(model, train_ds, epochs, fit_kwargs):
     schedule = model_schedule(model)
     if schedule is None or schedule.total_steps is not None:
         return schedule
-    per_epoch = fit_kwargs.get("steps_per_epoch")
-    if per_epoch is None:
-        cardinality = int(train_ds.cardinality())
-        per_epoch = cardinality if cardinality > 0 else None
-    if per_epoch is None:
+    # The cardinality is negative when TensorFlow does not know it.
+    per_epoch = fit_kwargs.get("steps_per_epoch") or int(train_ds.cardinality())
+    if per_epoch < 1:
         raise ValueError(
             "The cosine schedule needs the run's length and the training data's "
             "number of batches is unknown: call "

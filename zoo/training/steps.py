@@ -79,7 +79,7 @@ class RecipeRun:
         name: the recipe's name.
         config: the recipe's configuration.
         strategy: the `tf.distribute` strategy (`--distribute`).
-        run_dir: the run folder of this worker.
+        run_dir: the run folder.
     """
 
     def __init__(self, name, config, strategy, run_dir):
@@ -112,24 +112,18 @@ class RecipeRun:
         `trainer` is the compiled Keras model; `callbacks` run before the built-in
         ones (so one that adds a metric can be the monitored quantity).
         """
-        from zoo.training import fit
+        from zoo.training.fitting import fit
 
-        return fit(
-            trainer,
-            train_ds,
-            val_ds,
-            self.config.training,
-            callbacks=callbacks,
-            run_identity=self.identity(data_fingerprint),
-            **kw,
-        )
+        cfg, identity = self.config.training, self.identity(data_fingerprint)
+        return fit(trainer, train_ds, val_ds, cfg, callbacks, identity, **kw)
 
     def optimizer(self, cls=None, **kwargs):
         """The optimizer of `cls` (Adam by default) with the configured learning rate,
         schedule (`--schedule`) and weight averaging (`--ema`); `kwargs` go to `cls`."""
         import keras
 
-        from zoo.training import averaging, scheduled_learning_rate
+        from zoo.training.schedules import scheduled_learning_rate
+        from zoo.training.weight_averaging import averaging
 
         cls = cls or keras.optimizers.Adam
         training = self.config.training
@@ -171,14 +165,13 @@ def recipe_run(name, config):
 
     tf_logging.quiet(config.debug)  # before TensorFlow is imported
     try:
-        from zoo.training import get_strategy, set_seed
-        from zoo.training.distribution import worker_run_dir
+        from zoo.training.distribution import get_strategy, set_seed
         from zoo.training.run_folder import keep_final_backups, run_lock
 
         check_output_folders(config)
         set_seed(config.training.seed)
         strategy = get_strategy(config.training.distribute)
-        run_dir = worker_run_dir(config.training.run_dir, strategy)
+        run_dir = config.training.run_dir
         with run_lock(run_dir), keep_final_backups() as kept:
             yield RecipeRun(name, config, strategy, run_dir)
             # The run is complete: its trained weights are no longer needed.
@@ -198,11 +191,10 @@ def check_output_folders(config):
     (`zoo.io.check_writable_dir`: a `ConfigError` naming the flag and the folder)."""
     from zoo.io import check_writable_dir
 
-    folders = [("--run-dir", config.training.run_dir)]
-    folders.append(("--report-dir", getattr(config, "report_dir", None)))
-    if not getattr(config, "no_export", True):
-        folders.append(("--export-dir", getattr(config, "export_dir", None)))
-    for flag, folder in folders:
+    folders = {"--run-dir": config.training.run_dir, "--report-dir": config.report_dir}
+    if not config.no_export:
+        folders["--export-dir"] = config.export_dir
+    for flag, folder in folders.items():
         if folder is not None:
             check_writable_dir(folder, flag)
 
@@ -214,10 +206,7 @@ def _failure_line(error, config):
     report), said with what the run folder keeps for the same command to resume."""
     from zoo.errors import is_disk_full
 
-    if isinstance(error, ZooError):
-        return one_line(error)
-    callbacks = sys.modules.get("zoo.training.callbacks")  # loaded if it was raised
-    if callbacks is not None and isinstance(error, callbacks.NonFiniteLossError):
+    if isinstance(error, ZooError):  # NonFiniteLossError too
         return one_line(error)
     if not is_disk_full(error):
         return None
@@ -299,8 +288,5 @@ def sample_indices(count, limit, seed):
 
 
 def _jsonable(value):
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if hasattr(value, "item"):
-        return value.item()
-    return str(value)
+    """NumPy arrays and scalars as lists and numbers; anything else as text."""
+    return value.tolist() if hasattr(value, "tolist") else str(value)

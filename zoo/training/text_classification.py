@@ -5,7 +5,7 @@ Plain functions a recipe calls in order:
 - `TextClassificationConfig`: the options both recipes have (columns, vocabulary,
   embeddings, warm-up texts);
 - `prepare_inputs`: `zoo.data.labelled.LabelledSplits` -> seeded samples, the word
-  vocabulary of the training texts (`build_word_vocabulary`), the preprocessor and the
+  vocabulary of the training texts (`word_vocabulary`), the preprocessor and the
   length-bucketed datasets (`labelled_dataset`), in a `TextClassificationInputs`;
 - `initial_embeddings`: the word vectors a classifier starts from (a vector file,
   word2vec, or none);
@@ -20,7 +20,6 @@ Module-level imports are stdlib-only: a recipe's `--help` needs no TensorFlow.
 """
 
 import dataclasses
-import functools
 import os
 import pathlib
 import shutil
@@ -121,14 +120,10 @@ class TextClassificationInputs:
     def publish(self):
         """Copies the vocabulary to `published_vocab_file` (atomically) and writes
         the word2vec vectors the model started from, if any, beside it; called once
-        the run folder's identity is checked. Returns the vocabulary's path, or
-        None."""
+        the run folder's identity is checked. Returns the vocabulary's path."""
         target = self.published_vocab_file
-        if not target:
-            return None
-        if os.path.abspath(target) != os.path.abspath(self.vocab_file):
-            with atomic_path(target) as tmp:
-                shutil.copyfile(self.vocab_file, tmp)
+        with atomic_path(target) as tmp:
+            shutil.copyfile(self.vocab_file, tmp)
         if self.embeddings is not None and self.embeddings.word2vec:
             from zoo.text.vocabulary import Vocabulary
             from zoo.text.word2vec import write_word2vec
@@ -139,23 +134,8 @@ class TextClassificationInputs:
         return target
 
     @property
-    def description(self):
-        return self.texts.description
-
-    @property
-    def label_names(self):
-        return self.texts.label_names
-
-    @property
     def vocabulary_size(self):
         return self.preprocessor.lookup.size
-
-    def warmup_texts(self, path=None, count=4):
-        """The export's warm-up texts: the lines of `path` (`--warmup-texts`), or
-        the first `count` test texts."""
-        if path is None:
-            return self.texts.test.texts[:count]
-        return read_example_texts(path)
 
 
 def prepare_inputs(
@@ -173,7 +153,7 @@ def prepare_inputs(
         config: a `TextClassificationConfig`.
         texts: a `zoo.data.labelled.LabelledSplits`.
         tokenize: the preprocessor's in-graph tokenization (see
-            `build_word_vocabulary`).
+            `zoo.models.preprocessor.word_vocabulary`).
         make_preprocessor: `vocab_file -> preprocessor`; the preprocessor maps a
             string tensor `[B]` to a dict holding `"token_ids"`.
         buckets: byte-length bucket boundaries of the training batches.
@@ -184,6 +164,8 @@ def prepare_inputs(
     Returns:
         A `TextClassificationInputs`.
     """
+    from zoo.models.preprocessor import word_vocabulary
+
     seed = config.training.seed
     texts = texts.sample(config.max_train_samples, config.max_eval_samples, seed)
     per_class = ", ".join(f"{name} {n}" for name, n in texts.train.counts().items())
@@ -192,16 +174,12 @@ def prepare_inputs(
         f"training examples per class: {per_class}"
     )
     requested = os.path.join(config.run_dir, "vocab.txt")
-    build = functools.partial(
-        build_word_vocabulary,
-        texts.train.texts,
-        tokenize,
-        max_size=config.vocab_size,
-        min_count=config.min_count,
+    vocab = word_vocabulary(
+        texts.train.texts, tokenize, config.vocab_size, config.min_count
     )
     # In RUN_DIR/vocabularies/<digest of its bytes>/: no configuration overwrites
     # another's vocabulary.
-    vocab_file = content_keyed(build, requested, VOCABULARIES)
+    vocab_file = content_keyed(vocab.save, requested, VOCABULARIES)
     preprocessor = make_preprocessor(vocab_file)
     datasets = {
         split: labelled_dataset(
@@ -229,33 +207,6 @@ def prepare_inputs(
     )
     log(f"vocabulary: {data.vocabulary_size} words")
     return data
-
-
-def build_word_vocabulary(
-    texts, tokenize, path, max_size=None, min_count=1, batch_size=512
-):
-    """Builds, saves and returns the word `Vocabulary` of `texts`.
-
-    Args:
-        texts: list of raw str.
-        tokenize: the in-graph tokenization, string tensor `[B]` -> ragged string
-            tensor of any rank (its flat values are the words counted), e.g.
-            `lambda t: tokenize_documents(t, 30, 50)[1]`.
-        path: the vocabulary file written (`Vocabulary.save`).
-        max_size: largest vocabulary size, reserved tokens included.
-        min_count: words seen fewer times are left out (they map to `[UNK]`).
-        batch_size: texts tokenized per step.
-    """
-    import tensorflow as tf
-
-    from zoo.text.vocabulary import Vocabulary
-
-    ds = tf.data.Dataset.from_tensor_slices(tf.constant(list(texts), tf.string))
-    ds = ds.batch(batch_size).map(lambda t: tokenize(t).flat_values)
-    token_lists = (batch.tolist() for batch in ds.as_numpy_iterator())
-    vocab = Vocabulary.build(token_lists, max_size=max_size, min_count=min_count)
-    vocab.save(path)
-    return vocab
 
 
 def labelled_dataset(
@@ -412,7 +363,7 @@ def write_report(config, data, metrics, results, notes=()):
     text = "\n".join([format_report(metrics), *notes])
     os.makedirs(config.report_dir, exist_ok=True)
     with atomic_write(os.path.join(config.report_dir, "metrics.txt")) as f:
-        f.write(f"{data.description}\n\n{text}\n")
+        f.write(f"{data.texts.description}\n\n{text}\n")
     print(text, flush=True)
     rng = np.random.default_rng(config.training.seed)
     examples = []
@@ -422,9 +373,9 @@ def write_report(config, data, metrics, results, notes=()):
             {
                 **results[i],
                 "index": int(i),
-                "predicted": data.label_names[predicted],
+                "predicted": data.texts.label_names[predicted],
                 "probability": float(results[i]["probabilities"][predicted]),
-                "true": data.label_names[label],
+                "true": data.texts.label_names[label],
             }
         )
     return text, examples
@@ -441,7 +392,7 @@ def document_report(config, data, metrics, results, log=print):
         os.path.join(config.report_dir, "attention.html"),
         examples,
         title=f"HAN attention: {data_name(config, 'demo documents')}",
-        subtitle=data.description,
+        subtitle=data.texts.description,
         summary=text,
     )
     log(f"attention report: {path}")
@@ -486,7 +437,7 @@ def hop_report(config, data, metrics, results, log=print):
         os.path.join(config.report_dir, "attention.html"),
         [{"heading": "attention hops over the words", "examples": grids}],
         title="Structured self-attention: " + data_name(config, "demo sentences"),
-        subtitle=data.description,
+        subtitle=data.texts.description,
         summary=text,
         legend="Rows: the attention hops (rows of A); columns: the words of the "
         "sentence; the darker a cell, the larger the hop's weight on that word.",
@@ -494,25 +445,23 @@ def hop_report(config, data, metrics, results, log=print):
     log(f"attention report: {path}")
 
 
-def export_classifier(
-    run, exporter, export_name, task, data, metrics, keys=HEADLINE_METRICS
-):
-    """Exports the trained `task` with its family's `exporter` (e.g.
-    `zoo.models.han.export_han_classifier`) to `--export-dir`/`export_name`/VERSION:
-    the SavedModel of its network on the run's vocabulary (`data.preprocessor`, the
-    same words as the task's preprocessor; its `vocab.txt` is the export's asset) and
-    `VERSION.keras`, the task itself; with the warm-up texts of `--warmup-texts` (or
-    four test texts) and the manifest's recipe, data and `keys` of `metrics`. Returns
-    the version folder."""
+def export_classifier(run, export_name, task, data, metrics, keys=HEADLINE_METRICS):
+    """Exports the trained `task` (`TextClassifier.export`) to
+    `--export-dir`/`export_name`/VERSION: the SavedModel of its network on the run's
+    vocabulary (`data.preprocessor`, the same words as the task's preprocessor; its
+    `vocab.txt` is the export's asset) and `VERSION.keras`, the task itself; with the
+    warm-up texts of `--warmup-texts` (or four test texts) and the manifest's recipe,
+    data and `keys` of `metrics`. Returns the version folder."""
     config = run.config
-    return exporter(
-        task,
-        base_dir=config.export_dir,
-        name=export_name,
-        warmup_texts=data.warmup_texts(config.warmup_texts),
+    return task.export(
+        config.export_dir,
+        export_name,
+        read_example_texts(config.warmup_texts)
+        if config.warmup_texts
+        else data.texts.test.texts[:4],
         metadata={
             "recipe": run.name,
-            "data": data.description,
+            "data": data.texts.description,
             "metrics": {k: metrics[k] for k in keys if k in metrics},
         },
         preprocessor=data.preprocessor,

@@ -11,7 +11,7 @@ run, or of a long one's first epochs, is mostly the untrained model. With the wa
 the average covers about the last ninth of the steps so far (`1 - m_t ~ 9 / t`) until
 `m_t` reaches `ema` (after 8,990 steps for 0.999): a short run gets a short window and
 a long one `ema`'s. `fit` makes any Keras optimizer average this way
-(`warm_up_average`); `zoo.fastpath.FusedAdam` does it itself. `fit` puts
+(`warm_up_average`); `zoo.fastpath.fused_adam.FusedAdam` does it itself. `fit` puts
 the average in the model for validation (the loss and any metric an extra callback
 adds), the best checkpoint and early stopping, and the raw weights back before the
 backup and the next epoch: training continues from the raw weights, and the backup
@@ -64,7 +64,7 @@ def warm_up_average(optimizer):
     the optimizer (the inner one of a loss-scale wrapper) uses the warmed-up
     momentum instead (`keras_workarounds.replace_average_momentum`). `fit` calls it;
     it does nothing without averaging, when already done, and for an optimizer whose
-    class warms up itself (`average_warm_up = True`, as `zoo.fastpath.FusedAdam`).
+    class warms up itself (`average_warm_up = True`, as `zoo.fastpath.fused_adam.FusedAdam`).
     Call it before the train function is traced (before `fit`).
 
     Returns:

@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.models.han import HANPreprocessor, tokenize_documents
+from zoo.models.han import HANPreprocessor
+from zoo.models.han.han_preprocessor import tokenize_documents
 from zoo.text.vocabulary import Vocabulary
 
 

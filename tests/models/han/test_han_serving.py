@@ -9,10 +9,8 @@ import tensorflow as tf
 from zoo.models.han import (
     HANClassifier,
     HANPreprocessor,
-    HANServing,
     HANTextClassifier,
     HANTextClassifierPreprocessor,
-    export_han_classifier,
 )
 from zoo.text.vocabulary import Vocabulary
 
@@ -28,9 +26,15 @@ def parts(tmp_path):
     return model, preprocessor
 
 
+def serving_module(model, preprocessor, **kwargs):
+    layer = HANTextClassifierPreprocessor.from_module(preprocessor)
+    task = HANTextClassifier(model, layer, ["neg", "pos"], compile=False)
+    return task.serving_module(preprocessor, **kwargs)
+
+
 def test_signatures_match_the_keras_model(parts):
     model, preprocessor = parts
-    module = HANServing(model, preprocessor, ["neg", "pos"])
+    module = serving_module(model, preprocessor)
     assert sorted(module.serving_signatures()) == [
         "explain",
         "preprocess",
@@ -74,11 +78,7 @@ def test_export_writes_the_signatures_limits_and_labels(parts, tmp_path):
         ["neg", "pos"],
         compile=False,
     )
-    with pytest.raises(ValueError, match="^`task` must be a HANTextClassifier. "):
-        export_han_classifier(model, base_dir=tmp_path / "saved_models")
-    assert not os.path.exists(tmp_path / "saved_models")
-    version_dir = export_han_classifier(
-        task,
+    version_dir = task.export(
         base_dir=tmp_path / "saved_models",
         warmup_texts=TEXTS,
         metadata={"recipe": "test", "metrics": {"accuracy": 0.5}},
@@ -109,7 +109,7 @@ def test_export_writes_the_signatures_limits_and_labels(parts, tmp_path):
 
 def test_every_signature_refuses_a_batch_over_the_limit(parts):
     model, preprocessor = parts
-    module = HANServing(model, preprocessor, ["neg", "pos"], max_batch_size=2)
+    module = serving_module(model, preprocessor, max_batch_size=2)
     for fn in module.serving_signatures().values():
         assert len(fn(tf.constant(TEXTS[:2]))) >= 1
         with pytest.raises(tf.errors.InvalidArgumentError, match="max_batch_size=2"):

@@ -2,11 +2,9 @@ import numpy as np
 
 from zoo.data import babi
 from zoo.demo.babi import DEMO_TASK, load_demo
-from zoo.models.memn2n import (
+from zoo.models.memn2n import MemN2N, MemN2NQuestionAnswerer, babi_arrays
+from zoo.models.memn2n.babi_report import (
     PAPER_1K_JOINT_PE_LS_RN,
-    MemN2N,
-    MemN2NQuestionAnswerer,
-    babi_arrays,
     format_error_table,
     paper_errors,
     plot_attention,
@@ -58,7 +56,7 @@ def test_the_paper_is_compared_only_on_its_data():
 def test_plot_attention_writes_one_png_per_sample(tmp_path):
     tasks = load_demo(num_stories=20, test_stories=5, memory_size=6)
     test = tasks[DEMO_TASK].test
-    vocab = babi_arrays.build_vocabulary(test)
+    vocab, _ = babi_arrays.build_vocabulary(test)
     arrays = babi_arrays.vectorize(test, vocab, 6, 6)
     model = MemN2N(len(vocab), 6, 6, embedding_dim=4, hops=2, linear_start=False)
     paths = plot_attention(model, test, arrays, vocab, tmp_path, 2, "demo")
@@ -86,12 +84,8 @@ def test_plot_attention_writes_one_png_per_sample(tmp_path):
 def test_evaluate_tasks_and_the_written_report(tmp_path):
     import dataclasses
 
-    from zoo.models.memn2n import (
-        build_arrays,
-        error_rate,
-        evaluate_tasks,
-        write_error_report,
-    )
+    from zoo.models.memn2n.babi_arrays import build_arrays, error_rate
+    from zoo.models.memn2n.babi_report import evaluate_tasks, write_error_report
 
     tasks = load_demo(num_stories=20, test_stories=5, memory_size=6)
     vocab, length, arrays = build_arrays(tasks, memory_size=6)

@@ -1,4 +1,5 @@
-from zoo.models.memn2n import LinearStart, MemN2N
+from zoo.models.memn2n import MemN2N
+from zoo.models.memn2n.linear_start import LinearStart
 
 V, M, J = 15, 6, 4
 

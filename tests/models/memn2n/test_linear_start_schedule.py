@@ -4,36 +4,30 @@ import keras
 import numpy as np
 import pytest
 
-from zoo.models.memn2n import (
-    LinearStart,
-    LinearStartSchedule,
-    MemN2N,
-    MemN2NQuestionAnswerer,
-    step_decay,
-)
+from zoo.models.memn2n import MemN2N, MemN2NQuestionAnswerer
+from zoo.models.memn2n.linear_start import LinearStart, LinearStartSchedule
 
 V, M, J = 15, 6, 4
 
 
 def test_step_decay_schedule():
-    schedule = step_decay(0.01, every=25)
-    assert [schedule(e) for e in (0, 24, 25, 50, 99)] == [
+    schedule = LinearStartSchedule(0.01, every=25)  # without linear start
+    assert [schedule.rate(e) for e in (0, 24, 25, 50, 99)] == [
         0.01,
         0.01,
         0.005,
         0.0025,
         0.00125,
     ]
-    assert step_decay(0.01, every=15, stop=30)(60) == 0.0025
     with pytest.raises(ValueError, match="every=0"):
-        step_decay(0.01, every=0)
+        LinearStartSchedule(0.01, every=0)
 
 
 def test_linear_start_schedule_holds_then_restarts_the_step_decay():
     model = MemN2N(V, M, J, embedding_dim=4, hops=1, linear_start=True)
     trainer = MemN2NQuestionAnswerer(model)
     linear = LinearStart(model.memory, patience=math.inf, max_epochs=3)
-    schedule = LinearStartSchedule(0.005, 2, linear=linear, layer=model.memory)
+    schedule = LinearStartSchedule(0.005, 2, linear=linear)
     for cb in (linear, schedule):
         cb.set_model(trainer)
     for epoch in range(8):
@@ -45,18 +39,12 @@ def test_linear_start_schedule_holds_then_restarts_the_step_decay():
     np.testing.assert_allclose(
         float(keras.ops.convert_to_numpy(trainer.optimizer.learning_rate)), 0.00125
     )
-    # without linear start it is the plain step decay
-    plain = LinearStartSchedule(0.01, 25)
-    assert [plain.rate(e) for e in (0, 24, 25, 50)] == [
-        step_decay(0.01, 25)(e) for e in (0, 24, 25, 50)
-    ]
     # a run resumed after the switch (switched_at unknown) uses fallback_start
     model.memory.set_linear_start(False)
     resumed = LinearStartSchedule(
         0.005,
         2,
         linear=LinearStart(model.memory),
-        layer=model.memory,
         fallback_start=3,
     )
     assert resumed.rate(5) == 0.0025

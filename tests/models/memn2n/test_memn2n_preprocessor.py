@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.models.memn2n import BabiExample, MemN2NPreprocessor, babi_arrays
+from zoo.models.memn2n import MemN2NPreprocessor, babi_arrays
+from zoo.text.babi_example import BabiExample
 from zoo.text.vocabulary import Vocabulary
 
 STORY = "Mary moved to the kitchen.\nJohn went to the garden.\nMary went to the office."
@@ -71,7 +72,7 @@ def _training_ids(stories, questions, vocab, memory_size, sentence_length):
         for story, question in zip(stories, questions, strict=True)
     ]  # fmt: skip
     arrays = babi_arrays.vectorize(examples, vocab, memory_size, sentence_length)
-    return babi_arrays.dense_stories(arrays), arrays["question"]
+    return arrays["sentences"][arrays["memory"]], arrays["question"]
 
 
 def test_same_ids_as_training(demo_vocab_file):

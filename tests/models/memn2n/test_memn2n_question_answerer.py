@@ -12,7 +12,6 @@ from zoo.models.memn2n import (
     MemN2NQuestionAnswerer,
     MemN2NQuestionAnswererPreprocessor,
     babi_arrays,
-    export_memn2n,
 )
 
 PEOPLE = ("Mary", "John", "Sandra")
@@ -66,13 +65,13 @@ def test_adapt_builds_the_recipe_vocabulary_and_ids():
     vocab = pre.adapt(STORIES, QUESTIONS, [a.upper() for a in ANSWERS])
     # The recipe's vocabulary (`build_arrays`): answers lower-cased, words
     # normalized and tokenized, punctuation dropped.
-    assert vocab == babi_arrays.build_vocabulary(examples)
-    assert pre.sentence_length == babi_arrays.max_sentence_length(examples) == 5
+    assert babi_arrays.build_vocabulary(examples) == (vocab, 5)
+    assert pre.sentence_length == 5
     assert "?" not in vocab and "mary" in vocab and "Mary" not in vocab
     assert pre.vocabulary == vocab.tokens and pre.vocabulary_size == len(vocab)
     arrays = babi_arrays.vectorize(examples, vocab, memory_size=6, sentence_length=5)
     ids = pre(X)
-    np.testing.assert_array_equal(ids["story"], babi_arrays.dense_stories(arrays))
+    np.testing.assert_array_equal(ids["story"], arrays["sentences"][arrays["memory"]])
     np.testing.assert_array_equal(ids["question"], arrays["question"])
 
 
@@ -188,19 +187,16 @@ def test_predict_equals_the_export_signature(tmp_path):
     assert report["keras_check"]["ok"]
 
 
-def test_export_memn2n_takes_the_task_and_the_recipes_vocabulary(tmp_path):
+def test_export_takes_the_recipes_vocabulary(tmp_path):
     import os
     import shutil
 
     from zoo.models.memn2n import MemN2NPreprocessor
 
     task = make_task()
-    with pytest.raises(ValueError, match="^`task` must be a MemN2NQuestionAnswerer. "):
-        export_memn2n(task.backbone, tmp_path)
-    assert os.listdir(tmp_path) == []
     vocab_file = str(tmp_path / "vocab.txt")  # the recipe's run vocabulary
     shutil.copyfile(task.preprocessor.asset_paths["vocabulary.txt"], vocab_file)
-    version = export_memn2n(task, tmp_path, vocab_file=vocab_file)  # default warm-up
+    version = task.export(tmp_path, vocab_file=vocab_file)  # default warm-up
     assert os.listdir(os.path.join(version, "assets")) == ["vocab.txt"]
     loaded = keras.saving.load_model(version + ".keras")
     assert isinstance(loaded, MemN2NQuestionAnswerer)
@@ -220,9 +216,10 @@ def test_export_memn2n_takes_the_task_and_the_recipes_vocabulary(tmp_path):
 
 def test_bad_inputs_are_one_line_errors():
     task = make_task()
-    with pytest.raises(ValueError, match=r"Received: 3 stories, 2 questions"):
+    lengths = r"same number of examples. Received lengths \{'story': 3, 'question': 2\}"
+    with pytest.raises(ValueError, match=lengths):
         task.predict({"story": STORIES[:3], "question": QUESTIONS[:2]}, verbose=0)
-    with pytest.raises(ValueError, match=r"Received: 3 stories, 2 questions"):
+    with pytest.raises(ValueError, match=lengths):
         task.explain({"story": STORIES[:3], "question": QUESTIONS[:2]})
     with pytest.raises(
         ValueError, match=r"x\['question'\]\[1\] must be a string. Received: int 5"
@@ -305,7 +302,7 @@ def test_an_empty_story_or_question_has_no_answer():
 
 
 def test_fit_ends_linear_start_unless_its_callbacks_do():
-    from zoo.models.memn2n import LinearStart
+    from zoo.models.memn2n.linear_start import LinearStart
 
     # The rate 0 keeps the loss flat: linear start ends after the first epoch
     # whose loss (no validation data) did not fall, the second.

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.models.memn2n import MAX_STORY_BYTES, MemN2N, MemN2NServing
+from zoo.models.memn2n import MemN2N, MemN2NServing
+from zoo.models.memn2n.memn2n_preprocessor import MAX_STORY_BYTES
 from zoo.text.vocabulary import Vocabulary
 
 STORY = "Mary moved to the kitchen.\nJohn went to the garden.\nMary went to the office."

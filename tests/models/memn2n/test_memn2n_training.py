@@ -4,12 +4,11 @@ import numpy as np
 import pytest
 
 from zoo.demo.babi import DEMO_TASK, load_demo
-from zoo.models.memn2n import (
-    LinearStartSchedule,
-    MemN2N,
-    MemN2NQuestionAnswerer,
+from zoo.models.memn2n import MemN2N, MemN2NQuestionAnswerer
+from zoo.models.memn2n.babi_arrays import build_arrays
+from zoo.models.memn2n.linear_start import LinearStartSchedule
+from zoo.models.memn2n.memn2n_training import (
     best_of_restarts,
-    build_arrays,
     linear_start_callbacks,
     train_memn2n,
 )
@@ -96,7 +95,7 @@ def test_best_of_restarts_keeps_the_lowest_training_error_and_reuses(tmp_path):
 
 
 def test_train_groups_joint_or_one_per_task(tmp_path):
-    from zoo.models.memn2n import build_arrays, train_groups
+    from zoo.models.memn2n.memn2n_training import train_groups
 
     tasks = load_demo(num_stories=20, test_stories=5, memory_size=6)
     tasks[7] = dataclasses.replace(tasks[0], task=7)
@@ -121,6 +120,7 @@ def test_train_groups_joint_or_one_per_task(tmp_path):
                          log=lines.append)  # fmt: skip
     assert sorted(apart) == ["task0", "task7"] and apart["task7"]["tasks"] == [7]
     assert [c[0] for c in calls] == [n_train, n_train]
+    assert train_groups({}, {}, True, train_run, 1, tmp_path / "e", {}) == {}
 
 
 def test_train_memn2n_with_weight_averaging_optimizer_kwargs(demo_arrays, tmp_path):

@@ -3,8 +3,9 @@ import json
 import keras
 import numpy as np
 
-from zoo.models.memn2n import MemN2N, RunCache, run_key
+from zoo.models.memn2n import MemN2N
 from zoo.models.memn2n import run_cache as run_cache_module
+from zoo.models.memn2n.run_cache import RunCache, run_key
 
 
 def test_run_key_depends_on_parts_and_library_version(monkeypatch):

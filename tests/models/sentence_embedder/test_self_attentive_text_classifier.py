@@ -12,15 +12,14 @@ import tensorflow as tf
 from tests.models.task_test_utils import predictions_in_fresh_process, run_task_test
 from zoo.layers.structured_self_attention import orthogonality_penalty
 from zoo.models.sentence_embedder import (
-    CLIPNORM,
     SelfAttentiveClassifier,
     SelfAttentiveEncoder,
     SelfAttentiveTextClassifier,
     SelfAttentiveTextClassifierPreprocessor,
     SentenceEmbedder,
     SentencePreprocessor,
-    export_sentence_embedder,
 )
+from zoo.models.sentence_embedder.self_attentive_text_classifier import CLIPNORM
 
 POS = ["a wonderful film .", "great acting , a joy to watch !"]
 NEG = ["dull and far too long .", "terrible plot . i hated it"]
@@ -256,15 +255,13 @@ def test_embed_equals_the_exports_embed_signature(tmp_path):
     assert manifest["encoder"]["num_hops"] == 3
 
 
-def test_export_function_takes_the_task_and_the_recipes_preprocessor(tmp_path):
-    """The recipe's call: the task, and its run's SentencePreprocessor."""
+def test_export_takes_the_recipes_preprocessor(tmp_path):
+    """The recipe's call: the task's export on its run's SentencePreprocessor."""
     task = make_task()
     vocab_file = str(tmp_path / "vocab.txt")
     shutil.copyfile(task.preprocessor.asset_paths["vocabulary.txt"], vocab_file)
     module = SentencePreprocessor(vocab_file, max_length=12)
-    version = export_sentence_embedder(
-        task, base_dir=tmp_path, warmup_texts=PREDICT, preprocessor=module
-    )
+    version = task.export(tmp_path, warmup_texts=PREDICT, preprocessor=module)
     assert sorted(os.listdir(os.path.join(version, "assets"))) == ["vocab.txt"]
     loaded = keras.saving.load_model(version + ".keras")
     assert isinstance(loaded, SelfAttentiveTextClassifier)

@@ -11,9 +11,7 @@ from zoo.models.sentence_embedder import (
     SelfAttentiveClassifier,
     SelfAttentiveTextClassifier,
     SelfAttentiveTextClassifierPreprocessor,
-    SentenceEmbedderServing,
     SentencePreprocessor,
-    export_sentence_embedder,
 )
 from zoo.text.vocabulary import Vocabulary
 
@@ -31,9 +29,15 @@ def parts(tmp_path):
     return model, preprocessor
 
 
+def serving_module(model, preprocessor, **kwargs):
+    layer = SelfAttentiveTextClassifierPreprocessor.from_module(preprocessor)
+    task = SelfAttentiveTextClassifier(model, layer, LABELS, compile=False)
+    return task.serving_module(preprocessor, **kwargs)
+
+
 def test_signatures_match_the_keras_model(parts):
     model, preprocessor = parts
-    module = SentenceEmbedderServing(model, preprocessor, LABELS)
+    module = serving_module(model, preprocessor)
     assert sorted(module.serving_signatures()) == [
         "embed",
         "preprocess",
@@ -73,11 +77,7 @@ def test_export_writes_the_encoder_beside_the_version(parts, tmp_path):
         LABELS,
         compile=False,
     )
-    with pytest.raises(ValueError, match="^`task` must be a SelfAttentiveTextCl"):
-        export_sentence_embedder(model, base_dir=tmp_path / "saved_models")
-    assert not os.path.exists(tmp_path / "saved_models")
-    version_dir = export_sentence_embedder(
-        task,
+    version_dir = task.export(
         base_dir=tmp_path / "saved_models",
         warmup_texts=TEXTS,
         metadata={"recipe": "test"},
@@ -119,7 +119,7 @@ def test_export_writes_the_encoder_beside_the_version(parts, tmp_path):
 
 def test_every_signature_refuses_a_batch_over_the_limit(parts):
     model, preprocessor = parts
-    module = SentenceEmbedderServing(model, preprocessor, LABELS, max_batch_size=2)
+    module = serving_module(model, preprocessor, max_batch_size=2)
     for fn in module.serving_signatures().values():
         assert len(fn(tf.constant(TEXTS[:2]))) >= 1
         with pytest.raises(tf.errors.InvalidArgumentError, match="max_batch_size=2"):

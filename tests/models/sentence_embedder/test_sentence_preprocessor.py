@@ -1,7 +1,8 @@
 import numpy as np
 import tensorflow as tf
 
-from zoo.models.sentence_embedder import SentencePreprocessor, tokenize_sentences
+from zoo.models.sentence_embedder import SentencePreprocessor
+from zoo.models.sentence_embedder.sentence_preprocessor import tokenize_sentences
 from zoo.text.vocabulary import Vocabulary
 
 

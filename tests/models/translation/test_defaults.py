@@ -12,9 +12,9 @@ from zoo.models.translation import (
     Seq2SeqTranslator,
     Seq2SeqTranslatorPreprocessor,
     TranslationServing,
-    Translator,
-    penalty_list,
 )
+from zoo.models.translation.translator import Translator
+from zoo.models.translation.validation_bleu import penalty_list
 
 ROOT = pathlib.Path(__file__).parents[3]
 SEARCH = ("beam_width", "beta", "length_a", "length_b")

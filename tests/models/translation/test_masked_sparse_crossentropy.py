@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 
-from zoo.models.translation import MaskedSparseCrossentropy
+from zoo.models.translation.masked_sparse_crossentropy import MaskedSparseCrossentropy
 
 
 def test_masked_loss_hand_values():

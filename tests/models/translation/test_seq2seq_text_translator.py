@@ -8,13 +8,13 @@ import tensorflow as tf
 from tests.models.task_test_utils import run_task_test
 from tests.models.translation.tiny import TINY
 from zoo.models.translation import (
-    MaskedSparseCrossentropy,
     Seq2SeqTextTranslator,
     Seq2SeqTranslator,
     Seq2SeqTranslatorPreprocessor,
     TranslationServing,
-    translation_dataset,
 )
+from zoo.models.translation.masked_sparse_crossentropy import MaskedSparseCrossentropy
+from zoo.models.translation.translation_dataset import translation_dataset
 from zoo.text.subword import RESERVED_TOKENS
 
 # A tiny parallel corpus (word for word, German word order kept English).
@@ -171,21 +171,15 @@ def test_translate_equals_the_exports_signatures(tmp_path):
 
 
 def test_export_of_a_serving_module_builds_its_task(translator_model, preprocessor):
-    from zoo.models.translation.seq2seq_text_translator import _export_task
+    from zoo.models.translation.seq2seq_text_translator import _module_task
 
     module = TranslationServing(translator_model, preprocessor, beam_width=4, beta=0.0)
-    task = _export_task(module, None)
+    task = _module_task(module)
     assert isinstance(task, Seq2SeqTextTranslator) and task.backbone is translator_model
     assert (task.beam_width, task.alpha, task.beta) == (4, 1.0, 0.0)
     assert task.preprocessor.max_length == preprocessor.max_length == 6
     served = module.serve(tf.constant(["the dog ."]))["translation"].numpy()
     assert task.translate(["the dog ."], beam_width=4) == [served[0].decode()]
-    assert _export_task(module, task) is task
-    other = Seq2SeqTextTranslator(
-        translator_model, task.preprocessor, beam_width=2, compile=False
-    )
-    with pytest.raises(ValueError, match="searches must be the module's"):
-        _export_task(module, other)
 
 
 def test_adapt_learns_both_vocabularies_and_the_longest_length():

@@ -5,11 +5,8 @@ import numpy as np
 import pytest
 
 from tests.models.translation.tiny import TINY
-from zoo.models.translation import (
-    MaskedSparseCrossentropy,
-    Seq2SeqTextTranslator,
-    Seq2SeqTranslator,
-)
+from zoo.models.translation import Seq2SeqTextTranslator, Seq2SeqTranslator
+from zoo.models.translation.masked_sparse_crossentropy import MaskedSparseCrossentropy
 
 DATA = pathlib.Path(__file__).parent / "data"
 

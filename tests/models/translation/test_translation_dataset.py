@@ -2,7 +2,11 @@ import types
 
 import numpy as np
 
-from zoo.models.translation import BUCKETS, count_target_tokens, translation_dataset
+from zoo.models.translation.translation_dataset import (
+    BUCKETS,
+    count_target_tokens,
+    translation_dataset,
+)
 from zoo.text.subword import END, PAD, START
 
 
@@ -62,7 +66,7 @@ def test_shuffle_is_seeded_and_count_target_tokens(preprocessor):
 
 
 def test_load_translation_splits_samples_each_split_with_its_limit():
-    from zoo.models.translation import load_translation_splits
+    from zoo.models.translation.translation_dataset import load_translation_splits
 
     lines = []
     splits = load_translation_splits(

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.models.translation import TranslationPreprocessor, vocabulary_cache_key
+from zoo.models.translation import TranslationPreprocessor
+from zoo.models.translation.translation_preprocessor import vocabulary_cache_key
 from zoo.text.subword import END, PAD, START, UNK
 
 # ids: 4 the/der, 5 dog/hund, 6 sees/sieht, 7 a/ein, 8 cat/katze, 9 big/gross, 10 "."

@@ -1,6 +1,9 @@
 import numpy as np
 
-from zoo.models.translation import heatmap_title, plot_translation_attention
+from zoo.models.translation.translation_report import (
+    heatmap_title,
+    plot_translation_attention,
+)
 
 
 def test_heatmap_title_names_source_translation_and_reference():

@@ -3,7 +3,8 @@ import pytest
 import tensorflow as tf
 
 from zoo.export.serving_module import BATCH_CHECK_SCOPE
-from zoo.models.translation import TranslationServing, Translator
+from zoo.models.translation import TranslationServing
+from zoo.models.translation.translator import Translator
 
 TEXTS = ["the dog sees a cat .", "a big cat ."]
 
@@ -81,7 +82,8 @@ def test_requests_over_the_batch_limit_are_refused(translator_model, preprocesso
 @pytest.mark.slow
 def test_export_reloads_with_the_vocabularies_as_assets(module, tmp_path):
     from zoo.export import load_manifest
-    from zoo.models.translation import TranslationPreprocessor, export_translator
+    from zoo.models.translation import TranslationPreprocessor
+    from zoo.models.translation.seq2seq_text_translator import export_translator
 
     version_dir = export_translator(module, str(tmp_path), warmup_texts=TEXTS)
     assert version_dir == str(tmp_path / "translation" / "1")

@@ -3,7 +3,7 @@ import types
 import pytest
 
 from zoo.metrics import corpus_bleu
-from zoo.models.translation import ValidationBleu
+from zoo.models.translation.validation_bleu import ValidationBleu
 
 
 def test_adds_val_bleu_of_the_translations_to_the_logs():
@@ -36,7 +36,7 @@ def test_sources_and_references_must_align():
 def test_choose_on_validation_takes_the_best_bleu_and_the_earlier_on_ties():
     import tensorflow as tf
 
-    from zoo.models.translation import choose_on_validation
+    from zoo.models.translation.validation_bleu import choose_on_validation
 
     references = ["a dog runs .", "the cat sleeps on the mat ."]
     outputs = {
@@ -75,33 +75,27 @@ def test_choose_on_validation_takes_the_best_bleu_and_the_earlier_on_ties():
         choose_on_validation({}, references, references)
 
 
-def test_choose_length_penalty_scores_each_beam_search(translator_model, preprocessor):
-    from zoo.models.translation import Translator, choose_length_penalty
-
-    sources = ["the dog sees a cat .", "a big cat .", "the dog"]
-    references = ["der hund sieht ein katze .", "ein gross katze .", "der hund"]
-    search = {"alpha": "auto", "beta": 0.0, "length_a": 1.5, "length_b": 5}
-    alpha, scores = choose_length_penalty(
-        translator_model, preprocessor, 3, [0.0, 2.0], sources, references,
-        log=None, **search,
-    )  # fmt: skip
-    assert list(scores) == [0.0, 2.0]
-    assert scores[alpha] == max(scores.values())
-    for a in (0.0, 2.0):
-        search["alpha"] = a
-        hypotheses = Translator(
-            translator_model, preprocessor, 3, **search
-        ).translate_texts(sources)
-        assert scores[a] == pytest.approx(corpus_bleu(hypotheses, references)[0])
-    # greedy: the penalty changes no translation, nothing is decoded
-    assert choose_length_penalty(None, None, 1, [0.6, 2.0], sources, references) == (
-        1.0,
-        {},
+def test_choose_alpha_scores_each_beam_search():
+    from tests.models.translation.test_seq2seq_text_translator import (
+        SOURCES,
+        TARGETS,
+        make_task,
     )
+
+    task = make_task(beam_width=3)
+    alphas = [0.0, 2.0]
+    scores = task.choose_alpha(SOURCES, TARGETS, alphas, log=None)
+    assert list(scores) == alphas
+    assert scores[task.alpha] == max(scores.values())
+    for a in alphas:
+        task.alpha = a
+        hypotheses = task.translate(SOURCES, beam_width=3)
+        assert scores[a] == pytest.approx(corpus_bleu(hypotheses, TARGETS)[0])
+    # greedy (no search): tests/models/translation/test_seq2seq_text_translator.py
 
 
 def test_length_penalties_of_a_command_line():
-    from zoo.models.translation import (
+    from zoo.models.translation.validation_bleu import (
         non_negative_or_auto,
         number_or_auto,
         penalty_list,

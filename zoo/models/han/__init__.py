@@ -3,41 +3,23 @@
 - `HANTextClassifier` (the task: raw documents in; `fit`, `predict`, `explain`,
   `save_to_preset`, `export`) and its `HANTextClassifierPreprocessor` layer;
 - `HANClassifier` (the network): word ids `(B, S, W)` -> `{"probabilities",
-  "sentence_attention", "word_attention"}`.
-- `HANPreprocessor`, `tokenize_documents`: raw text -> word ids, in the graph.
-- `HANServing`, `export_han_classifier`: the exported signatures (`serving_default`,
-  `explain`, `preprocess`).
-- `LENGTH_BUCKETS`, `CLIPNORM`: training settings.
+  "sentence_attention", "word_attention"}`;
+- `HANPreprocessor`: raw text -> word ids, in the graph.
+
+The export's signatures (`serving_default`, `explain`, `preprocess`) are
+`HANTextClassifier.serving_module()`'s (`zoo.models.text_classifier_serving`).
 """
 
 from zoo.models.han.han_classifier import HANClassifier
-from zoo.models.han.han_preprocessor import (
-    MAX_SENTENCES,
-    MAX_WORDS,
-    HANPreprocessor,
-    tokenize_documents,
-)
-from zoo.models.han.han_serving import HANServing
-from zoo.models.han.han_text_classifier import (
-    CLIPNORM,
-    LENGTH_BUCKETS,
-    HANTextClassifier,
-    export_han_classifier,
-)
+from zoo.models.han.han_preprocessor import HANPreprocessor
+from zoo.models.han.han_text_classifier import HANTextClassifier
 from zoo.models.han.han_text_classifier_preprocessor import (
     HANTextClassifierPreprocessor,
 )
 
 __all__ = [
-    "CLIPNORM",
     "HANClassifier",
     "HANPreprocessor",
-    "HANServing",
     "HANTextClassifier",
     "HANTextClassifierPreprocessor",
-    "LENGTH_BUCKETS",
-    "MAX_SENTENCES",
-    "MAX_WORDS",
-    "export_han_classifier",
-    "tokenize_documents",
 ]

@@ -2,9 +2,7 @@
 
 import keras
 
-from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
 from zoo.models.han.han_classifier import HANClassifier
-from zoo.models.han.han_serving import HANServing
 from zoo.models.han.han_text_classifier_preprocessor import (
     HANTextClassifierPreprocessor,
 )
@@ -27,7 +25,9 @@ class HANTextClassifier(TextClassifier):
     probabilities `(B, C)`, `predict_labels(texts)`, `explain(texts)` (sentence and
     word attention with the sentences and words they weigh), `save("x.keras")`,
     `save_to_preset(dir)` / `from_preset(dir)` and `export(...)` (the TF Serving
-    SavedModel of `zoo.models.han.export_han_classifier`).
+    SavedModel: `serving_default` -> probabilities, label and both attention maps,
+    `explain` -> the same with the sentences and words they weigh, `preprocess`;
+    the manifest records the labels and the limits).
 
     The defaults of `HANClassifier`, of `HANTextClassifierPreprocessor` (and its
     `adapt`) and of `default_compile` are the configuration the recipe trains with
@@ -63,12 +63,10 @@ class HANTextClassifier(TextClassifier):
 
     backbone_class = HANClassifier
     preprocessor_class = HANTextClassifierPreprocessor
-
-    def __init__(
-        self, backbone, preprocessor=None, label_names=None, compile=True, **kwargs
-    ):
-        self.check_parts(backbone, preprocessor)
-        super().__init__(backbone, preprocessor, label_names, compile, **kwargs)
+    signature_names = ("serving_default", "explain", "preprocess")
+    export_name = "han"
+    example_text = "a short example document."
+    keras_outputs = ("probabilities", "sentence_attention", "word_attention")
 
     def default_compile(self, learning_rate=2e-3, clipnorm=CLIPNORM):
         """Adam (`learning_rate`, gradient norm clipped at `clipnorm`), sparse
@@ -76,48 +74,3 @@ class HANTextClassifier(TextClassifier):
         `--learning-rate` takes its default from here)."""
         # Batches vary in shape (S, W): XLA would recompile for every new shape.
         super().default_compile(learning_rate, clipnorm, jit_compile=False)
-
-    def export(
-        self, base_dir="saved_models", name="han", warmup_texts=None, metadata=None
-    ):
-        """Writes `base_dir/name/VERSION/` (TF Serving) and `VERSION.keras` (this
-        task); returns the version folder. See `export_han_classifier`."""
-        self.check_tensorflow_backend("export")
-        return export_han_classifier(self, base_dir, name, warmup_texts, metadata)
-
-
-def export_han_classifier(
-    task,
-    base_dir="saved_models",
-    name="han",
-    warmup_texts=None,
-    metadata=None,
-    max_batch_size=DEFAULT_MAX_BATCH_SIZE,
-    preprocessor=None,
-):
-    """Exports the trained `task` as `base_dir/name/VERSION/` and `VERSION.keras`
-    (the task itself: it predicts on raw strings); returns the version folder.
-
-    The task's network and class names, the in-graph `preprocessor` (a
-    `HANPreprocessor`; the task's own by default, the recipe passes its run's, whose
-    vocabulary file names the SavedModel's asset) and the batch limit make the
-    `HANServing`; the rest is `TextClassifierServing.export`'s (warm-up documents: a
-    short example when none are given). The manifest records the labels and the
-    limits.
-    """
-    HANTextClassifier.check_task(task)
-    if preprocessor is None:
-        preprocessor = task.preprocessor.module
-    module = HANServing(task.backbone, preprocessor, task.label_names, max_batch_size)
-    return module.export(
-        base_dir,
-        name,
-        warmup_texts or ["a short example document."],
-        metadata,
-        keras_outputs=("probabilities", "sentence_attention", "word_attention"),
-        keras_model=task,
-        limits={
-            "max_sentences": preprocessor.max_sentences,
-            "max_words": preprocessor.max_words,
-        },
-    )

@@ -21,8 +21,6 @@ from zoo.models.memn2n.memn2n_preprocessor import tokenize
 from zoo.text.preprocessing import normalize
 from zoo.text.vocabulary import Vocabulary
 
-SPLITS = ("train", "valid", "test")
-
 
 def tokenize_sentences(sentences, batch_size=16384):
     """A list of raw sentences -> a list of word lists (str), via `tokenize`."""
@@ -34,23 +32,15 @@ def tokenize_sentences(sentences, batch_size=16384):
     return result
 
 
-def _sentences(examples):
-    return sorted(
-        {s for ex in examples for s in ex.story} | {ex.question for ex in examples}
-    )
-
-
 def build_vocabulary(examples):
-    """A `Vocabulary` of every story word, question word and answer."""
+    """`(vocab, sentence_length)`: a `Vocabulary` of every story word, question word
+    and answer, and the longest statement or question in words (after `tokenize`),
+    at least 1."""
     examples = list(examples)
-    token_lists = tokenize_sentences(_sentences(examples))
-    token_lists.append([ex.answer for ex in examples])
-    return Vocabulary.build(token_lists)
-
-
-def max_sentence_length(examples):
-    """The longest statement or question, in words (after `tokenize`), at least 1."""
-    return max([1] + [len(t) for t in tokenize_sentences(_sentences(list(examples)))])
+    texts = {s for ex in examples for s in ex.story} | {ex.question for ex in examples}
+    token_lists = tokenize_sentences(sorted(texts))
+    length = max([1] + [len(t) for t in token_lists])
+    return Vocabulary.build([*token_lists, [ex.answer for ex in examples]]), length
 
 
 def vectorize(examples, vocab, memory_size=50, sentence_length=11):
@@ -59,9 +49,9 @@ def vectorize(examples, vocab, memory_size=50, sentence_length=11):
     Unique sentences are stored once: `sentences[k]` holds the word ids of sentence
     `k` (row 0 = the empty sentence), and `memory[n, i]` the sentence index of slot
     `i` of example `n`, slot 0 = most recent statement. `make_dataset` gathers the
-    dense `(B, memory_size, sentence_length)` stories per batch. Words beyond
-    `sentence_length` are cut (the first ones kept) and statements without words
-    are dropped, as `MemN2NPreprocessor` does.
+    dense `(B, memory_size, sentence_length)` stories per batch
+    (`sentences[memory]`). Words beyond `sentence_length` are cut (the first ones
+    kept) and statements without words are dropped, as `MemN2NPreprocessor` does.
 
     Returns:
         dict of NumPy arrays: `sentences (U, J)`, `memory (N, M)`, `question
@@ -91,12 +81,7 @@ def vectorize(examples, vocab, memory_size=50, sentence_length=11):
     }
 
 
-def dense_stories(arrays):
-    """The `(N, M, J)` story ids of `vectorize`'s output (NumPy)."""
-    return arrays["sentences"][arrays["memory"]]
-
-
-def random_empty_memories(memory, rate, seed=None):
+def random_empty_memories(memory, rate, seed):
     """Random noise (RN): inserts empty memory slots at random places.
 
     Before each slot an empty slot is inserted with probability `rate`; the
@@ -106,17 +91,14 @@ def random_empty_memories(memory, rate, seed=None):
     Args:
         memory: int tensor `(B, M)` of sentence indices (0 = empty).
         rate: float in [0, 1).
-        seed: optional int pair, for `tf.random` stateless draws.
+        seed: int pair, for `tf.random` stateless draws.
 
     Returns:
         int tensor `(B, M)`.
     """
     memory = tf.convert_to_tensor(memory)
     slots = tf.shape(memory)[1]
-    if seed is None:
-        draw = tf.random.uniform(tf.shape(memory))
-    else:
-        draw = tf.random.stateless_uniform(tf.shape(memory), seed=seed)
+    draw = tf.random.stateless_uniform(tf.shape(memory), seed=seed)
     insert = tf.cast(draw < rate, tf.int32)  # (B, M) 1 = empty slot before this one
     new_position = tf.range(slots)[tf.newaxis, :] + tf.cumsum(insert, axis=1)
     moves = tf.one_hot(new_position, slots, dtype=memory.dtype)  # (B, M, M), 0 if >= M
@@ -183,14 +165,13 @@ def build_arrays(tasks, memory_size):
         train/valid/test; None when the task has no such split).
     """
     examples = [ex for t in tasks.values() for ex in t.training_examples()]
-    vocab = build_vocabulary(examples)
-    sentence_length = max_sentence_length(examples)
+    vocab, sentence_length = build_vocabulary(examples)
     arrays = {
         task: {
             split: None
             if getattr(entry, split) is None
             else vectorize(getattr(entry, split), vocab, memory_size, sentence_length)
-            for split in SPLITS
+            for split in ("train", "valid", "test")
         }
         for task, entry in tasks.items()
     }
@@ -221,18 +202,6 @@ def concat_arrays(parts):
 def select(arrays, rows):
     """The examples `rows` of `arrays` (the sentence table is shared)."""
     return {k: (v if k == "sentences" else v[rows]) for k, v in arrays.items()}
-
-
-def training_groups(tasks, joint):
-    """The models to train: `[(label, [task, ...])]`.
-
-    One group `"joint"` of every task with a training split when `joint`, else one
-    group `"task<N>"` per such task. Tasks without training data are left out.
-    """
-    available = [t for t, entry in tasks.items() if entry.train]
-    if joint:
-        return [("joint", available)] if available else []
-    return [(f"task{t}", [t]) for t in available]
 
 
 def predict(model, arrays, batch_size=512):

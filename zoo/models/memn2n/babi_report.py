@@ -89,17 +89,16 @@ def format_error_table(errors, paper=None, names=None):
         lines.append(row(f"{task} | {(names or {}).get(task, '')}", cell, published))
     summary = summarize_errors(errors)
     missing = summary["unavailable_tasks"]
-    listed = ", ".join(map(str, missing))
-    missing_note = (
-        f" (task{'s' * (len(missing) > 1)} {listed} missing)" if missing else ""
-    )
+    note = f" (task{'s' * (len(missing) > 1)} {', '.join(map(str, missing))} missing)"
+    note = note if missing else ""
     mean = summary["mean_test_error_percent"]
     mean = "n/a" if mean is None else f"{mean:.1f}"
     paper_mean = f"{np.mean(list(paper.values())):.1f}" if paper else ""
-    lines.append(row("mean |", f"{mean}{missing_note}", paper_mean))
+    lines.append(row("mean |", f"{mean}{note}", paper_mean))
     paper_failed = sum(e > FAILED_ABOVE for e in paper.values()) if paper else ""
-    failed = f"{summary['failed_tasks']}{missing_note}"
-    lines.append(row("failed (> 5%) |", failed, paper_failed))
+    lines.append(
+        row("failed (> 5%) |", f"{summary['failed_tasks']}{note}", paper_failed)
+    )
     return "\n".join(lines)
 
 
@@ -130,11 +129,10 @@ def plot_attention(
 
     if samples <= 0 or not examples:
         return []
-    pick = list(range(min(samples, len(examples))))
-    predicted, _, attention = predict(model, select(arrays, pick))
+    count = min(samples, len(examples))
+    predicted, _, attention = predict(model, select(arrays, slice(count)))
     paths = []
-    for row, index in enumerate(pick):
-        example = examples[index]
+    for row, example in enumerate(examples[:count]):
         sentences = [s for s in example.story if s.strip()]
         n = min(len(sentences), attention.shape[-1])
         if not n:
@@ -156,12 +154,11 @@ def plot_attention(
                     "ok": answer == example.answer,
                 }
             )
-        path = os.path.join(report_dir, f"attention_{prefix}_{row}.png")
         short = [t if len(t) <= 32 else t[:29] + "..." for t in sentences[-n:]]
         labels = [m + t for m, t in zip(marks, short, strict=True)]
+        path = os.path.join(report_dir, f"attention_{prefix}_{row}.png")
         title = f"{example.question} -> {answer} {truth}"
-        attention_heatmap(weights, hops, labels, path, title=title)
-        paths.append(path)
+        paths.append(attention_heatmap(weights, hops, labels, path, title=title))
     return paths
 
 
@@ -214,9 +211,8 @@ def write_error_report(path, title, metrics, paper=None):
 
     errors = {int(t): e for t, e in metrics["test_error_percent"].items()}
     names = {int(t): name for t, name in metrics.get("task_names", {}).items()}
-    if paper is not None:
-        paper = {t: paper[t] for t in errors if t in paper}
-    table = format_error_table(errors, paper or None, names)
+    paper = {t: paper[t] for t in errors if t in paper} if paper else None
+    table = format_error_table(errors, paper, names)
     notes = "".join(
         f"\nTask {t}: n/a ({why}).\n" for t, why in metrics["unavailable"].items()
     )
@@ -224,28 +220,6 @@ def write_error_report(path, title, metrics, paper=None):
     with atomic_write(path) as f:
         f.write(f"# {title}\n\n{table}\n{notes}")
     return table
-
-
-def plot_task_attention(
-    results, tasks, arrays, vocab, report_dir, samples, prefix, sections=None
-):
-    """`plot_attention` for every task a model answers; returns the paths.
-
-    `prefix(task)` names each task's files (`attention_<prefix>_<i>.png`). With a
-    `sections` list, one `zoo.report.attention_grid_html` section per task (heading
-    `task N`) is appended to it.
-    """
-    paths = []
-    for r in results.values():
-        for t in r["tasks"]:
-            grids = []
-            examples, test = tasks[t].test, arrays[t]["test"]
-            paths += plot_attention(
-                r["model"], examples, test, vocab, report_dir, samples, prefix(t), grids
-            )
-            if sections is not None and grids:
-                sections.append({"heading": f"task {t}", "examples": grids})
-    return paths
 
 
 def write_task_reports(
@@ -288,13 +262,16 @@ def write_task_reports(
     if source and paper is None:
         log("no paper column: the paper measured a joint model on bAbI en 1k")
 
-    def prefix(task):
-        return f"task{task}" if task else "demo"
-
-    sections = []
-    pngs = plot_task_attention(
-        results, tasks, arrays, vocab, report_dir, samples, prefix, sections
-    )
+    sections, pngs = [], []
+    for r in results.values():
+        for t in r["tasks"]:
+            grids = []
+            pngs += plot_attention(
+                r["model"], tasks[t].test, arrays[t]["test"], vocab, report_dir,
+                samples, f"task{t}" if t else "demo", grids,
+            )  # fmt: skip
+            if grids:
+                sections.append({"heading": f"task {t}", "examples": grids})
     log(f"attention plots: {len(pngs)} in {report_dir}")
     if sections:
         page = attention_grid_html(

@@ -1,10 +1,9 @@
-"""Linear start and the paper's learning-rate schedule: `LinearStart`, `step_decay`,
+"""Linear start and the paper's learning-rate schedule: `LinearStart`,
 `LinearStartSchedule`.
 
-`LinearStart` ends MemN2N's linear start (LS); `step_decay` halves the rate every 25
-epochs (15 in joint training); `LinearStartSchedule` holds the rate constant during
-linear start and restarts the step decay when the softmax comes back, as the
-authors' code does.
+`LinearStart` ends MemN2N's linear start (LS); `LinearStartSchedule` halves the rate
+every 25 epochs (15 in joint training), holds it constant during linear start and
+restarts the decay when the softmax comes back, as the authors' code does.
 """
 
 import math
@@ -52,64 +51,44 @@ class LinearStart(keras.callbacks.Callback):
             self.switched_at = epoch + 1
 
 
-def step_decay(learning_rate, every=25, stop=None):
-    """The paper's schedule: `lr * 0.5 ** (epoch // every)`, constant after `stop`.
-
-    Args:
-        learning_rate: initial rate (0.01; 0.005 with linear start).
-        every: epochs between halvings (25 per task, 15 jointly).
-        stop: optional epoch after which the rate no longer halves (e.g. 100).
-
-    Returns:
-        A function `epoch -> rate` for `keras.callbacks.LearningRateScheduler`.
-    """
-    if every <= 0:
-        raise ValueError(f"`every` must be positive. Received: every={every!r}")
-
-    def schedule(epoch, lr=None):
-        epoch = epoch if stop is None else min(epoch, stop)
-        return float(learning_rate * 0.5 ** (epoch // every))
-
-    return schedule
-
-
 class LinearStartSchedule(keras.callbacks.Callback):
-    """The step schedule around linear start, as in the authors' code.
+    """The paper's step schedule around linear start, as in the authors' code.
 
-    While attention is linear the rate stays at `learning_rate`; from the first
-    softmax epoch `s` on it is `learning_rate * 0.5 ** ((epoch - s) // every)`, so
-    the paper's schedule (halve every `every` epochs) restarts when training
-    "recommences" with the softmax. Without linear start (`linear` is None or never
-    switched) it is plain `step_decay` from epoch 0.
+    The paper halves the rate every `every` epochs (25 per task, 15 jointly). While
+    attention is linear the rate stays at `learning_rate`; from the first softmax
+    epoch `s` on it is `learning_rate * 0.5 ** ((epoch - s) // every)`, so the
+    schedule restarts when training "recommences" with the softmax. Without linear
+    start (`linear` is None) it is `learning_rate * 0.5 ** (epoch // every)` from
+    epoch 0.
 
     Args:
         learning_rate: the initial rate (0.005 with linear start in the paper).
         every: epochs between halvings after linear start.
-        linear: the `LinearStart` callback (its `switched_at`), or None.
-        layer: the `MemoryNetwork`, read for its current switch state (so a resumed
-            run whose switch is already off uses `fallback_start`).
+        linear: the `LinearStart` callback, or None. Its `layer` is read for the
+            current switch state (so a resumed run whose switch is already off uses
+            `fallback_start`) and its `switched_at` for the first softmax epoch.
         fallback_start: first softmax epoch to assume when the switch is off but
             `linear.switched_at` is unknown (a run resumed after the switch).
     """
 
-    def __init__(self, learning_rate, every, linear=None, layer=None, fallback_start=0):
+    def __init__(self, learning_rate, every, linear=None, fallback_start=0):
         super().__init__()
-        self.decay = step_decay(float(learning_rate), int(every))  # validates `every`
+        if every <= 0:
+            raise ValueError(f"`every` must be positive. Received: every={every!r}")
         self.learning_rate = float(learning_rate)
+        self.every = int(every)
         self.linear = linear
-        self.layer = layer
         self.fallback_start = int(fallback_start)
         self.rates = []
 
     def rate(self, epoch):
         """The rate for 0-based `epoch`."""
-        if self.layer is None:
-            return self.decay(epoch)
-        if self.layer.linear_start_enabled:
-            return self.learning_rate
-        switched = self.linear.switched_at if self.linear is not None else None
-        start = switched if switched is not None else self.fallback_start
-        return self.decay(max(epoch - start, 0))
+        if self.linear is not None:
+            if self.linear.layer.linear_start_enabled:
+                return self.learning_rate
+            switched = self.linear.switched_at
+            epoch -= switched if switched is not None else self.fallback_start
+        return float(self.learning_rate * 0.5 ** (max(epoch, 0) // self.every))
 
     def on_epoch_begin(self, epoch, logs=None):
         rate = self.rate(epoch)

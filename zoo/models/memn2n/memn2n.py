@@ -44,8 +44,8 @@ class MemN2N(keras.Model):
         position_encoding: bool, PE (else bag of words).
         temporal_encoding: bool, TE.
         linear_start: bool, start with linear attention (LS); switch it off with
-            `zoo.models.memn2n.LinearStart` (`MemN2NQuestionAnswerer.fit` adds one
-            when none is given) or `model.memory.set_linear_start(False)`.
+            `zoo.models.memn2n.linear_start.LinearStart` (`MemN2NQuestionAnswerer.fit`
+            adds one when none is given) or `model.memory.set_linear_start(False)`.
         empty_slots: `"nil"` (default: empty memory slots compete in the softmax
             with score 0 and contribute nothing, as in the authors' code) or
             `"mask"` (they get no attention); see `MemoryNetwork`.

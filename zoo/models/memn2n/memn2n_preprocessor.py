@@ -23,12 +23,6 @@ _NO_WORD_LINE = r"[\s\p{Z}\p{P}\p{S}]*"
 # are no words either), for the lines before those read.
 _NO_WORD_RAW_LINE = r"[\s\p{Z}\p{P}\p{S}\p{C}\p{M}]*"
 
-# The bounds on what is read of a request: the last `LINES_PER_SLOT * memory_size`
-# lines of a story, and the first `BYTES_PER_WORD * sentence_length` bytes of each
-# of those lines and of the question.
-LINES_PER_SLOT = 4
-BYTES_PER_WORD = 64
-
 
 def tokenize(text):
     """Normalized words of each string, punctuation tokens dropped.
@@ -118,8 +112,11 @@ class MemN2NPreprocessor(tf.Module):
         self.memory_size = memory_size
         self.sentence_length = sentence_length
         self.max_story_bytes = max_story_bytes
-        self.max_lines = LINES_PER_SLOT * memory_size
-        self.max_sentence_bytes = BYTES_PER_WORD * sentence_length
+        # The bounds on what is read of a request: the last 4 lines per slot of a
+        # story, and the first 64 bytes per word of each of those lines and of the
+        # question.
+        self.max_lines = 4 * memory_size
+        self.max_sentence_bytes = 64 * sentence_length
 
     def __call__(self, story, question, return_sentences=False):
         story = tf.convert_to_tensor(story, tf.string)
@@ -135,18 +132,11 @@ class MemN2NPreprocessor(tf.Module):
         # (B, M), most recent first, "" = empty; (B,); (B,)
         lines, used, truncated = self._memory(story)
         words = tokenize(tf.reshape(lines, [-1]))  # (B * M, None)
-        dense = words.to_tensor(default_value="", shape=[None, self.sentence_length])
-        story_ids = tf.reshape(
-            tf.cast(self.lookup(dense), tf.int32),
-            [batch, self.memory_size, self.sentence_length],
-        )
         question_words = tokenize(self.normalize(question))
-        question_dense = question_words.to_tensor(
-            default_value="", shape=[None, self.sentence_length]
-        )
+        shape = [batch, self.memory_size, self.sentence_length]
         outputs = {
-            "story": story_ids,
-            "question": tf.cast(self.lookup(question_dense), tf.int32),
+            "story": tf.reshape(self._ids(words), shape),
+            "question": self._ids(question_words),
         }
         if return_sentences:
             joined = tf.strings.reduce_join(words, axis=-1, separator=" ")
@@ -175,6 +165,12 @@ class MemN2NPreprocessor(tf.Module):
             features["sentences_used"] > 0, features["question_words"] > 0
         )
         return tf.where(answerable, words, tf.zeros_like(words))
+
+    def _ids(self, words):
+        """int32 `(N, sentence_length)` word ids of ragged words `(N, None)`: the
+        first `sentence_length` of each row, padded with `[PAD]`."""
+        dense = words.to_tensor(default_value="", shape=[None, self.sentence_length])
+        return tf.cast(self.lookup(dense), tf.int32)
 
     def normalize(self, text):
         """`normalize` of the first `max_sentence_bytes` bytes of each string.

@@ -47,11 +47,10 @@ class MemN2NQuestionAnswerer(Task):
     a `LinearStart` callback (the softmax comes back at the first epoch whose
     validation loss, or training loss without validation data, did not fall) unless
     its callbacks hold one already, as the recipe's schedule does
-    (`zoo.models.memn2n.linear_start_callbacks`).
+    (`memn2n_training.linear_start_callbacks`).
 
     `save("x.keras")`, `save_to_preset(dir)` / `from_preset(dir)` and `export(...)`
-    (the TF Serving SavedModel of `zoo.models.memn2n.export_memn2n`) keep the
-    vocabulary with the weights.
+    (the TF Serving SavedModel) keep the vocabulary with the weights.
 
     Args:
         backbone: a `MemN2N` whose memory size and sentence length are the
@@ -139,24 +138,11 @@ class MemN2NQuestionAnswerer(Task):
     def check_inputs(self, x):
         """Refuses inputs other than `{"story": [str], "question": [str]}` of one
         length, naming what was received."""
-        if self.preprocessor is None:
-            return
-        if not isinstance(x, dict) or sorted(x) != sorted(INPUT_NAMES):
-            got = sorted(x) if isinstance(x, dict) else type(x).__name__
+        keys = sorted(x) if isinstance(x, dict) else type(x).__name__
+        if self.preprocessor is not None and keys != sorted(INPUT_NAMES):
             raise ValueError(
-                "x must be a dict {'story': [str], 'question': [str]}. Received: "
-                f"{got}"
-            )
-        lengths = {
-            k: len(v)
-            for k, v in x.items()
-            if hasattr(v, "__len__") and not isinstance(v, (str, bytes))
-        }
-        if len(lengths) == 2 and len(set(lengths.values())) > 1:
-            raise ValueError(
-                "x['story'] and x['question'] must hold the same number of strings. "
-                f"Received: {lengths.get('story')} stories, "
-                f"{lengths.get('question')} questions"
+                "x must be a dict {'story': [str], 'question': [str]}. "
+                f"Received: {keys}"
             )
         super().check_inputs(x)
 
@@ -181,10 +167,9 @@ class MemN2NQuestionAnswerer(Task):
                 f"y must be a list of answers, one per example. Received: shape "
                 f"{values.shape}"
             )
-        index = {}  # the words are read only for answers given as words
-        if values.dtype.kind not in "iu":
-            words = self.preprocessor.vocabulary
-            index = {w: i for i, w in enumerate(words) if w not in RESERVED}
+        # the words are read only for answers given as words
+        words = self.preprocessor.vocabulary if values.dtype.kind not in "iu" else []
+        index = {w: i for i, w in enumerate(words) if w not in RESERVED}
         return encode_ids(
             values,
             index,
@@ -195,8 +180,7 @@ class MemN2NQuestionAnswerer(Task):
             normalize=lambda word: word.strip().lower(),
         )
 
-    def encode_targets(self, y):
-        return self.encode_answers(y)
+    encode_targets = encode_answers
 
     def fit(self, x=None, y=None, *args, **kwargs):
         validation = kwargs.get("validation_data")
@@ -276,12 +260,63 @@ class MemN2NQuestionAnswerer(Task):
     # --- Export -----------------------------------------------------------------------
 
     def export(
-        self, base_dir="saved_models", name="memn2n", examples=(), metadata=None
+        self,
+        base_dir="saved_models",
+        name="memn2n",
+        examples=(),
+        metadata=None,
+        vocab_file=None,
     ):
-        """Writes `base_dir/name/VERSION/` (TF Serving) and `VERSION.keras` (this
-        task); returns the version folder. See `export_memn2n`."""
+        """Exports this trained task as `base_dir/name/VERSION/` (TF Serving) and
+        `VERSION.keras`; returns the version folder.
+
+        The `MemN2NServing` signatures of its network, warm-up requests made of
+        `examples`, the check that `serving_default` gives the Keras model's
+        probabilities, and the input limits in the manifest
+        (`zoo.export.export_model`). `VERSION.keras` is the task itself: it predicts
+        on raw stories and questions, and its `.backbone` is the network that reads
+        the `preprocess` signature's outputs. The preprocessor's story limit is the
+        export's.
+
+        Args:
+            base_dir: the TF Serving base folder.
+            name: the export's model name.
+            examples: a few `BabiExample`s, or `{"story": [str], "question":
+                [str]}`, for the warm-up requests (a short example story when
+                empty).
+            metadata: optional dict for the manifest (`limits` are added).
+            vocab_file: the vocabulary file the SavedModel's preprocessing reads
+                (its asset); the task's own by default, the recipe passes its run's
+                (the same words).
+        """
         self.check_tensorflow_backend("export")
-        return export_memn2n(self, base_dir, examples, metadata, name)
+        from zoo.export import export_model
+
+        module = MemN2NServing(
+            self.backbone,
+            vocab_file or self.preprocessor.asset_paths["vocabulary.txt"],
+            max_story_bytes=self.preprocessor.max_story_bytes,
+        )
+        if not isinstance(examples, dict):
+            examples = list(examples)
+            examples = {
+                "story": ["\n".join(ex.story) for ex in examples],
+                "question": [ex.question for ex in examples],
+            }
+        warmup = {key: list(examples[key]) for key in INPUT_NAMES}
+        return export_model(
+            module,
+            name=name,
+            signatures=module.signatures(),
+            base_dir=base_dir,
+            keras_model=self,
+            warmup={"serving_default": warmup if warmup["story"] else DEFAULT_WARMUP},
+            keras_check={
+                "signature": "serving_default",
+                "outputs": {"probabilities": "probabilities", "attention": "attention"},
+            },
+            metadata={**(metadata or {}), "limits": module.limits()},
+        )
 
 
 DEFAULT_WARMUP = {
@@ -289,62 +324,3 @@ DEFAULT_WARMUP = {
     "question": ["Where is Mary?"],
 }
 """The warm-up request of an export given no examples."""
-
-
-def export_memn2n(
-    task, base_dir, examples=(), metadata=None, name="memn2n", vocab_file=None
-):
-    """Exports the trained `task` as `base_dir/name/VERSION/` (+ `VERSION.keras`).
-
-    The `MemN2NServing` signatures of its network, warm-up requests made of
-    `examples`, the check that `serving_default` gives the Keras model's
-    probabilities, and the input limits in the manifest (`zoo.export.export_model`).
-    `VERSION.keras` is the task itself: it predicts on raw stories and questions,
-    and its `.backbone` is the network that reads the `preprocess` signature's
-    outputs.
-
-    Args:
-        task: the trained `MemN2NQuestionAnswerer` (its preprocessor's story limit
-            is the export's).
-        base_dir: the TF Serving base folder.
-        examples: a few `BabiExample`s, or `{"story": [str],
-            "question": [str]}`, for the warm-up requests (a short example story
-            when empty).
-        metadata: optional dict for the manifest (`limits` are added).
-        name: the export's model name.
-        vocab_file: the vocabulary file the SavedModel's preprocessing reads (its
-            asset); the task's own by default, the recipe passes its run's
-            (the same words).
-
-    Returns:
-        The version folder.
-    """
-    from zoo.export import export_model
-
-    MemN2NQuestionAnswerer.check_task(task)
-    module = MemN2NServing(
-        task.backbone,
-        vocab_file or task.preprocessor.asset_paths["vocabulary.txt"],
-        max_story_bytes=task.preprocessor.max_story_bytes,
-    )
-    if not isinstance(examples, dict):
-        examples = list(examples)
-        examples = {
-            "story": ["\n".join(ex.story) for ex in examples],
-            "question": [ex.question for ex in examples],
-        }
-    warmup = {key: list(examples[key]) for key in INPUT_NAMES}
-    warmup = warmup if warmup["story"] else DEFAULT_WARMUP
-    return export_model(
-        module,
-        name=name,
-        signatures=module.signatures(),
-        base_dir=base_dir,
-        keras_model=task,
-        warmup={"serving_default": warmup},
-        keras_check={
-            "signature": "serving_default",
-            "outputs": {"probabilities": "probabilities", "attention": "attention"},
-        },
-        metadata={**(metadata or {}), "limits": module.limits()},
-    )

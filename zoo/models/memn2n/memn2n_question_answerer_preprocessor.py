@@ -1,5 +1,7 @@
 """`MemN2NQuestionAnswererPreprocessor`: stories and questions -> word ids, a layer."""
 
+import re
+
 import keras
 
 from zoo.layers.arguments import check_optional_positive_ints, check_positive_ints
@@ -84,25 +86,52 @@ class MemN2NQuestionAnswererPreprocessor(Preprocessor):
         (lower-cased and stripped, as `zoo.data.babi` reads answers; `"n,w"` is one
         answer), most frequent first after `[PAD]` and `[UNK]`. When
         `sentence_length` is None it becomes the longest sentence or question in
-        words (`babi_arrays.max_sentence_length`).
+        words (`babi_arrays.build_vocabulary`).
 
         Args:
-            stories: list of str, sentences separated by "\\n".
+            stories: list of str, sentences separated by "\\n" (or "\\r\\n", "\\r").
             questions: list of str, one per story.
             answers: list of str, one per story.
 
         Returns:
             The `zoo.text.vocabulary.Vocabulary`.
+
+        Raises:
+            ValueError: inputs that are not lists of strings of one length (one
+                line).
         """
         import os
         import tempfile
 
         from zoo.models.memn2n import babi_arrays
 
-        examples = _examples(stories, questions, answers, "adapt")
-        vocab = babi_arrays.build_vocabulary(examples)
-        if self.sentence_length is None:
-            self.sentence_length = babi_arrays.max_sentence_length(examples)
+        columns = {"stories": stories, "questions": questions, "answers": answers}
+        for key, column in columns.items():
+            column = column if isinstance(column, (str, bytes)) else list(column)
+            check_strings(column, f"adapt: {key}")
+            columns[key] = [c.decode() if isinstance(c, bytes) else c for c in column]
+        lengths = {k: len(v) for k, v in columns.items()}
+        if len(set(lengths.values())) > 1:
+            raise ValueError(
+                "adapt: stories, questions and answers must be lists of one length. "
+                f"Received lengths {lengths}"
+            )
+        rows = zip(*columns.values(), strict=True)
+        examples = [
+            BabiExample(
+                story=tuple(
+                    s.strip() for s in re.split(r"\r\n?|\n", story) if s.strip()
+                ),
+                question=question.strip(),
+                answer=answer.strip().lower(),
+                supporting=(),
+                task=0,
+                source=f"adapt[{i}]",
+            )
+            for i, (story, question, answer) in enumerate(rows)
+        ]
+        vocab, sentence_length = babi_arrays.build_vocabulary(examples)
+        self.sentence_length = self.sentence_length or sentence_length
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "vocabulary.txt")
             vocab.save(path)
@@ -127,42 +156,3 @@ class MemN2NQuestionAnswererPreprocessor(Preprocessor):
         return self.module(
             inputs["story"], inputs["question"], return_sentences=return_sentences
         )
-
-
-def _examples(stories, questions, answers, where):
-    """`BabiExample`s of raw stories, questions and answers.
-
-    A story's lines (split on "\\n", "\\r\\n" or "\\r") are its statements;
-    answers are stripped and lower-cased, as `zoo.data.babi` reads them. Inputs that
-    are not lists of strings of one length are a one-line `ValueError`.
-    """
-    columns = {"stories": stories, "questions": questions, "answers": answers}
-    for key, column in columns.items():
-        if not isinstance(column, (str, bytes)):
-            column = list(column)
-        check_strings(column, f"{where}: {key}")
-        columns[key] = [
-            c.decode("utf-8") if isinstance(c, bytes) else c for c in column
-        ]
-    lengths = {k: len(v) for k, v in columns.items()}
-    if len(set(lengths.values())) > 1:
-        raise ValueError(
-            f"{where}: stories, questions and answers must be lists of one length. "
-            f"Received lengths {lengths}"
-        )
-    rows = zip(*columns.values(), strict=True)
-    return [
-        BabiExample(
-            story=tuple(
-                line.strip()
-                for line in story.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-                if line.strip()
-            ),
-            question=question.strip(),
-            answer=answer.strip().lower(),
-            supporting=(),
-            task=0,
-            source=f"{where}[{i}]",
-        )
-        for i, (story, question, answer) in enumerate(rows)
-    ]

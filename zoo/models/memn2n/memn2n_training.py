@@ -13,17 +13,9 @@ import math
 import os
 import time
 
-from zoo.models.memn2n.babi_arrays import (
-    concat_arrays,
-    error_rate,
-    make_dataset,
-    training_groups,
-)
+from zoo.models.memn2n.babi_arrays import concat_arrays, error_rate, make_dataset
 from zoo.models.memn2n.linear_start import LinearStart, LinearStartSchedule
 from zoo.models.memn2n.run_cache import RunCache, run_key
-
-RESTART_SEED_STRIDE = 1000
-"""Restart `r` of a run seeded `s` is seeded `s + 1000 r`."""
 
 
 def linear_start_callbacks(model, learning_rate, decay_every, ls_epochs=0, patience=1):
@@ -49,13 +41,7 @@ def linear_start_callbacks(model, learning_rate, decay_every, ls_epochs=0, patie
         linear = LinearStart(
             model.memory, patience=patience, max_epochs=ls_epochs or None
         )
-    schedule = LinearStartSchedule(
-        learning_rate,
-        decay_every,
-        linear=linear,
-        layer=model.memory if linear else None,
-        fallback_start=ls_epochs,
-    )
+    schedule = LinearStartSchedule(learning_rate, decay_every, linear, ls_epochs)
     return [schedule] + ([linear] if linear else []), linear
 
 
@@ -148,8 +134,7 @@ def best_of_restarts(train_run, restarts, run_dir, key, seed=0, log=print):
             model, result = cached
             log(f"restart {restart}: reused {cache.model_path}")
         else:
-            seeded = seed + RESTART_SEED_STRIDE * restart
-            model, train_error, info = train_run(restart_dir, seeded)
+            model, train_error, info = train_run(restart_dir, seed + 1000 * restart)
             result = {"train_error_percent": train_error, "info": info}
             cache.save(model, result)
         error = result["train_error_percent"]
@@ -162,7 +147,8 @@ def best_of_restarts(train_run, restarts, run_dir, key, seed=0, log=print):
 
 def train_groups(tasks, arrays, joint, train_run, restarts, run_dir, key, seed=0,
                  log=print):  # fmt: skip
-    """Trains the models of `training_groups`, each the best of `restarts` runs.
+    """Trains one model for every task with training data (`joint`, the label
+    `"joint"`) or one per such task (`"task<N>"`), each the best of `restarts` runs.
 
     Args:
         tasks: dict task -> `zoo.data.babi.BabiTask`.
@@ -180,8 +166,11 @@ def train_groups(tasks, arrays, joint, train_run, restarts, run_dir, key, seed=0
         dict label -> `best_of_restarts`' result plus `"tasks"`, the tasks its
         model answers.
     """
+    groups = [(f"task{t}", [t]) for t, entry in tasks.items() if entry.train]
+    if joint and groups:
+        groups = [("joint", [t for _, (t,) in groups])]
     results = {}
-    for label, group in training_groups(tasks, joint):
+    for label, group in groups:
         train, valid = (
             concat_arrays([arrays[t][split] for t in group])
             for split in ("train", "valid")

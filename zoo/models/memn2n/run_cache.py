@@ -47,9 +47,7 @@ class RunCache:
         """`(model, result)` of the finished run with this key, else None."""
         import keras
 
-        if not (os.path.exists(self.result_path) and os.path.exists(self.model_path)):
-            return None
-        try:
+        try:  # no result (yet): None
             with open(self.result_path, encoding="utf-8") as f:
                 saved = json.load(f)
         except (OSError, ValueError):

@@ -8,10 +8,11 @@
 - `SelfAttentiveEncoder`: word ids `(B, T)` -> `{"embedding" (B, r, 2u),
   "attention" (B, r, T)}`; saved alone, it is the reusable sentence embedder.
 - `SelfAttentiveClassifier`: encoder -> MLP -> `{"probabilities", "attention"}`.
-- `SentencePreprocessor`, `tokenize_sentences`: raw text -> word ids, in the graph.
-- `SentenceEmbedderServing`, `export_sentence_embedder`: the exported signatures
-  (`serving_default`, `embed`, `preprocess`) and the standalone encoder files.
-- `LENGTH_BUCKETS`, `CLIPNORM`, `penalty_norms`: training and evaluation pieces.
+- `SentencePreprocessor`: raw text -> word ids, in the graph.
+
+The export's signatures (`serving_default`, `embed`, `preprocess`) are
+`SelfAttentiveTextClassifier.serving_module()`'s
+(`zoo.models.text_classifier_serving`).
 """
 
 from zoo.models.sentence_embedder.self_attentive_classifier import (
@@ -19,37 +20,19 @@ from zoo.models.sentence_embedder.self_attentive_classifier import (
 )
 from zoo.models.sentence_embedder.self_attentive_encoder import SelfAttentiveEncoder
 from zoo.models.sentence_embedder.self_attentive_text_classifier import (
-    CLIPNORM,
-    LENGTH_BUCKETS,
     SelfAttentiveTextClassifier,
     SentenceEmbedder,
-    export_sentence_embedder,
-    penalty_norms,
 )
 from zoo.models.sentence_embedder.self_attentive_text_classifier_preprocessor import (
     SelfAttentiveTextClassifierPreprocessor,
 )
-from zoo.models.sentence_embedder.sentence_embedder_serving import (
-    SentenceEmbedderServing,
-)
-from zoo.models.sentence_embedder.sentence_preprocessor import (
-    MAX_LENGTH,
-    SentencePreprocessor,
-    tokenize_sentences,
-)
+from zoo.models.sentence_embedder.sentence_preprocessor import SentencePreprocessor
 
 __all__ = [
-    "CLIPNORM",
-    "LENGTH_BUCKETS",
-    "MAX_LENGTH",
     "SelfAttentiveClassifier",
     "SelfAttentiveEncoder",
     "SelfAttentiveTextClassifier",
     "SelfAttentiveTextClassifierPreprocessor",
     "SentenceEmbedder",
-    "SentenceEmbedderServing",
     "SentencePreprocessor",
-    "export_sentence_embedder",
-    "penalty_norms",
-    "tokenize_sentences",
 ]

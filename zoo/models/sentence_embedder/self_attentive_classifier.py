@@ -47,12 +47,11 @@ class SelfAttentiveClassifier(keras.Model):
                 "`encoder` must be a SelfAttentiveEncoder. "
                 f"Received: encoder={type(encoder).__name__}"
             )
-        check_positive_ints(num_classes=num_classes)
+        check_positive_ints(num_classes=num_classes, hidden_units=hidden_units)
         if num_classes < 2:
             raise ValueError(
                 f"`num_classes` must be at least 2. Received: num_classes={num_classes!r}"
             )
-        check_positive_ints(hidden_units=hidden_units)
         check_dropout_rates(dropout=dropout)
         # === Layers ===
         self.encoder = encoder

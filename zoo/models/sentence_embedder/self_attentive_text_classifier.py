@@ -12,7 +12,6 @@ import shutil
 import keras
 import numpy as np
 
-from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
 from zoo.layers.structured_self_attention import orthogonality_penalty
 from zoo.models.sentence_embedder.self_attentive_classifier import (
     SelfAttentiveClassifier,
@@ -20,9 +19,6 @@ from zoo.models.sentence_embedder.self_attentive_classifier import (
 from zoo.models.sentence_embedder.self_attentive_encoder import SelfAttentiveEncoder
 from zoo.models.sentence_embedder.self_attentive_text_classifier_preprocessor import (
     SelfAttentiveTextClassifierPreprocessor,
-)
-from zoo.models.sentence_embedder.sentence_embedder_serving import (
-    SentenceEmbedderServing,
 )
 from zoo.models.task import Task
 from zoo.models.text_classifier import TextClassifier, predict_texts
@@ -56,8 +52,9 @@ class SelfAttentiveTextClassifier(TextClassifier):
     `predict_labels(texts)`, `explain(texts)` (each hop's attention over the tokens),
     `embed(texts)` (the sentence embedding matrices, as the export's `embed`
     signature gives them), `save("x.keras")`, `save_to_preset(dir)` /
-    `from_preset(dir)` and `export(...)` (the TF Serving SavedModel of
-    `zoo.models.sentence_embedder.export_sentence_embedder`).
+    `from_preset(dir)` and `export(...)` (the TF Serving SavedModel:
+    `serving_default`, `embed` -> the embedding matrices, attention and tokens,
+    `preprocess`; `VERSION.keras` and the standalone encoder of `export_files`).
 
     The encoder's penalty `penalty * mean ||A A^T - I||_F^2` is one of the network's
     `losses` (`add_loss`); Keras adds `task.losses` to the compiled loss, so `fit`
@@ -104,6 +101,10 @@ class SelfAttentiveTextClassifier(TextClassifier):
     backbone_class = SelfAttentiveClassifier
     preprocessor_class = SelfAttentiveTextClassifierPreprocessor
     explain_extra = staticmethod(penalty_norms)
+    signature_names = ("serving_default", "embed", "preprocess")
+    export_name = "sentence_embedder"
+    example_text = "a short example sentence ."
+    warmup_signatures = ("serving_default", "embed")
 
     def __init__(
         self, backbone, preprocessor=None, label_names=None, compile=True, **kwargs
@@ -150,18 +151,33 @@ class SelfAttentiveTextClassifier(TextClassifier):
         self.check_tensorflow_backend("embed")
         return _embed(self.backbone.encoder, self, texts, batch_size)
 
-    def export(
-        self,
-        base_dir="saved_models",
-        name="sentence_embedder",
-        warmup_texts=None,
-        metadata=None,
-    ):
-        """Writes `base_dir/name/VERSION/` (TF Serving), `VERSION.keras` (this task)
-        and `VERSION.encoder.keras` (a `SentenceEmbedder`); returns the version
-        folder. See `export_sentence_embedder`."""
-        self.check_tensorflow_backend("export")
-        return export_sentence_embedder(self, base_dir, name, warmup_texts, metadata)
+    def export_files(self, preprocessor):
+        """The standalone encoder beside the version folder: `VERSION.encoder.keras`
+        (a `SentenceEmbedder` of the encoder with the same vocabulary, raw strings
+        in; the encoder is its `.backbone`) and `VERSION.encoder.vocab.txt`, and
+        the manifest's `"encoder"` entry (its files and sizes)."""
+        encoder = self.backbone.encoder
+        embedder = SentenceEmbedder(
+            encoder,
+            SelfAttentiveTextClassifierPreprocessor.from_module(preprocessor),
+            name=f"{encoder.name}_embedder",
+        )
+        metadata = {
+            "encoder": {
+                "file": "../<VERSION>.encoder.keras (beside this version folder): "
+                "a SentenceEmbedder (raw strings in), the encoder is its .backbone",
+                "vocabulary": "../<VERSION>.encoder.vocab.txt",
+                "num_hops": encoder.num_hops,
+                "embedding_width": encoder.output_dim,
+            }
+        }
+        files = {
+            ".encoder.keras": embedder.save,
+            ".encoder.vocab.txt": lambda path: shutil.copyfile(
+                preprocessor.vocab_file, path
+            ),
+        }
+        return metadata, files
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -238,67 +254,3 @@ def _embed(encoder, task, texts, batch_size):
         shape = (0, encoder.num_hops, encoder.output_dim)
         return np.zeros(shape, "float32")
     return np.stack([row["embedding"] for row in rows])
-
-
-def export_sentence_embedder(
-    task,
-    base_dir="saved_models",
-    name="sentence_embedder",
-    warmup_texts=None,
-    metadata=None,
-    max_batch_size=DEFAULT_MAX_BATCH_SIZE,
-    preprocessor=None,
-):
-    """Exports the trained `task` as `base_dir/name/VERSION/`, `VERSION.keras` and
-    the standalone encoder; returns the version folder.
-
-    The task's network (a `SelfAttentiveClassifier`) and class names, the in-graph
-    `preprocessor` (a `SentencePreprocessor`; the task's own by default, the recipe
-    passes its run's, whose vocabulary file names the SavedModel's asset) and the
-    batch limit make the `SentenceEmbedderServing`; the rest is
-    `TextClassifierServing.export`'s (warm-up sentences, for `serving_default` and
-    `embed`: a short example when none are given). The manifest records the labels,
-    the limits and the encoder's files and sizes.
-
-    `VERSION.keras` is the `SelfAttentiveTextClassifier` task itself;
-    `VERSION.encoder.keras` is a `SentenceEmbedder` of its encoder with the same
-    vocabulary. Both predict on raw strings; their networks (token ids in) are
-    `.backbone`.
-    """
-    SelfAttentiveTextClassifier.check_task(task)
-    if preprocessor is None:
-        preprocessor = task.preprocessor.module
-    model = task.backbone
-    module = SentenceEmbedderServing(
-        model, preprocessor, task.label_names, max_batch_size
-    )
-    encoder = model.encoder
-    embedder = SentenceEmbedder(
-        encoder,
-        SelfAttentiveTextClassifierPreprocessor.from_module(preprocessor),
-        name=f"{encoder.name}_embedder",
-    )
-    return module.export(
-        base_dir,
-        name,
-        warmup_texts or ["a short example sentence ."],
-        {
-            **(metadata or {}),
-            "encoder": {
-                "file": "../<VERSION>.encoder.keras (beside this version folder): "
-                "a SentenceEmbedder (raw strings in), the encoder is its .backbone",
-                "vocabulary": "../<VERSION>.encoder.vocab.txt",
-                "num_hops": encoder.num_hops,
-                "embedding_width": encoder.output_dim,
-            },
-        },
-        warmup_signatures=("serving_default", "embed"),
-        keras_model=task,
-        limits={"max_length": preprocessor.max_length},
-        extra_files={
-            ".encoder.keras": embedder.save,
-            ".encoder.vocab.txt": lambda path: shutil.copyfile(
-                preprocessor.vocab_file, path
-            ),
-        },
-    )

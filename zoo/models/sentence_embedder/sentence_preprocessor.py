@@ -60,11 +60,7 @@ class SentencePreprocessor(tf.Module):
         self.lowercase = lowercase
         self.lookup = VocabularyLookup(vocab_file)
 
-    def tokenize(self, text):
-        """Ragged words `[B, None]` (normalised, truncated)."""
-        return tokenize_sentences(text, self.max_length, lowercase=self.lowercase)
-
     def __call__(self, text):
-        words = self.tokenize(text)
+        words = tokenize_sentences(text, self.max_length, lowercase=self.lowercase)
         ids = tf.cast(self.lookup(words), tf.int32)
         return {"token_ids": pad_batch(ids, 0), "tokens": pad_batch(words, "")}

@@ -1,14 +1,12 @@
 """`Seq2SeqTextTranslator`: the attentional translator as a task on raw text."""
 
-import filecmp
-
 import keras
 import numpy as np
 import tensorflow as tf
 
 from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
 from zoo.layers.arguments import check_positive_ints
-from zoo.models.task import Task
+from zoo.models.task import Task, check_strings
 from zoo.models.translation.masked_sparse_crossentropy import MaskedSparseCrossentropy
 from zoo.models.translation.seq2seq_translator import Seq2SeqTranslator
 from zoo.models.translation.seq2seq_translator_preprocessor import (
@@ -16,7 +14,7 @@ from zoo.models.translation.seq2seq_translator_preprocessor import (
 )
 from zoo.models.translation.translation_serving import TranslationServing
 from zoo.models.translation.translator import Translator, as_text, translate_corpus
-from zoo.models.translation.validation_bleu import choose_length_penalty
+from zoo.models.translation.validation_bleu import choose_on_validation
 
 # The task's search settings (those of its export's `serving_default`).
 SEARCH = ("beam_width", "alpha", "beta", "length_a", "length_b")
@@ -40,7 +38,7 @@ class Seq2SeqTextTranslator(Task):
     `translate(texts)` decodes with the family's `Translator` (greedy, or beam search
     with `beam_width`), exactly as the export's `translate_greedy` and
     `serving_default` signatures do; `export(...)` writes that export
-    (`zoo.models.translation.export_translator`) with this task as `VERSION.keras`.
+    (`export_translator`, in this module) with this task as `VERSION.keras`.
 
     `predict(texts)` is `translate(texts)` (greedy search, a list of str): the
     network's teacher-forced logits need a target sentence, which a source alone
@@ -266,7 +264,7 @@ class Seq2SeqTextTranslator(Task):
         Each penalty of `alphas` is tried with this task's beam search
         (`beam_width`, `beta`, `length_a`, `length_b`) on `sources`; the one of the
         best cased BLEU against `references` wins (ties: the earlier;
-        `choose_length_penalty`). With `beam_width` 1 no search is run and `alpha`
+        `choose_on_validation`). With `beam_width` 1 no search is run and `alpha`
         becomes 1.0: the penalty changes no greedy translation, only its score.
 
         Args:
@@ -279,11 +277,14 @@ class Seq2SeqTextTranslator(Task):
         """
         self.check_tensorflow_backend("choose_alpha")
         self._check_preprocessor("choose_alpha")
-        search = dict(beta=self.beta, length_a=self.length_a, length_b=self.length_b)
-        self.alpha, scores = choose_length_penalty(
-            self.backbone, self.preprocessor.module, self.beam_width, alphas,
-            sources, references, log, **search,
-        )  # fmt: skip
+        self.alpha, scores, width = 1.0, {}, self.beam_width
+        if width > 1:
+            args = (self.backbone, self.preprocessor.module, width)
+            search = (self.beta, self.length_a, self.length_b)
+            searches = {a: Translator(*args, a, *search) for a in alphas}
+            self.alpha, scores = choose_on_validation(
+                searches, sources, references, log, lambda a: f"beam {width}, alpha {a}"
+            )
         if log is not None:
             why = "best validation BLEU of the grid" if scores else "greedy: no search"
             log(f"length penalty: alpha {self.alpha} ({why})")
@@ -331,7 +332,7 @@ class Seq2SeqTextTranslator(Task):
         task); returns the version folder. See `export_translator`."""
         self.check_tensorflow_backend("export")
         module = self.serving_module(max_batch_size)
-        return export_translator(module, base_dir, name, warmup_texts, metadata, self)
+        return _export(module, self, base_dir, name, warmup_texts, metadata)
 
     def get_config(self):
         return {**super().get_config(), **{k: getattr(self, k) for k in SEARCH}}
@@ -347,20 +348,11 @@ class Seq2SeqTextTranslator(Task):
 def _as_texts(texts, name):
     """A batch of texts as a list of str; one string, or a batch holding anything
     but strings, is refused naming it."""
-    if isinstance(texts, (str, bytes)):
-        raise ValueError(
-            f"{name} must be a batch of strings (a list), not one string. "
-            f"Received: {name}={texts!r:.60}"
-        )
     if isinstance(texts, tf.Tensor):
         texts = texts.numpy()
-    texts = np.asarray(texts, dtype=object).reshape(-1).tolist()
-    for i, item in enumerate(texts):
-        if not isinstance(item, (str, bytes)):
-            raise ValueError(
-                f"{name}[{i}] must be a string. Received: {type(item).__name__} "
-                f"{item!r:.60}"
-            )
+    if not isinstance(texts, (str, bytes)):
+        texts = np.asarray(texts, dtype=object).reshape(-1).tolist()
+    check_strings(texts, name)
     return [as_text(t) for t in texts]
 
 
@@ -392,17 +384,17 @@ def export_translator(
     name="translation",
     warmup_texts=None,
     metadata=None,
-    task=None,
 ):
     """Exports `base_dir/name/VERSION/` (and `VERSION.keras`); returns the folder.
 
-    `VERSION.keras` is the `Seq2SeqTextTranslator` task (`task`, or one made of the
-    module's model, preprocessor and search settings): after `import zoo` it
-    translates raw strings as the signatures do, and its `.backbone` is the
-    network. The verifier's Keras check compares `teacher_forced` with that network
-    (beam and greedy search have no Keras counterpart). The manifest records the
-    searches' settings, the preprocessing (`TranslationPreprocessor.from_export`
-    reads it back) and the model's architecture.
+    `VERSION.keras` is the `Seq2SeqTextTranslator` task made of the module's model,
+    preprocessor and search settings (`Seq2SeqTextTranslator.export` saves the task
+    itself): after `import zoo` it translates raw strings as the signatures do, and
+    its `.backbone` is the network. The verifier's Keras check compares
+    `teacher_forced` with that network (beam and greedy search have no Keras
+    counterpart). The manifest records the searches' settings, the preprocessing
+    (`TranslationPreprocessor.from_export` reads it back) and the model's
+    architecture.
 
     Args:
         module: a `TranslationServing` (its traced functions become the signatures).
@@ -412,12 +404,22 @@ def export_translator(
             Keras check); a short example when empty.
         metadata: manifest entries (`"recipe"`, `"data"`, ...). A `"metrics"` entry
             of per-search score dicts keeps their `MANIFEST_SCORES`.
-        task: the `Seq2SeqTextTranslator` saved as `VERSION.keras` (its network,
-            vocabularies and searches must be the module's), or None.
     """
+    return _export(module, _module_task(module), base_dir, name, warmup_texts, metadata)
+
+
+def _module_task(module):
+    """The uncompiled `Seq2SeqTextTranslator` of a `TranslationServing`."""
+    search = {k: getattr(module.beam, k) for k in SEARCH}
+    pre = Seq2SeqTranslatorPreprocessor.from_module(module.preprocessor)
+    return Seq2SeqTextTranslator(module.model, pre, compile=False, **search)
+
+
+def _export(module, task, base_dir, name, warmup_texts, metadata):
+    """`export_translator` of `module`, with `task` (its network, vocabularies and
+    searches) as `VERSION.keras`."""
     from zoo.export import export_model
 
-    task = _export_task(module, task)
     metadata = dict(metadata or {})
     if "metrics" in metadata:
         metadata["metrics"] = {
@@ -462,41 +464,4 @@ def export_translator(
             ),
             "model": {k: config[k] for k in MANIFEST_MODEL},
         },
-    )
-
-
-def _export_task(module, task):
-    """The `Seq2SeqTextTranslator` of `module`: `task` checked against it, or a
-    new uncompiled one."""
-    search = {k: getattr(module.beam, k) for k in SEARCH}
-    if task is None:
-        pre = Seq2SeqTranslatorPreprocessor.from_module(module.preprocessor)
-        return Seq2SeqTextTranslator(module.model, pre, compile=False, **search)
-    if not isinstance(task, Seq2SeqTextTranslator):
-        raise ValueError(
-            f"`task` must be a Seq2SeqTextTranslator. Received: {type(task).__name__}"
-        )
-    got = {k: getattr(task, k) for k in SEARCH}
-    if got != search:
-        raise ValueError(
-            f"`task`'s searches must be the module's {search}. Received: {got}"
-        )
-    if task.backbone is not module.model or not _same_preprocessing(
-        task.preprocessor, module.preprocessor
-    ):
-        raise ValueError(
-            "`task` must hold the module's network and its vocabularies, casing and "
-            f"max_length. Received: {task.backbone.name!r}, {task.preprocessor!r}"
-        )
-    return task
-
-
-def _same_preprocessing(layer, module):
-    """Whether a task's preprocessor (or None) has a `TranslationPreprocessor`'s
-    settings and vocabulary files."""
-    if layer is None:
-        return False
-    a, files = layer.module, ("source_vocabulary", "target_vocabulary")
-    return (a.lowercase, a.max_length) == (module.lowercase, module.max_length) and all(
-        filecmp.cmp(getattr(a, f), getattr(module, f), shallow=False) for f in files
     )

@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from zoo.layers.arguments import check_optional_positive_ints
 from zoo.models.preprocessor import Preprocessor
+from zoo.models.task import check_strings
 from zoo.models.translation.translation_preprocessor import TranslationPreprocessor
 from zoo.text.subword import PAD, load_vocabulary
 
@@ -85,22 +86,16 @@ class Seq2SeqTranslatorPreprocessor(Preprocessor):
                 "`module` must be a TranslationPreprocessor. Received: "
                 f"{type(module).__name__}"
             )
-        return cls(
-            lowercase=module.lowercase,
-            max_length=module.max_length,
-            assets={
-                SOURCE_VOCABULARY: module.source_vocabulary,
-                TARGET_VOCABULARY: module.target_vocabulary,
-            },
-            **kwargs,
-        )
+        files = (module.source_vocabulary, module.target_vocabulary)
+        assets = dict(zip(cls.asset_names, files, strict=True))
+        return cls(module.lowercase, module.max_length, assets, **kwargs)
 
     def make_module(self, paths):
         files = (paths[name] for name in self.asset_names)
         # max_length None (a layer not adapted yet) is refused, naming the value
         return TranslationPreprocessor(*files, self.lowercase, self.max_length)
 
-    def adapt(self, sources, targets, vocab_size=8000, learn_params=None):
+    def adapt(self, sources, targets, vocab_size=8000):
         """Learns the source and the target vocabularies from training pairs.
 
         `zoo.text.subword.learn_subword_vocabulary` on each side (the recipe's
@@ -111,19 +106,13 @@ class Seq2SeqTranslatorPreprocessor(Preprocessor):
             sources, targets: the training pairs (lists of str of one length).
             vocab_size: the largest size of each vocabulary, reserved tokens
                 (`[PAD]`, `[UNK]`, `[START]`, `[END]`) included.
-            learn_params: extra arguments of tensorflow-text's WordPiece learner.
 
         Returns:
             `(source tokens, target tokens)`: the two vocabularies, as lists.
         """
         sources, targets = list(sources), list(targets)
         for name, texts in (("sources", sources), ("targets", targets)):
-            for i, text in enumerate(texts):
-                if not isinstance(text, (str, bytes)):
-                    raise ValueError(
-                        f"adapt: {name}[{i}] must be a string. Received: "
-                        f"{type(text).__name__} {text!r:.60}"
-                    )
+            check_strings(texts, f"adapt: {name}")
         if len(sources) != len(targets):
             raise ValueError(
                 "adapt: sources and targets must be pairs of one length. Received: "
@@ -133,7 +122,7 @@ class Seq2SeqTranslatorPreprocessor(Preprocessor):
         with tempfile.TemporaryDirectory() as tmp:
             module = TranslationPreprocessor.from_corpus(
                 corpus, tmp, vocab_size=vocab_size, lowercase=self.lowercase,
-                max_length=self.max_length, log=None, learn_params=learn_params,
+                max_length=self.max_length, log=None,
             )  # fmt: skip
             paths = (module.source_vocabulary, module.target_vocabulary)
             self.max_length = module.max_length

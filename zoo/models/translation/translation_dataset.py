@@ -12,13 +12,11 @@ BUCKETS = [8, 12, 16, 20, 24, 32, 48]
 SHUFFLE_BUFFER = 20_000
 
 
-def translation_dataset(
-    corpus, preprocessor, batch_size, shuffle=False, seed=None, buckets=BUCKETS
-):
+def translation_dataset(corpus, preprocessor, batch_size, shuffle=False, seed=None):
     """`({"source_ids", "target_ids"}, labels)` batches of similar lengths.
 
     Each pair is tokenized once (then cached); batches group pairs of similar
-    length (`zoo.training.bucket_by_length` over `buckets`) and are padded only to
+    length (`zoo.training.bucket_by_length` over `BUCKETS`) and are padded only to
     the longest pair of the batch. The decoder input `target_ids` is
     `[START] subwords` and the labels `subwords [END]`.
 
@@ -28,7 +26,6 @@ def translation_dataset(
         batch_size: pairs per batch.
         shuffle: reshuffle the pairs every epoch (training).
         seed: the shuffle's seed.
-        buckets: the length boundaries of the buckets.
 
     Returns:
         A `tf.data.Dataset`.
@@ -50,18 +47,15 @@ def translation_dataset(
     def length(inputs, labels):  # of the longer side
         return tf.maximum(tf.shape(inputs["source_ids"])[0], tf.shape(labels)[0])
 
-    ds = bucket_by_length(ds, length, buckets, batch_size)
+    ds = bucket_by_length(ds, length, BUCKETS, batch_size)
     return ds.prefetch(tf.data.AUTOTUNE)
 
 
 def count_target_tokens(dataset):
     """`(target tokens, batches)` of one pass over `dataset` (padding not counted)."""
     counts = dataset.map(lambda x, y: tf.reduce_sum(tf.cast(y > 0, tf.int64)))
-    tokens, batches = counts.reduce(
-        (tf.constant(0, tf.int64), tf.constant(0, tf.int64)),
-        lambda total, n: (total[0] + n, total[1] + 1),
-    )
-    return int(tokens), int(batches)
+    counts = list(counts.as_numpy_iterator())  # one per batch
+    return int(sum(counts)), len(counts)
 
 
 def load_translation_splits(

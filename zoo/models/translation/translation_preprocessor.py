@@ -71,7 +71,6 @@ class TranslationPreprocessor(tf.Module):
         max_length=64,
         tag="vocab",
         log=print,
-        learn_params=None,
     ):
         """Learns one vocabulary per language from training text, or reuses them.
 
@@ -90,7 +89,6 @@ class TranslationPreprocessor(tf.Module):
                 takes the longest training source or target, in subwords.
             tag: the cache key in the file names.
             log: where a line per learned vocabulary goes (`None`: nowhere).
-            learn_params: extra arguments of tensorflow-text's WordPiece learner.
         """
         os.makedirs(directory, exist_ok=True)
         paths = []
@@ -101,9 +99,7 @@ class TranslationPreprocessor(tf.Module):
             path = os.path.join(directory, f"vocab.{side}.{lang}.{tag}.txt")
             if not os.path.exists(path):
                 start = time.time()
-                tokens = learn_subword_vocabulary(
-                    texts, vocab_size, lowercase=lowercase, learn_params=learn_params
-                )
+                tokens = learn_subword_vocabulary(texts, vocab_size, lowercase)
                 save_vocabulary(tokens, path)
                 if log is not None:
                     log(

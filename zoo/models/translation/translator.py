@@ -101,27 +101,24 @@ class Translator:
         return [as_text(o["translation"]) for o in outputs]
 
 
-def translate_corpus(translate_fn, texts, batch_size=64, sort_by_length=True):
+def translate_corpus(translate_fn, texts, batch_size=64):
     """Runs a string-batch function (a serving signature, a `Translator`) over texts.
 
-    With `sort_by_length` the texts are batched in order of length (characters) and
-    the outputs put back in the input order: a batched search runs until the
-    longest hypothesis of its batch ends, so batches of similar lengths waste fewer
-    steps (the results are the same up to rounding; only the speed changes).
+    The texts are batched in order of length (characters) and the outputs put back
+    in the input order: a batched search runs until the longest hypothesis of its
+    batch ends, so batches of similar lengths waste fewer steps (the results are the
+    same up to rounding; only the speed changes).
 
     Args:
         translate_fn: a function from a string tensor `(B,)` to a dict of tensors
             whose first dimension is `B`.
         texts: a list of str.
         batch_size: texts per call.
-        sort_by_length: batch texts of similar length together.
 
     Returns:
         One dict of NumPy outputs per text, in the order of `texts`.
     """
-    order = list(range(len(texts)))
-    if sort_by_length:
-        order.sort(key=lambda i: len(texts[i]))
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     outputs = [None] * len(texts)
     for start in range(0, len(texts), batch_size):
         batch = order[start : start + batch_size]

@@ -1,11 +1,12 @@
 """BLEU of validation translations: every epoch (`ValidationBleu`) and to choose a
-search setting (`choose_on_validation`, `choose_length_penalty`; `penalty_list` and
+search setting (`choose_on_validation`, e.g. the length penalty of
+`Seq2SeqTextTranslator.choose_alpha`; `penalty_list` and
 `number_or_auto` read the length penalties of a command line)."""
 
 import keras
 
 from zoo.metrics import corpus_bleu
-from zoo.models.translation.translator import Translator, as_text, translate_corpus
+from zoo.models.translation.translator import as_text, translate_corpus
 
 
 class ValidationBleu(keras.callbacks.Callback):
@@ -77,41 +78,6 @@ def choose_on_validation(searches, sources, references, log=print, name=str):
         if log is not None:
             log(f"validation BLEU (cased) {scores[key]:.2f}: {name(key)}")
     return max(scores, key=scores.get), scores
-
-
-def choose_length_penalty(
-    model, preprocessor, beam_width, alphas, sources, references, log=print, **search
-):
-    """The GNMT length penalty of `alphas` whose beam search translates the
-    validation `sources` best (`choose_on_validation`).
-
-    With `beam_width == 1` no search is run: the penalty changes no greedy
-    translation (only its score), and 1.0 is returned.
-
-    Args:
-        model, preprocessor: the trained `Seq2SeqTranslator` and its preprocessor.
-        beam_width: the beam of the search the penalty is for.
-        alphas: the penalties tried, in order (ties: the earlier).
-        sources, references: the validation sentences (lists of str).
-        log: gets one line per penalty (`None`: nowhere).
-        **search: the other `Translator` settings (`beta`, `length_a`, `length_b`;
-            an `alpha` among them, such as a recipe's `"auto"`, is ignored).
-
-    Returns:
-        `(alpha, {alpha: BLEU})`.
-    """
-    if beam_width == 1:
-        return 1.0, {}
-    search.pop("alpha", None)
-    searches = {
-        alpha: Translator(model, preprocessor, beam_width, alpha=alpha, **search)
-        for alpha in alphas
-    }
-
-    def name(alpha):
-        return f"beam {beam_width}, alpha {alpha}"
-
-    return choose_on_validation(searches, sources, references, log, name)
 
 
 def number_or_auto(text):
