@@ -212,3 +212,12 @@ def test_a_bad_json_label_in_a_split_file_names_that_file(tmp_path):
     with pytest.raises(DataError) as refused:
         load_labelled(tmp_path)
     assert str(refused.value) == f"{valid}:1: field 'label' holds true; {LABEL_RULE}"
+
+
+def test_json_lines_fields_are_chosen_by_name(tmp_path):
+    lines = _write(tmp_path / "r.jsonl", '{"text": "a", "label": "b"}\n')
+    with pytest.raises(ConfigError) as refused:
+        read_labelled(lines, 0, 1)
+    assert str(refused.value) == (
+        "JSON lines fields are chosen by name. Received: columns=(0, 1)"
+    )

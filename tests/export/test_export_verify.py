@@ -135,3 +135,13 @@ def test_export_refuses_modules_in_keras_check(tiny_export, tmp_path):
             warmup={"serving_default": {"text": ["a"]}},
             keras_check={"outputs": {"probabilities": 0}, "modules": ["os"]},
         )
+
+
+def test_a_zero_tolerance_compares_exactly():
+    import numpy as np
+
+    from zoo.export.verify import _compare
+
+    got, expected = np.array([1.0]), np.array([1.00001])
+    assert _compare(got, expected)["ok"] is True  # within the default 1e-4
+    assert _compare(got, expected, atol=0, rtol=0)["ok"] is False

@@ -181,3 +181,13 @@ def test_request_budget_bounds_the_servers(small_exports, serve):
     client.predict({"story": ["s"], "question": ["q"]})  # request 2
     with pytest.raises(ServingError, match="HTTP 503: request budget spent"):
         client.predict({"story": ["s"], "question": ["q"]})
+
+
+def test_rest_encodes_arrays_of_any_rank():
+    from zoo.serving.rest_client import encode_value
+
+    assert encode_value(np.array(b"hi", dtype=object)) == "hi"
+    assert encode_value(np.array(5)) == 5
+    assert encode_value(np.array([[b"a", b"\xff"]], dtype=object)) == [
+        ["a", {"b64": "/w=="}]
+    ]

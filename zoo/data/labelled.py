@@ -357,6 +357,10 @@ def _read_table(path, text_column, label_column, format):
     named = all(isinstance(c, str) for c in columns)
     positions = fmt != "jsonl" and all(type(c) is int and c >= 0 for c in columns)
     if not (named or positions):
+        if fmt == "jsonl":
+            raise ConfigError(
+                f"JSON lines fields are chosen by name. Received: columns={columns!r}"
+            )
         raise ConfigError(
             "Columns are all names (the file has a header row, as JSON lines have) "
             f"or all 0-based positions (no header). Received: columns={columns!r}"

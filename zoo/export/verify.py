@@ -340,7 +340,8 @@ def _compare(got, expected, atol=None, rtol=None):
     if got.shape != expected.shape:
         return {"max_abs_diff": float("inf"), "ok": False}
     diff = float(np.max(np.abs(got - expected))) if got.size else 0.0
-    close = bool(np.allclose(got, expected, atol=atol or 1e-4, rtol=rtol or 1e-3))
+    atol, rtol = 1e-4 if atol is None else atol, 1e-3 if rtol is None else rtol
+    close = bool(np.allclose(got, expected, atol=atol, rtol=rtol))
     return {"max_abs_diff": diff, "ok": close}
 
 

@@ -39,7 +39,9 @@ _ERROR_BODY_BYTES = 1 << 20
 
 def encode_value(value):
     """A request array as JSON: text stays text, other bytes become `{"b64": ...}`."""
-    if isinstance(value, (np.ndarray, list)):
+    if isinstance(value, np.ndarray):
+        return encode_value(value.tolist())
+    if isinstance(value, list):
         return [encode_value(v) for v in value]
     if isinstance(value, bytes):
         try:

@@ -219,6 +219,14 @@ def test_bad_inputs_are_one_line_errors():
         (lambda: task.predict(SOURCES, steps=2), "takes no Keras predict options"),
         (lambda: task.fit(tf.data.Dataset.from_tensor_slices(SOURCES)), "y=None"),
         (
+            lambda: task.fit(
+                SOURCES,
+                TARGETS,
+                validation_data=tf.data.Dataset.from_tensor_slices(SOURCES).batch(2),
+            ),
+            r"fit: validation_data needs a tf.data.Dataset of \(source, target\)",
+        ),
+        (
             lambda: Seq2SeqTextTranslator(task.backbone.decoder, task.preprocessor),
             "must be a Seq2SeqTranslator",
         ),

@@ -187,6 +187,8 @@ class Seq2SeqTextTranslator(Task):
         validation = kwargs.get("validation_data")
         if isinstance(validation, (tuple, list)):
             self._check_pairs(*validation[:2], "fit: validation_data")
+        elif isinstance(validation, tf.data.Dataset):
+            self._check_pairs(validation, None, "fit: validation_data")
         return super().fit(x, y, *args, **kwargs)
 
     def evaluate(self, x=None, y=None, *args, **kwargs):
