@@ -43,9 +43,9 @@ compiled = functools.partial(default_of, task.args[0].default_compile)
 POS, NONNEG, RATE = "positive", "non_negative", "open_fraction"
 # With --data; --decay-factor None: 0.5, or 1 with a schedule setting every step's rate.
 TRAINING = dict(epochs=22, batch_size=64, learning_rate=compiled("learning_rate"),
-                decay_factor=None, ema=0.999)  # fmt: skip
+                decay_factor=None, ema=0.999, patience=6)  # fmt: skip
 # The demo's few hundred steps: a fixed, higher rate and no averaging.
-DEMO_TRAINING = dict(epochs=6, learning_rate=5e-3, decay_factor=1, ema=0)
+DEMO_TRAINING = dict(epochs=6, learning_rate=5e-3, decay_factor=1, ema=0, patience=3)
 
 
 @dataclasses.dataclass

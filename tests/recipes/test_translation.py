@@ -168,6 +168,7 @@ def test_selection_and_training_defaults(tmp_path):
     )
     assert (real.training.decay_factor, real.training.decay_patience) == (0.5, 1)
     assert real.training.ema == 0.999  # weight averaging with --data
+    assert (real.training.patience, parse([]).training.patience) == (6, 3)
     assert (real.training.epochs, real.training.learning_rate) == (22, 2e-3)
     assert (real.embedding_dim, real.vocab_size, real.max_length) == (256, 8000, None)
     assert (real.source, real.target, real.dropout) == ("en", "de", 0.4)
