@@ -161,14 +161,12 @@ def run_dataset(dataset, args, sizes, out_dir):
     from zoo.models.sentence_embedder import (
         SelfAttentiveTextClassifier,
         SelfAttentiveTextClassifierPreprocessor,
-        SentencePreprocessor,
     )
     from zoo.models.sentence_embedder.self_attentive_text_classifier import (
         CLIPNORM,
         LENGTH_BUCKETS,
         penalty_norms,
     )
-    from zoo.models.sentence_embedder.sentence_preprocessor import tokenize_sentences
     from zoo.models.text_classifier import compile_classifier
     from zoo.training import validate_more_often
     from zoo.training.text_classification import (
@@ -185,11 +183,10 @@ def run_dataset(dataset, args, sizes, out_dir):
     splits = load(dataset, args, phrases).sample(sizes["max_train"][dataset], seed=0)
     max_length = sizes["max_length"][dataset]
     vocab_file = os.path.join(out_dir, f"{dataset}_vocab.txt")
-    vocab = word_vocabulary(
-        splits.train.texts, lambda t: tokenize_sentences(t, max_length), 30000
-    )
+    pre = SelfAttentiveTextClassifierPreprocessor(max_length)
+    vocab = word_vocabulary(splits.train.texts, pre.tokenize, 30000)
     vocab.save(vocab_file)
-    pre = SentencePreprocessor(vocab_file, max_length=max_length)
+    pre.set_assets({"vocabulary.txt": vocab_file})
 
     def preprocess(t):
         return pre(t)["token_ids"]
@@ -243,7 +240,7 @@ def run_dataset(dataset, args, sizes, out_dir):
             trainer = compile_classifier(
                 SelfAttentiveTextClassifier(
                     model,
-                    SelfAttentiveTextClassifierPreprocessor.from_module(pre),
+                    pre,
                     compile=False,
                 ),
                 keras.optimizers.Adam(args.learning_rate, clipnorm=CLIPNORM),

@@ -37,8 +37,11 @@ import tensorflow as tf
 
 from zoo.data.labelled import load_labelled
 from zoo.layers.attention_pooling import AttentionPooling
-from zoo.models.han import HANClassifier, HANPreprocessor, HANTextClassifier
-from zoo.models.han.han_preprocessor import tokenize_documents
+from zoo.models.han import (
+    HANClassifier,
+    HANTextClassifier,
+    HANTextClassifierPreprocessor,
+)
 from zoo.models.han.han_text_classifier import CLIPNORM, LENGTH_BUCKETS
 from zoo.models.preprocessor import word_vocabulary
 from zoo.training import validate_more_often
@@ -145,14 +148,15 @@ def epochs_for(name, args):
 
 
 class FlatPreprocessor(tf.Module):
-    """The same tokens as `HANPreprocessor`, sentences concatenated: ids (B, T)."""
+    """The same tokens as `HANTextClassifierPreprocessor`, sentences concatenated:
+    ids (B, T)."""
 
     def __init__(self, han_preprocessor):
         super().__init__()
         self.han = han_preprocessor
 
     def __call__(self, text):
-        _, words = self.han.tokenize(text)
+        words = self.han.tokenize(text)
         ids = tf.cast(self.han.lookup(words.merge_dims(1, 2)), tf.int32)
         dense = ids.to_tensor(0)
         return tf.pad(dense, [[0, 0], [0, tf.maximum(1 - tf.shape(dense)[1], 0)]])
@@ -187,15 +191,16 @@ def run_dataset(name, args, workdir):
     )
     # Vocabulary from the in-graph tokenization of the training documents.
     vocab_file = os.path.join(workdir, f"{name}_vocab.txt")
+    han_pre = HANTextClassifierPreprocessor(args.max_sentences, args.max_words)
     vocab = word_vocabulary(
         train.texts,
-        lambda t: tokenize_documents(t, args.max_sentences, args.max_words)[1],
+        han_pre.tokenize,
         max_size=args.vocab_size,
         min_count=2,
     )
     vocab.save(vocab_file)
     vocab_size = len(vocab)
-    han_pre = HANPreprocessor(vocab_file, args.max_sentences, args.max_words)
+    han_pre.set_assets({"vocabulary.txt": vocab_file})
     flat_pre = FlatPreprocessor(han_pre)
     t0 = time.time()
     os.makedirs(os.path.join(workdir, name), exist_ok=True)

@@ -242,7 +242,7 @@ def load_trained(args, run_dir):
 
     import zoo.fastpath.fused_adam  # noqa: F401  (the checkpoint's optimizer)
     from zoo.export import load_manifest
-    from zoo.models.translation import TranslationPreprocessor
+    from zoo.models.translation import Seq2SeqTranslatorPreprocessor
     from zoo.training import swap_weight_average
 
     version_dir = latest_export(run_dir)
@@ -256,7 +256,7 @@ def load_trained(args, run_dir):
             swap_weight_average(checkpointed)
         model.set_weights(checkpointed.get_weights())
     decoding = load_manifest(version_dir)["metadata"]["decoding"]["serving_default"]
-    return model, TranslationPreprocessor.from_export(version_dir), decoding
+    return model, Seq2SeqTranslatorPreprocessor.from_export(version_dir), decoding
 
 
 def run_one(args, source, target, attention):

@@ -100,10 +100,12 @@ def build(args):
     from zoo.models.translation import (
         Seq2SeqTextTranslator,
         Seq2SeqTranslator,
-        TranslationPreprocessor,
+        Seq2SeqTranslatorPreprocessor,
+    )
+    from zoo.models.translation.seq2seq_translator_preprocessor import (
+        vocabulary_cache_key,
     )
     from zoo.models.translation.translation_dataset import translation_dataset
-    from zoo.models.translation.translation_preprocessor import vocabulary_cache_key
     from zoo.training import TrainingConfig, averaging, set_seed
 
     set_seed(args.seed)
@@ -117,7 +119,7 @@ def build(args):
     tag = vocabulary_cache_key(
         args.data, *languages, args.vocab_size, False, None, args.max_words, args.seed
     )
-    preprocessor = TranslationPreprocessor.from_corpus(
+    preprocessor = Seq2SeqTranslatorPreprocessor.from_corpus(
         train, args.run_dir, languages, args.vocab_size, False, args.max_length, tag
     )
     dataset = translation_dataset(

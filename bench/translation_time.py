@@ -218,13 +218,13 @@ def zoo_translator(run_dir):
     the export's own weights (to put back for the end point)."""
     from bench.translation import exported_translator, latest_export
     from zoo.export import load_manifest
-    from zoo.models.translation import TranslationPreprocessor
+    from zoo.models.translation import Seq2SeqTranslatorPreprocessor
     from zoo.models.translation.translator import Translator
     from zoo.training import load_snapshot
 
     version_dir = latest_export(run_dir)
     model = exported_translator(version_dir)
-    preprocessor = TranslationPreprocessor.from_export(version_dir)
+    preprocessor = Seq2SeqTranslatorPreprocessor.from_export(version_dir)
     decoding = load_manifest(version_dir)["metadata"]["decoding"]["serving_default"]
     search = {
         "alpha": decoding["length_penalty_alpha"],

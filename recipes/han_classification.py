@@ -23,11 +23,9 @@ import functools
 
 from zoo.models.han import (
     HANClassifier,
-    HANPreprocessor,
     HANTextClassifier,
     HANTextClassifierPreprocessor,
 )
-from zoo.models.han.han_preprocessor import tokenize_documents
 from zoo.models.han.han_text_classifier import LENGTH_BUCKETS
 from zoo.training import steps
 from zoo.training.flags import default_of, option
@@ -118,16 +116,16 @@ def read_texts(config):
 
 
 def load_data(config, log=print):
-    """Documents -> vocabulary, `HANPreprocessor`, datasets and the initial word
-    vectors (`--embeddings`, word2vec or none): a `TextClassificationInputs`."""
+    """Documents -> vocabulary, `HANTextClassifierPreprocessor`, datasets and the
+    initial word vectors (`--embeddings`, word2vec or none): a
+    `TextClassificationInputs`."""
     from zoo.training.text_classification import initial_embeddings, prepare_inputs
 
     c = config
     data = prepare_inputs(
         c,
         read_texts(c),
-        lambda text: tokenize_documents(text, c.max_sentences, c.max_words)[1],
-        lambda vocab: HANPreprocessor(vocab, c.max_sentences, c.max_words),
+        HANTextClassifierPreprocessor(c.max_sentences, c.max_words),
         buckets=LENGTH_BUCKETS,
         log=log,
         pad_to_limits=c.demo,  # the demo's small limits: one shape, one graph trace
@@ -164,10 +162,7 @@ def build_model(config, data, run):
     if data.embeddings.matrix is not None:
         backbone.set_embedding_matrix(data.embeddings.matrix)
     task = HANTextClassifier(
-        backbone,
-        HANTextClassifierPreprocessor.from_module(data.preprocessor),
-        list(data.texts.label_names),
-        compile=False,
+        backbone, data.preprocessor, list(data.texts.label_names), compile=False
     )
     clipnorm = default_of(HANTextClassifier.default_compile, "clipnorm")
     # Batches vary in shape (S, W): XLA recompiles for every new shape.

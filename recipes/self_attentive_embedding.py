@@ -31,13 +31,11 @@ from zoo.models.sentence_embedder import (
     SelfAttentiveEncoder,
     SelfAttentiveTextClassifier,
     SelfAttentiveTextClassifierPreprocessor,
-    SentencePreprocessor,
 )
 from zoo.models.sentence_embedder.self_attentive_text_classifier import (
     LENGTH_BUCKETS,
     penalty_norms,
 )
-from zoo.models.sentence_embedder.sentence_preprocessor import tokenize_sentences
 from zoo.training import steps
 from zoo.training.flags import default_of, option
 from zoo.training.text_classification import TextClassificationConfig
@@ -136,16 +134,16 @@ def read_texts(config):
 
 
 def load_data(config, log=print):
-    """Sentences -> vocabulary, `SentencePreprocessor`, datasets and the initial word
-    vectors (`--embeddings` or none): a `TextClassificationInputs`."""
+    """Sentences -> vocabulary, `SelfAttentiveTextClassifierPreprocessor`, datasets
+    and the initial word vectors (`--embeddings` or none): a
+    `TextClassificationInputs`."""
     from zoo.training.text_classification import initial_embeddings, prepare_inputs
 
     c = config
     data = prepare_inputs(
         c,
         read_texts(c),
-        lambda text: tokenize_sentences(text, c.max_length),
-        lambda vocab: SentencePreprocessor(vocab, max_length=c.max_length),
+        SelfAttentiveTextClassifierPreprocessor(c.max_length),
         buckets=LENGTH_BUCKETS,
         log=log,
     )
@@ -180,10 +178,7 @@ def build_model(config, data, run):
         name="sentence_classifier",
     )
     task = SelfAttentiveTextClassifier(
-        backbone,
-        SelfAttentiveTextClassifierPreprocessor.from_module(data.preprocessor),
-        list(data.texts.label_names),
-        compile=False,
+        backbone, data.preprocessor, list(data.texts.label_names), compile=False
     )
     optimizer = run.optimizer(clipnorm=c.clipnorm)
     return compile_classifier(task, optimizer, jit_compile=True if c.xla else "auto")

@@ -28,7 +28,7 @@ from zoo.errors import ConfigError
 from zoo.fastpath.precision import resolve_dtype
 from zoo.models import translation
 from zoo.models.translation import translation_dataset, validation_bleu
-from zoo.models.translation.translation_preprocessor import vocabulary_cache_key
+from zoo.models.translation.seq2seq_translator_preprocessor import vocabulary_cache_key
 from zoo.models.translation.translation_report import plot_translation_attention
 from zoo.models.translation.translator import evaluate_searches, score_snapshots
 from zoo.models.translation.validation_bleu import ValidationBleu
@@ -180,19 +180,19 @@ def load_data(config, log=print):
     train, vocab = splits["train"], dict(vocab_size=c.vocab_size, lowercase=c.lowercase)
     data = c.data if c.source_column is None else f"{c.data}#{c.source_column}"
     key = [data, *languages, *vocab.values(), c.max_train_samples, c.max_words, seed]
-    module = translation.TranslationPreprocessor.from_corpus(
+    preprocessor = translation.Seq2SeqTranslatorPreprocessor.from_corpus(
         train, c.run_dir, languages, max_length=c.max_length, log=log,
         tag=vocabulary_cache_key(*key), **vocab,
     )  # fmt: skip
-    files = map(pathlib.Path, (module.source_vocabulary, module.target_vocabulary))
+    files = map(pathlib.Path, preprocessor.asset_paths.values())
     batches = functools.partial(translation_dataset.translation_dataset, seed=seed)
     batch = c.training.batch_size
     return types.SimpleNamespace(
         description=c.data or "generated demo pair (zoo.demo.parallel)",
         splits=splits,
-        preprocessor=module,
-        train=batches(train, module, batch, shuffle=True),
-        validation=batches(splits["val"], module, batch),
+        preprocessor=preprocessor,
+        train=batches(train, preprocessor, batch, shuffle=True),
+        validation=batches(splits["val"], preprocessor, batch),
         fingerprint=training.fingerprint(train.sources, train.targets, *files),
     )
 
@@ -200,21 +200,20 @@ def load_data(config, log=print):
 def build_task(config, data, run, log=print):
     """The `Seq2SeqTextTranslator` of the flags and the data's vocabularies, compiled
     by its `default_compile` with the run's rate, schedule, averaging and XLA."""
-    c, module = config, data.preprocessor
+    c, preprocessor = config, data.preprocessor
     kwargs = inspect.signature(translation.Seq2SeqTranslator).parameters
     kwargs = {k: getattr(c, k) for k in kwargs if hasattr(c, k)}
     kwargs["window"] = None if c.window == "global" else c.window
     kwargs["name"] = "seq2seq_translator"
     if c.attention == "luong" and c.score == "location":  # a weight per position
-        kwargs["max_source_length"] = module.max_length
+        kwargs["max_source_length"] = preprocessor.max_length
     kwargs["training_logits_dtype"], why = resolve_dtype(c.training_logits_dtype)
     log(f"training logits product: {kwargs['training_logits_dtype']} ({why})")
     search = {k: getattr(c, k) for k in ("beam_width", "beta", "length_a", "length_b")}
     search["alpha"] = task("alpha") if c.alpha == "auto" else c.alpha  # auto: later
     with run.strategy.scope():
-        sizes = (module.source_vocab_size, module.target_vocab_size)
+        sizes = (preprocessor.source_vocab_size, preprocessor.target_vocab_size)
         backbone = translation.Seq2SeqTranslator(*sizes, **kwargs)
-        preprocessor = translation.Seq2SeqTranslatorPreprocessor.from_module(module)
         translator = translation.Seq2SeqTextTranslator(
             backbone, preprocessor, compile=False, **search
         )

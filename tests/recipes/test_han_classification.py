@@ -15,7 +15,7 @@ from zoo.recipes.han_classification import main
 
 from tests.export.export_testing import run_in_fresh_process
 from zoo.demo.documents import demo_corpus
-from zoo.models.han import HANPreprocessor
+from zoo.models.han import HANTextClassifierPreprocessor
 from zoo.training.steps import RecipeRun
 
 SENTIMENT = (
@@ -239,7 +239,8 @@ def test_export_in_fresh_process_matches_keras_model(demo_run, served):
     task = keras.saving.load_model(version_dir + ".keras")
     assert type(task).__name__ == "HANTextClassifier"
     model = task.backbone
-    pre = HANPreprocessor(os.path.join(version_dir, "assets", "vocab.txt"), 8, 16)
+    vocab_file = os.path.join(version_dir, "assets", "vocab.txt")
+    pre = HANTextClassifierPreprocessor(8, 16, assets={"vocabulary.txt": vocab_file})
     features = pre(tf.constant(TEXTS))
     expected = model(features["token_ids"])
     # The task reads the raw texts itself, with the vocabulary it carries.

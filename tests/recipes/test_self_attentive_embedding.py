@@ -104,7 +104,8 @@ subjects = ["the cast", "the plot"]
 words = ["is", "seems", "wonderful", "dull", "at times", "in the end", "."]
 y = rng.integers(0, 2, 64)
 sentences = [subjects[k] + " " + " ".join(rng.choice(words, 4)) for k in y]
-x = sae.SentencePreprocessor(vocab_path)(tf.constant(sentences))["token_ids"].numpy()
+pre = sae.SelfAttentiveTextClassifierPreprocessor(assets={"vocabulary.txt": vocab_path})
+x = pre(tf.constant(sentences))["token_ids"].numpy()
 for mode in ("frozen", "fine_tuned"):
     keras.utils.set_random_seed(1)
     encoder = keras.saving.load_model(encoder_path)  # no custom_objects
@@ -185,7 +186,7 @@ def test_export_reloads_in_fresh_process_with_same_outputs(demo_run, fresh):
     import keras
     import tensorflow as tf
 
-    from zoo.models.sentence_embedder import SentencePreprocessor
+    from zoo.models.sentence_embedder import SelfAttentiveTextClassifierPreprocessor
 
     # the .keras files hold tasks on raw text; their networks (token ids in) are
     # `.backbone`
@@ -194,7 +195,9 @@ def test_export_reloads_in_fresh_process_with_same_outputs(demo_run, fresh):
     assert type(task).__name__ == "SelfAttentiveTextClassifier"
     assert type(embedder).__name__ == "SentenceEmbedder"
     classifier, encoder = task.backbone, embedder.backbone
-    pre = SentencePreprocessor(version_dir + ".encoder.vocab.txt")
+    pre = SelfAttentiveTextClassifierPreprocessor(
+        assets={"vocabulary.txt": version_dir + ".encoder.vocab.txt"}
+    )
     ids = pre(tf.constant(TEXTS))
     np.testing.assert_array_equal(served["token_ids"], ids["token_ids"].numpy())
     np.testing.assert_array_equal(served["tokens"], ids["tokens"].numpy())

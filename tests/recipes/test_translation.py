@@ -137,7 +137,7 @@ def build_task(config, source_vocab_size=50, target_vocab_size=60):
     import tensorflow as tf
     from zoo.recipes.translation import NAME, build_task
 
-    from zoo.models.translation import TranslationPreprocessor
+    from zoo.models.translation import Seq2SeqTranslatorPreprocessor
     from zoo.text.subword import RESERVED_TOKENS, save_vocabulary
     from zoo.training.steps import RecipeRun
 
@@ -149,9 +149,9 @@ def build_task(config, source_vocab_size=50, target_vocab_size=60):
         )
         for side, size in (("s", source_vocab_size), ("t", target_vocab_size))
     ]
-    data = types.SimpleNamespace(
-        preprocessor=TranslationPreprocessor(*files, max_length=64)
-    )
+    assets = dict(zip(Seq2SeqTranslatorPreprocessor.asset_names, files, strict=True))
+    pre = Seq2SeqTranslatorPreprocessor(max_length=64, assets=assets)
+    data = types.SimpleNamespace(preprocessor=pre)
     run = RecipeRun(NAME, config, tf.distribute.get_strategy(), config.run_dir)
     return build_task(config, data, run, log=lambda line: None)
 

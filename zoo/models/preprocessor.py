@@ -1,10 +1,10 @@
 """`Preprocessor`: the base of the task preprocessors (raw strings -> model inputs).
 
 A task (`zoo.models.task.Task`) owns its preprocessor as a Keras layer, as keras-hub's
-tasks do, so that it travels inside `.keras` files and presets. The in-graph work
-(tensorflow-text) is done by the family's `tf.Module` preprocessor (e.g.
-`zoo.models.han.HANPreprocessor`), which the same layer hands to the SavedModel
-export: training, `predict` and TF Serving preprocess identically.
+tasks do, so that it travels inside `.keras` files and presets. The layer does the
+in-graph work itself (tensorflow-text, lookup tables); the same layer runs in the
+`tf.data` training pipeline, in `predict` and inside the SavedModel's signatures, so
+training and TF Serving preprocess identically.
 
 The vocabulary files are the layer's assets: `save_assets` / `load_assets` write them
 into and read them from the `.keras` archive (and a preset's `assets/` folder).
@@ -20,13 +20,18 @@ import weakref
 
 import keras
 
+EXPORT_VOCABULARY = "vocab.txt"
+"""The word vocabulary's file name in an export's `assets/` (and in a run folder)."""
+
 
 class Preprocessor(keras.layers.Layer):
     """Base of the task preprocessors: raw strings -> the network's inputs.
 
     Subclasses set `asset_names` (the file names of their vocabularies), implement
-    `make_module(paths)` (the family's `tf.Module` on those files) and `call`, and
-    list their settings in `get_config` (never the vocabularies: those are assets).
+    `call`, and list their settings in `get_config` (never the vocabularies: those are
+    assets). The default `load_vocabularies` builds `self.lookup`, the
+    `zoo.text.vocabulary.VocabularyLookup` of the word vocabulary
+    (`"vocabulary.txt"`); a family with other vocabularies overrides it.
 
     Args:
         assets: `{asset name: path}` of the vocabulary files, or None (a layer made
@@ -38,11 +43,6 @@ class Preprocessor(keras.layers.Layer):
     """
 
     asset_names = ("vocabulary.txt",)
-    module_class = None
-    """The family's `tf.Module` that the default `make_module` makes on the
-    `"vocabulary.txt"` asset and the layer's `module_arguments`."""
-    module_arguments = ()
-    """The layer's settings that are also its module's (and its config)."""
 
     def __init__(self, assets=None, **kwargs):
         super().__init__(**kwargs)
@@ -52,35 +52,33 @@ class Preprocessor(keras.layers.Layer):
         self._allow_non_tensor_positional_args = True
         self.built = True
         self._asset_dir = None
-        self._module = None
         if assets is not None:
             self.set_assets(assets)
 
-    # --- What a subclass provides -------------------------------------------------
+    def load_vocabularies(self, paths):
+        """Builds the layer's lookup tables on its own copies of the vocabulary files
+        (`{asset name: path}`): by default `self.lookup` on the word vocabulary, read
+        from a copy named `vocab.txt`, the name the export's `assets/` gives it."""
+        from zoo.text.vocabulary import VocabularyLookup
 
-    def make_module(self, paths):
-        """The family's in-graph `tf.Module` preprocessor on `paths` (`{name: path}`)."""
-        settings = {k: getattr(self, k) for k in self.module_arguments}
-        return self.module_class(paths["vocabulary.txt"], **settings)
+        path = os.path.join(os.path.dirname(paths["vocabulary.txt"]), EXPORT_VOCABULARY)
+        shutil.copyfile(paths["vocabulary.txt"], path)
+        self.lookup = VocabularyLookup(path)
 
-    @classmethod
-    def from_module(cls, module, **kwargs):
-        """The layer of an existing module (same vocabulary and limits)."""
-        settings = {k: getattr(module, k) for k in cls.module_arguments}
-        assets = {"vocabulary.txt": module.vocab_file}
-        return cls(**settings, assets=assets, **kwargs)
+    def check_vocabulary(self):
+        """Raises the one-line `ValueError` of a layer without vocabularies."""
+        if self._asset_dir is None:
+            raise ValueError(
+                f"{type(self).__name__} {self.name!r} has no vocabulary yet: call "
+                "`adapt(texts)`, pass `assets=`, or load it from a `.keras` file or "
+                "a preset"
+            )
 
     @property
     def vocabulary_size(self):
         """Word ids, `[PAD]` and `[UNK]` included."""
-        return self.module.lookup.size
-
-    def call(self, text):
-        return self.module(text)
-
-    def get_config(self):
-        settings = {k: getattr(self, k) for k in self.module_arguments}
-        return {**super().get_config(), **settings}
+        self.check_vocabulary()
+        return self.lookup.size
 
     def learn_word_vocabulary(
         self, texts, tokenize, vocab_size, min_count, batch_size=512
@@ -104,7 +102,7 @@ class Preprocessor(keras.layers.Layer):
     # --- Assets ---------------------------------------------------------------------
 
     def set_assets(self, paths):
-        """Copies the vocabulary files `{name: path}` and builds the module on them."""
+        """Copies the vocabulary files `{name: path}` and builds the lookups on them."""
         missing = sorted(set(self.asset_names) - set(paths))
         if missing:
             raise ValueError(
@@ -122,7 +120,7 @@ class Preprocessor(keras.layers.Layer):
                 )
             shutil.copyfile(source, os.path.join(directory, name))
         self._asset_dir = directory
-        self._module = self.make_module(self.asset_paths)
+        self.load_vocabularies(self.asset_paths)
 
     @property
     def asset_paths(self):
@@ -130,17 +128,6 @@ class Preprocessor(keras.layers.Layer):
         if self._asset_dir is None:
             return {}
         return {name: os.path.join(self._asset_dir, name) for name in self.asset_names}
-
-    @property
-    def module(self):
-        """The family's `tf.Module` preprocessor (what exports embed)."""
-        if self._module is None:
-            raise ValueError(
-                f"{type(self).__name__} {self.name!r} has no vocabulary yet: call "
-                "`adapt(texts)`, pass `assets=`, or load it from a `.keras` file or "
-                "a preset"
-            )
-        return self._module
 
     def save_assets(self, dir_path):
         for name, path in self.asset_paths.items():

@@ -130,9 +130,8 @@ class TextClassifier(Task):
         """
         self.check_tensorflow_backend("explain")
         texts = self.checked_texts(texts)
-        module = self.preprocessor.module
         rows = predict_texts(
-            self.backbone, module, texts, batch_size, self.explain_extra
+            self.backbone, self.preprocessor, texts, batch_size, self.explain_extra
         )
         for row in rows:
             row["label"] = self.label_names[int(np.argmax(row["probabilities"]))]
@@ -162,19 +161,17 @@ class TextClassifier(Task):
                 example).
             metadata: manifest entries (`"recipe"`, `"data"`, `"metrics"`, ...).
             max_batch_size: the most texts one request may hold.
-            preprocessor: the family's `tf.Module` preprocessor (default: this
-                task's; the recipe passes its run's, whose vocabulary file names the
-                SavedModel's asset).
+            preprocessor: the family's preprocessor layer (default: this task's);
+                its settings named `max_*` are the manifest's limits.
         """
         from zoo.export import export_model
         from zoo.text.preprocessing import MAX_INPUT_BYTES
 
         self.check_tensorflow_backend("export")
-        if preprocessor is None:
-            preprocessor = self.preprocessor.module
+        preprocessor = preprocessor or self.preprocessor
         module = self.serving_module(preprocessor, max_batch_size)
-        settings = self.preprocessor_class.module_arguments
-        limits = {k: getattr(preprocessor, k) for k in settings if k != "lowercase"}
+        config = preprocessor.get_config()
+        limits = {k: v for k, v in config.items() if k.startswith("max_")}
         texts = list(warmup_texts or [self.example_text])
         extra_metadata, extra_files = self.export_files(preprocessor)
         return export_model(
@@ -199,15 +196,13 @@ class TextClassifier(Task):
 
     def serving_module(self, preprocessor=None, max_batch_size=DEFAULT_MAX_BATCH_SIZE):
         """The `TextClassifierServing` of the export: this task's network, class
-        names and `signature_names`, on `preprocessor` (the family's `tf.Module`;
-        default: this task's)."""
+        names and `signature_names`, on `preprocessor` (the family's preprocessor
+        layer; default: this task's)."""
         from zoo.models.text_classifier_serving import TextClassifierServing
 
-        if preprocessor is None:
-            preprocessor = self.preprocessor.module
         return TextClassifierServing(
             self.backbone,
-            preprocessor,
+            preprocessor or self.preprocessor,
             self.label_names,
             max_batch_size,
             self.signature_names,

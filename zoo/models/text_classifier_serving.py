@@ -30,7 +30,7 @@ task: raw strings in, `embed` / `predict` -> the embedding matrices; the trained
 `SelfAttentiveEncoder` alone, token ids `(B, T)` -> `{"embedding", "attention"}`, is
 its `.backbone`), both read by `keras.saving.load_model` after `import zoo`, no
 `custom_objects`, vocabulary included; and `VERSION.encoder.vocab.txt` (the
-vocabulary, for `SentencePreprocessor` on the encoder's token ids).
+vocabulary of the encoder's token ids).
 """
 
 import tensorflow as tf
@@ -52,8 +52,9 @@ class TextClassifierServing(ServingModule):
         model: the trained Keras classifier (`model(token_ids)` -> dict holding
             `"probabilities"`; with `embed`, its `.encoder` gives `"embedding"` and
             `"attention"`).
-        preprocessor: its `tf.Module` preprocessor (string `[B]` -> dict holding
-            `"token_ids"`).
+        preprocessor: its preprocessor layer (string `[B]` -> dict holding
+            `"token_ids"`); its lookup tables and vocabulary file are saved with
+            the signatures.
         label_names: the class names, in class-id order.
         max_batch_size: the most texts one request may hold.
         signature_names: the exported signatures; `"serving_default"` is `serve`.
@@ -78,7 +79,11 @@ class TextClassifierServing(ServingModule):
         outputs=("probabilities",),
     ):
         super().__init__(model, max_batch_size=max_batch_size)
+        preprocessor.check_vocabulary()
         self.preprocessor = preprocessor
+        # A Keras layer is no SavedModel child of the module (`ServingModule`): the
+        # layer's lookup table, and its vocabulary file as an asset, are tracked here.
+        self.lookup = preprocessor.lookup
         self.label_names = tf.constant(list(label_names), tf.string)
         self.outputs = tuple(outputs)
         # Only the listed signatures become tf.functions: `tf.saved_model.save`

@@ -5,8 +5,8 @@ Plain functions a recipe calls in order:
 - `TextClassificationConfig`: the options both recipes have (columns, vocabulary,
   embeddings, warm-up texts);
 - `prepare_inputs`: `zoo.data.labelled.LabelledSplits` -> seeded samples, the word
-  vocabulary of the training texts (`word_vocabulary`), the preprocessor and the
-  length-bucketed datasets (`labelled_dataset`), in a `TextClassificationInputs`;
+  vocabulary of the training texts (`word_vocabulary`) set as the preprocessor's and
+  the length-bucketed datasets (`labelled_dataset`), in a `TextClassificationInputs`;
 - `initial_embeddings`: the word vectors a classifier starts from (a vector file,
   word2vec, or none);
 - `evaluate_texts`: a task's predictions and attention over the raw test texts,
@@ -96,7 +96,7 @@ class TextClassificationInputs:
 
     Attributes:
         texts: the `LabelledSplits` (raw texts, class ids, names, description).
-        preprocessor: the in-graph preprocessor built on the vocabulary.
+        preprocessor: the family's preprocessor layer, on the vocabulary.
         vocab_file: the vocabulary file.
         train, validation, test: `tf.data` datasets of `(model input, label)`.
         fingerprint: digest of the vocabulary, the class names and the training
@@ -135,27 +135,24 @@ class TextClassificationInputs:
 
     @property
     def vocabulary_size(self):
-        return self.preprocessor.lookup.size
+        return self.preprocessor.vocabulary_size
 
 
-def prepare_inputs(
-    config, texts, tokenize, make_preprocessor, buckets=None, log=print, **kwargs
-):
+def prepare_inputs(config, texts, preprocessor, buckets=None, log=print, **kwargs):
     """Samples, vocabulary, preprocessor and datasets of a classifier's texts.
 
     The seeded samples of `--max-train-samples` / `--max-eval-samples` are taken
     first; the word vocabulary of the training texts (`--vocab-size`,
-    `--min-count`) is written to `RUN_DIR/vocabularies/<digest>/vocab.txt`
-    (`zoo.io.content_keyed`) and copied to `RUN_DIR/vocab.txt` by
+    `--min-count`, through the preprocessor's `tokenize`) is written to
+    `RUN_DIR/vocabularies/<digest>/vocab.txt` (`zoo.io.content_keyed`), set as the
+    preprocessor's asset, and copied to `RUN_DIR/vocab.txt` by
     `TextClassificationInputs.publish` once the run's identity is checked.
 
     Args:
         config: a `TextClassificationConfig`.
         texts: a `zoo.data.labelled.LabelledSplits`.
-        tokenize: the preprocessor's in-graph tokenization (see
-            `zoo.models.preprocessor.word_vocabulary`).
-        make_preprocessor: `vocab_file -> preprocessor`; the preprocessor maps a
-            string tensor `[B]` to a dict holding `"token_ids"`.
+        preprocessor: the family's preprocessor layer (its settings, no vocabulary
+            yet): string tensor `[B]` -> dict holding `"token_ids"`.
         buckets: byte-length bucket boundaries of the training batches.
         log: prints one line.
         **kwargs: keyword arguments of the preprocessor's call in the pipelines
@@ -175,12 +172,12 @@ def prepare_inputs(
     )
     requested = os.path.join(config.run_dir, "vocab.txt")
     vocab = word_vocabulary(
-        texts.train.texts, tokenize, config.vocab_size, config.min_count
+        texts.train.texts, preprocessor.tokenize, config.vocab_size, config.min_count
     )
     # In RUN_DIR/vocabularies/<digest of its bytes>/: no configuration overwrites
     # another's vocabulary.
     vocab_file = content_keyed(vocab.save, requested, VOCABULARIES)
-    preprocessor = make_preprocessor(vocab_file)
+    preprocessor.set_assets({"vocabulary.txt": vocab_file})
     datasets = {
         split: labelled_dataset(
             getattr(texts, split),
@@ -283,7 +280,7 @@ def initial_embeddings(
         vectors: optional vector file.
         word2vec_epochs: passes of word2vec over `corpus` (0: no word2vec).
         corpus: iterable of 1-D int arrays of word ids of `vocab_file` (one per
-            text), e.g. `HANPreprocessor.document_ids(texts)`.
+            text), e.g. `HANTextClassifierPreprocessor.document_ids(texts)`.
         seed: word2vec's seed.
         save_to: optional path of the word2vec vectors written.
 
@@ -337,7 +334,7 @@ def evaluate_texts(task, texts, batch_size=64, extra=None):
     from zoo.models.text_classifier import predict_texts
 
     results = predict_texts(
-        task.backbone, task.preprocessor.module, texts.texts, batch_size, extra
+        task.backbone, task.preprocessor, texts.texts, batch_size, extra
     )
     for result, label in zip(results, texts.labels, strict=True):
         result["predicted"] = int(np.argmax(result["probabilities"]))
@@ -447,11 +444,11 @@ def hop_report(config, data, metrics, results, log=print):
 
 def export_classifier(run, export_name, task, data, metrics, keys=HEADLINE_METRICS):
     """Exports the trained `task` (`TextClassifier.export`) to
-    `--export-dir`/`export_name`/VERSION: the SavedModel of its network on the run's
-    vocabulary (`data.preprocessor`, the same words as the task's preprocessor; its
-    `vocab.txt` is the export's asset) and `VERSION.keras`, the task itself; with the
-    warm-up texts of `--warmup-texts` (or four test texts) and the manifest's recipe,
-    data and `keys` of `metrics`. Returns the version folder."""
+    `--export-dir`/`export_name`/VERSION: the SavedModel of its network on its
+    preprocessor (the run's vocabulary is the export's `assets/vocab.txt`) and
+    `VERSION.keras`, the task itself; with the warm-up texts of `--warmup-texts` (or
+    four test texts) and the manifest's recipe, data and `keys` of `metrics`.
+    Returns the version folder."""
     config = run.config
     return task.export(
         config.export_dir,
@@ -464,5 +461,4 @@ def export_classifier(run, export_name, task, data, metrics, keys=HEADLINE_METRI
             "data": data.texts.description,
             "metrics": {k: metrics[k] for k in keys if k in metrics},
         },
-        preprocessor=data.preprocessor,
     )

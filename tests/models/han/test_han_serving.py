@@ -8,7 +8,6 @@ import tensorflow as tf
 
 from zoo.models.han import (
     HANClassifier,
-    HANPreprocessor,
     HANTextClassifier,
     HANTextClassifierPreprocessor,
 )
@@ -21,14 +20,15 @@ TEXTS = ["Good film. Bad plot!", "", "good good good good good good good"]
 def parts(tmp_path):
     vocab = Vocabulary.build([["good", "film", ".", "bad", "plot", "!"]])
     vocab_file = vocab.save(tmp_path / "vocab.txt")
-    preprocessor = HANPreprocessor(vocab_file, max_sentences=3, max_words=4)
+    preprocessor = HANTextClassifierPreprocessor(
+        max_sentences=3, max_words=4, assets={"vocabulary.txt": vocab_file}
+    )
     model = HANClassifier(len(vocab), 2, embedding_dim=8, rnn_units=4, context_units=5)
     return model, preprocessor
 
 
 def serving_module(model, preprocessor, **kwargs):
-    layer = HANTextClassifierPreprocessor.from_module(preprocessor)
-    task = HANTextClassifier(model, layer, ["neg", "pos"], compile=False)
+    task = HANTextClassifier(model, preprocessor, ["neg", "pos"], compile=False)
     return task.serving_module(preprocessor, **kwargs)
 
 
@@ -72,17 +72,11 @@ def test_signatures_match_the_keras_model(parts):
 @pytest.mark.slow
 def test_export_writes_the_signatures_limits_and_labels(parts, tmp_path):
     model, preprocessor = parts
-    task = HANTextClassifier(
-        model,
-        HANTextClassifierPreprocessor.from_module(preprocessor),
-        ["neg", "pos"],
-        compile=False,
-    )
+    task = HANTextClassifier(model, preprocessor, ["neg", "pos"], compile=False)
     version_dir = task.export(
         base_dir=tmp_path / "saved_models",
         warmup_texts=TEXTS,
         metadata={"recipe": "test", "metrics": {"accuracy": 0.5}},
-        preprocessor=preprocessor,  # the recipe's: its vocab.txt is the asset
     )
     assert version_dir.endswith(os.path.join("han", "1"))
     assert os.listdir(os.path.join(version_dir, "assets")) == ["vocab.txt"]

@@ -5,7 +5,7 @@ import tensorflow as tf
 from tests.data.test_babi import SAMPLE
 from zoo.data import babi
 from zoo.demo.babi import DEMO_TASK, generate_demo_lines, load_demo
-from zoo.models.memn2n import MemN2N, MemN2NPreprocessor, babi_arrays
+from zoo.models.memn2n import MemN2N, MemN2NQuestionAnswererPreprocessor, babi_arrays
 from zoo.models.memn2n.babi_arrays import (
     build_arrays,
     concat_arrays,
@@ -117,8 +117,12 @@ def test_vectorize_matches_the_serving_preprocessor(vocab_and_file):
     np.testing.assert_array_equal(
         stories[1, 0, :5], vocab.encode(["daniel", "went", "back", "to", "the"])
     )
-    served = MemN2NPreprocessor(path, memory_size=4, sentence_length=5)(
-        ["\n".join(ex.story) for ex in examples], [ex.question for ex in examples]
+    pre = MemN2NQuestionAnswererPreprocessor(4, 5, assets={"vocabulary.txt": path})
+    served = pre(
+        {
+            "story": ["\n".join(ex.story) for ex in examples],
+            "question": [ex.question for ex in examples],
+        }
     )
     np.testing.assert_array_equal(served["story"].numpy(), stories)
     np.testing.assert_array_equal(served["question"].numpy(), arrays["question"])

@@ -191,8 +191,6 @@ def test_export_takes_the_recipes_vocabulary(tmp_path):
     import os
     import shutil
 
-    from zoo.models.memn2n import MemN2NPreprocessor
-
     task = make_task()
     vocab_file = str(tmp_path / "vocab.txt")  # the recipe's run vocabulary
     shutil.copyfile(task.preprocessor.asset_paths["vocabulary.txt"], vocab_file)
@@ -208,8 +206,9 @@ def test_export_takes_the_recipes_vocabulary(tmp_path):
     np.testing.assert_allclose(
         served["probabilities"].numpy(), task.predict(PREDICT_X, verbose=0), atol=1e-5
     )
-    module = MemN2NPreprocessor(vocab_file, memory_size=6, sentence_length=5)
-    pre = MemN2NQuestionAnswererPreprocessor.from_module(module)
+    pre = MemN2NQuestionAnswererPreprocessor(
+        6, 5, assets={"vocabulary.txt": vocab_file}
+    )
     assert pre.get_config()["sentence_length"] == 5
     np.testing.assert_array_equal(pre(X)["story"], task.preprocessor(X)["story"])
 

@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 from zoo.models.memn2n import MemN2N, MemN2NServing
-from zoo.models.memn2n.memn2n_preprocessor import MAX_STORY_BYTES
+from zoo.models.memn2n.memn2n_question_answerer_preprocessor import MAX_STORY_BYTES
 from zoo.text.vocabulary import Vocabulary
 
 STORY = "Mary moved to the kitchen.\nJohn went to the garden.\nMary went to the office."
@@ -126,7 +126,8 @@ def test_an_empty_story_or_question_answers_nothing_never_a_reserved_token(
     # Probabilities whose largest are [PAD]'s, then [UNK]'s: the answer is the most
     # probable word of the vocabulary all the same.
     pre = module.preprocessor
-    features = pre([STORY, STORY], ["Where is Mary?", ""], return_sentences=True)
+    inputs = {"story": [STORY, STORY], "question": ["Where is Mary?", ""]}
+    features = pre(inputs, return_sentences=True)
     probabilities = np.full((2, len(vocab)), 0.01, "float32")
     probabilities[:, :3] = [0.5, 0.3, 0.1]
     got = pre.answers(tf.constant(probabilities), features).numpy().tolist()

@@ -17,7 +17,6 @@ from zoo.models.sentence_embedder import (
     SelfAttentiveTextClassifier,
     SelfAttentiveTextClassifierPreprocessor,
     SentenceEmbedder,
-    SentencePreprocessor,
 )
 from zoo.models.sentence_embedder.self_attentive_text_classifier import CLIPNORM
 
@@ -65,7 +64,7 @@ def test_default_compile_is_the_recipes():
     assert not optimizer.use_ema
 
 
-def test_adapt_learns_the_words_the_preprocessor_looks_up(tmp_path):
+def test_adapt_learns_the_words_the_preprocessor_looks_up():
     pre = SelfAttentiveTextClassifierPreprocessor(max_length=4)
     vocab = pre.adapt(["Good film, good.", "Bad film! Good"])
     # [PAD], [UNK], then by frequency: good (3), film (2), ...
@@ -81,14 +80,6 @@ def test_adapt_learns_the_words_the_preprocessor_looks_up(tmp_path):
         ]
     ]  # truncated at max_length
     assert out["tokens"].numpy().tolist() == [[b"good", b"zebra", b".", b"film"]]
-    # the layer of an existing SentencePreprocessor: the same ids
-    module = SentencePreprocessor(vocab.save(tmp_path / "v.txt"), max_length=4)
-    layer = SelfAttentiveTextClassifierPreprocessor.from_module(module)
-    assert layer.max_length == 4 and layer.vocabulary_size == len(vocab)
-    text = tf.constant(["Bad film, good.", ""])
-    np.testing.assert_array_equal(
-        layer(text)["token_ids"].numpy(), module(text)["token_ids"].numpy()
-    )
 
 
 def test_labels_as_ids_names_and_a_dataset_train_alike():
@@ -255,13 +246,15 @@ def test_embed_equals_the_exports_embed_signature(tmp_path):
     assert manifest["encoder"]["num_hops"] == 3
 
 
-def test_export_takes_the_recipes_preprocessor(tmp_path):
-    """The recipe's call: the task's export on its run's SentencePreprocessor."""
+def test_export_takes_another_preprocessor_with_the_same_words(tmp_path):
+    """The task's export on another layer of the same vocabulary file."""
     task = make_task()
-    vocab_file = str(tmp_path / "vocab.txt")
+    vocab_file = str(tmp_path / "words.txt")
     shutil.copyfile(task.preprocessor.asset_paths["vocabulary.txt"], vocab_file)
-    module = SentencePreprocessor(vocab_file, max_length=12)
-    version = task.export(tmp_path, warmup_texts=PREDICT, preprocessor=module)
+    layer = SelfAttentiveTextClassifierPreprocessor(
+        max_length=12, assets={"vocabulary.txt": vocab_file}
+    )
+    version = task.export(tmp_path, warmup_texts=PREDICT, preprocessor=layer)
     assert sorted(os.listdir(os.path.join(version, "assets"))) == ["vocab.txt"]
     loaded = keras.saving.load_model(version + ".keras")
     assert isinstance(loaded, SelfAttentiveTextClassifier)

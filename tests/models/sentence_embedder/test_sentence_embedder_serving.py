@@ -11,7 +11,6 @@ from zoo.models.sentence_embedder import (
     SelfAttentiveClassifier,
     SelfAttentiveTextClassifier,
     SelfAttentiveTextClassifierPreprocessor,
-    SentencePreprocessor,
 )
 from zoo.text.vocabulary import Vocabulary
 
@@ -23,15 +22,16 @@ LABELS = ["negative", "positive"]
 def parts(tmp_path):
     vocab = Vocabulary.build([["a", "good", "bad", "film", "."]])
     vocab_file = vocab.save(tmp_path / "vocab.txt")
-    preprocessor = SentencePreprocessor(vocab_file, max_length=6)
+    preprocessor = SelfAttentiveTextClassifierPreprocessor(
+        max_length=6, assets={"vocabulary.txt": vocab_file}
+    )
     encoder = tiny_encoder(vocabulary_size=len(vocab))
     model = SelfAttentiveClassifier(encoder, num_classes=2, hidden_units=4)
     return model, preprocessor
 
 
 def serving_module(model, preprocessor, **kwargs):
-    layer = SelfAttentiveTextClassifierPreprocessor.from_module(preprocessor)
-    task = SelfAttentiveTextClassifier(model, layer, LABELS, compile=False)
+    task = SelfAttentiveTextClassifier(model, preprocessor, LABELS, compile=False)
     return task.serving_module(preprocessor, **kwargs)
 
 
@@ -71,17 +71,11 @@ def test_signatures_match_the_keras_model(parts):
 @pytest.mark.slow
 def test_export_writes_the_encoder_beside_the_version(parts, tmp_path):
     model, preprocessor = parts
-    task = SelfAttentiveTextClassifier(
-        model,
-        SelfAttentiveTextClassifierPreprocessor.from_module(preprocessor),
-        LABELS,
-        compile=False,
-    )
+    task = SelfAttentiveTextClassifier(model, preprocessor, LABELS, compile=False)
     version_dir = task.export(
         base_dir=tmp_path / "saved_models",
         warmup_texts=TEXTS,
         metadata={"recipe": "test"},
-        preprocessor=preprocessor,  # the recipe's: its vocab.txt is the asset
     )
     assert version_dir.endswith(os.path.join("sentence_embedder", "1"))
     assert os.listdir(os.path.join(version_dir, "assets")) == ["vocab.txt"]
@@ -93,7 +87,7 @@ def test_export_writes_the_encoder_beside_the_version(parts, tmp_path):
     assert manifest["limits"]["max_length"] == 6
     with (
         open(version_dir + ".encoder.vocab.txt") as f,
-        open(preprocessor.vocab_file) as g,
+        open(preprocessor.asset_paths["vocabulary.txt"]) as g,
     ):
         assert f.read() == g.read()
     # a SentenceEmbedder task (raw strings in); the encoder itself is its .backbone

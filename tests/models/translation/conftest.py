@@ -19,9 +19,12 @@ def vocabularies(tmp_path):
 
 @pytest.fixture
 def preprocessor(vocabularies):
-    from zoo.models.translation import TranslationPreprocessor
+    from zoo.models.translation import Seq2SeqTranslatorPreprocessor
 
-    return TranslationPreprocessor(*vocabularies, max_length=6)
+    assets = dict(
+        zip(Seq2SeqTranslatorPreprocessor.asset_names, vocabularies, strict=True)
+    )
+    return Seq2SeqTranslatorPreprocessor(max_length=6, assets=assets)
 
 
 @pytest.fixture

@@ -86,10 +86,8 @@ def test_the_preprocessor_learns_what_the_recipe_learns(
     )
     assert (pre.max_length, pre.lowercase) == (recipe.max_length, recipe.lowercase)
     assert Seq2SeqTranslatorPreprocessor().max_length is None  # learned by adapt
-    for ours, theirs in (
-        (pre.module.source_vocabulary, recipe.source_vocabulary),
-        (pre.module.target_vocabulary, recipe.target_vocabulary),
-    ):
+    for name in pre.asset_names:
+        ours, theirs = pre.asset_paths[name], recipe.asset_paths[name]
         assert pathlib.Path(ours).read_text() == pathlib.Path(theirs).read_text()
 
 

@@ -72,7 +72,7 @@ def test_pairs_are_encoded_as_the_recipes_training_batches():
     task = make_task()
     inputs, labels = task.preprocess_samples(tf.constant(SOURCES), tf.constant(TARGETS))
     corpus = type("Corpus", (), {"sources": SOURCES, "targets": TARGETS})
-    recipe = translation_dataset(corpus, task.preprocessor.module, batch_size=1)
+    recipe = translation_dataset(corpus, task.preprocessor, batch_size=1)
     expected = set()
     for x, y in recipe:
         expected |= _rows(x, y)
@@ -194,16 +194,28 @@ def test_adapt_learns_both_vocabularies_and_the_longest_length():
     assert ids.tolist() == [[source.index(w) for w in ("the", "dog", ".")]]
 
 
-def test_from_module_keeps_the_vocabularies_and_settings(preprocessor):
-    pre = Seq2SeqTranslatorPreprocessor.from_module(preprocessor)
+def test_call_is_source_ids_and_a_layer_needs_its_vocabularies(
+    preprocessor, translator_model
+):
+    pre = preprocessor
     assert (pre.max_length, pre.lowercase) == (6, False)
     text = tf.constant(["the dog sees a cat .", "a big cat ."])
-    np.testing.assert_array_equal(
-        pre(text)["source_ids"], preprocessor.source_ids(text)
-    )
+    np.testing.assert_array_equal(pre(text)["source_ids"], pre.source_ids(text))
     restored = Seq2SeqTranslatorPreprocessor.from_config(pre.get_config())
+    assert restored.max_length == 6
     with pytest.raises(ValueError, match="has no vocabulary yet"):
-        restored(text)
+        restored(text)  # Keras adds the layer's call arguments to the message
+    for call in (
+        lambda: restored.source_vocab_size,
+        lambda: TranslationServing(translator_model, restored),
+        lambda: Seq2SeqTextTranslator(translator_model, restored).translate(["a"]),
+    ):
+        with pytest.raises(ValueError, match="has no vocabulary yet") as info:
+            call()
+        assert "\n" not in str(info.value)
+    # vocabularies without a length: refused naming it (adapt learns it)
+    with pytest.raises(ValueError, match="Received: max_length=None"):
+        Seq2SeqTranslatorPreprocessor(assets=pre.asset_paths)
 
 
 def test_bad_inputs_are_one_line_errors():

@@ -82,7 +82,7 @@ def test_requests_over_the_batch_limit_are_refused(translator_model, preprocesso
 @pytest.mark.slow
 def test_export_reloads_with_the_vocabularies_as_assets(module, tmp_path):
     from zoo.export import load_manifest
-    from zoo.models.translation import TranslationPreprocessor
+    from zoo.models.translation import Seq2SeqTranslatorPreprocessor
     from zoo.models.translation.seq2seq_text_translator import export_translator
 
     version_dir = export_translator(module, str(tmp_path), warmup_texts=TEXTS)
@@ -90,12 +90,12 @@ def test_export_reloads_with_the_vocabularies_as_assets(module, tmp_path):
     assets = sorted(
         p.name for p in (tmp_path / "translation" / "1" / "assets").iterdir()
     )
-    assert assets == ["src.txt", "tgt.txt"]
+    assert assets == ["source_vocabulary.txt", "target_vocabulary.txt"]
     metadata = load_manifest(version_dir)["metadata"]
     assert metadata["decoding"]["serving_default"]["beam_width"] == 3
     assert metadata["model"]["decoder_units"] == 16
     # the preprocessor and the model come back from the export
-    pre = TranslationPreprocessor.from_export(version_dir)
+    pre = Seq2SeqTranslatorPreprocessor.from_export(version_dir)
     assert (pre.max_length, pre.lowercase, pre.target_vocab_size) == (6, False, 11)
     text = tf.constant(TEXTS)
     np.testing.assert_array_equal(

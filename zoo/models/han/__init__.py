@@ -1,17 +1,16 @@
 """The Hierarchical Attention Network family (Yang et al. 2016): document classifier.
 
 - `HANTextClassifier` (the task: raw documents in; `fit`, `predict`, `explain`,
-  `save_to_preset`, `export`) and its `HANTextClassifierPreprocessor` layer;
+  `save_to_preset`, `export`) and its `HANTextClassifierPreprocessor` layer (raw
+  text -> word ids, in the graph);
 - `HANClassifier` (the network): word ids `(B, S, W)` -> `{"probabilities",
-  "sentence_attention", "word_attention"}`;
-- `HANPreprocessor`: raw text -> word ids, in the graph.
+  "sentence_attention", "word_attention"}`.
 
 The export's signatures (`serving_default`, `explain`, `preprocess`) are
 `HANTextClassifier.serving_module()`'s (`zoo.models.text_classifier_serving`).
 """
 
 from zoo.models.han.han_classifier import HANClassifier
-from zoo.models.han.han_preprocessor import HANPreprocessor
 from zoo.models.han.han_text_classifier import HANTextClassifier
 from zoo.models.han.han_text_classifier_preprocessor import (
     HANTextClassifierPreprocessor,
@@ -19,7 +18,6 @@ from zoo.models.han.han_text_classifier_preprocessor import (
 
 __all__ = [
     "HANClassifier",
-    "HANPreprocessor",
     "HANTextClassifier",
     "HANTextClassifierPreprocessor",
 ]

@@ -4,8 +4,8 @@
   `{"probabilities", "attention"}`. Its defaults are the recipe's with `--data`.
 - `MemN2NQuestionAnswerer`: the task (raw stories and questions in; `fit` with
   answers as words, `predict`, `predict_answers`, `explain`, `save_to_preset`,
-  `export`) and its `MemN2NQuestionAnswererPreprocessor` layer.
-- `MemN2NPreprocessor`: raw story and question strings -> word ids, in graph.
+  `export`) and its `MemN2NQuestionAnswererPreprocessor` layer (raw story and
+  question strings -> word ids, in graph).
 - `MemN2NServing`: the exported signatures (`serving_default`, `preprocess`).
 - `ClippedSGD`: SGD clipping each weight's summed gradient.
 
@@ -15,7 +15,6 @@ The training protocol (`memn2n_training`, `linear_start`, `run_cache`), bAbI arr
 
 from zoo.models.memn2n.clipped_sgd import ClippedSGD
 from zoo.models.memn2n.memn2n import MemN2N
-from zoo.models.memn2n.memn2n_preprocessor import MemN2NPreprocessor
 from zoo.models.memn2n.memn2n_question_answerer import MemN2NQuestionAnswerer
 from zoo.models.memn2n.memn2n_question_answerer_preprocessor import (
     MemN2NQuestionAnswererPreprocessor,
@@ -25,7 +24,6 @@ from zoo.models.memn2n.memn2n_serving import MemN2NServing
 __all__ = [
     "ClippedSGD",
     "MemN2N",
-    "MemN2NPreprocessor",
     "MemN2NQuestionAnswerer",
     "MemN2NQuestionAnswererPreprocessor",
     "MemN2NServing",

@@ -4,7 +4,8 @@
 `question`, `answer`); `make_dataset` turns them into batches, with the paper's
 random-noise empty memories for training. Words come from `tokenize` (the zoo's
 `normalize` + `word_tokenize`, punctuation tokens dropped), the tokenization of the
-exported graph (`MemN2NPreprocessor`), so training and serving see the same ids.
+exported graph (`MemN2NQuestionAnswererPreprocessor`), so training and serving see
+the same ids.
 
 ```python
 tasks = zoo.data.babi.load_babi("../shared/data/babi", tasks=[1, 2])
@@ -17,7 +18,7 @@ train_ds = make_dataset(arrays[1]["train"], batch_size=32, shuffle=True,
 import numpy as np
 import tensorflow as tf
 
-from zoo.models.memn2n.memn2n_preprocessor import tokenize
+from zoo.models.memn2n.memn2n_question_answerer_preprocessor import tokenize
 from zoo.text.preprocessing import normalize
 from zoo.text.vocabulary import Vocabulary
 
@@ -51,7 +52,8 @@ def vectorize(examples, vocab, memory_size=50, sentence_length=11):
     `i` of example `n`, slot 0 = most recent statement. `make_dataset` gathers the
     dense `(B, memory_size, sentence_length)` stories per batch
     (`sentences[memory]`). Words beyond `sentence_length` are cut (the first ones
-    kept) and statements without words are dropped, as `MemN2NPreprocessor` does.
+    kept) and statements without words are dropped, as
+    `MemN2NQuestionAnswererPreprocessor` does.
 
     Returns:
         dict of NumPy arrays: `sentences (U, J)`, `memory (N, M)`, `question

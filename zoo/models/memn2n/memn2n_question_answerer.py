@@ -153,7 +153,7 @@ class MemN2NQuestionAnswerer(Task):
             if answers.dtype != tf.string:
                 return tf.cast(answers, tf.int32)
             words = tf.strings.lower(tf.strings.strip(answers), encoding="utf-8")
-            ids = tf.cast(self.preprocessor.module.lookup(words), tf.int32)
+            ids = tf.cast(self.preprocessor.lookup(words), tf.int32)
             check = tf.debugging.assert_greater_equal(
                 ids,
                 len(RESERVED),
@@ -238,9 +238,9 @@ class MemN2NQuestionAnswerer(Task):
         self.check_tensorflow_backend("explain")
         self.check_inputs(x)
         stories, questions = list(x["story"]), list(x["question"])
-        module, backbone = self.preprocessor.module, self.backbone
+        pre, backbone = self.preprocessor, self.backbone
         run = tf.function(
-            lambda s, q: serving_outputs(backbone, module, s, q), reduce_retracing=True
+            lambda s, q: serving_outputs(backbone, pre, s, q), reduce_retracing=True
         )
         rows = []
         for start in range(0, len(stories), batch_size):

@@ -3,7 +3,10 @@
 import tensorflow as tf
 
 from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE, ServingModule
-from zoo.models.memn2n.memn2n_preprocessor import MAX_STORY_BYTES, MemN2NPreprocessor
+from zoo.models.memn2n.memn2n_question_answerer_preprocessor import (
+    MAX_STORY_BYTES,
+    MemN2NQuestionAnswererPreprocessor,
+)
 
 _SPECS = [
     tf.TensorSpec([None], tf.string, name="story"),
@@ -27,14 +30,16 @@ class MemN2NServing(ServingModule):
     - `preprocess(story, question)` -> `story` int32 `[B, memory_slots, J]`,
       `question` int32 `[B, J]`, the Keras model's inputs.
 
-    Preprocessing is `MemN2NPreprocessor` with the model's memory size and
-    sentence length (see there for the limits and the handling of empty input).
+    Preprocessing is `MemN2NQuestionAnswererPreprocessor` with the model's memory
+    size and sentence length (see there for the limits and the handling of empty
+    input), held as `self.preprocessor`.
     Both signatures first refuse a request of more than `max_batch_size` rows, or
     whose story and question batches differ in size (`ServingModule.check_batch`).
 
     Args:
         model: the trained `MemN2N`.
-        vocab_file: its vocabulary file (copied into the export's `assets/`).
+        vocab_file: its vocabulary file (copied into the export's `assets/`
+            under its own name).
         max_story_bytes: the longest story read (its last bytes).
         max_batch_size: the most rows one request may hold.
 
@@ -54,17 +59,20 @@ class MemN2NServing(ServingModule):
         max_batch_size=DEFAULT_MAX_BATCH_SIZE,
     ):
         super().__init__(model, max_batch_size=max_batch_size)
-        self.preprocessor = MemN2NPreprocessor(
-            vocab_file,
-            memory_size=model.memory_size,
-            sentence_length=model.sentence_length,
-            max_story_bytes=max_story_bytes,
+        self.preprocessor = MemN2NQuestionAnswererPreprocessor(
+            model.memory_size,
+            model.sentence_length,
+            max_story_bytes,
+            assets={"vocabulary.txt": vocab_file},
         )
+        # The module tracks no Keras object (`ServingModule`): it tracks the
+        # layer's lookup tables, whose file becomes the export's asset.
+        self.lookup = self.preprocessor.lookup
 
     @tf.function(input_signature=_SPECS)
     def preprocess(self, story, question):
         story, question = self.check_batch(story, question)
-        return self.preprocessor(story, question)
+        return self.preprocessor({"story": story, "question": question})
 
     @tf.function(input_signature=_SPECS)
     def serve(self, story, question):
@@ -88,8 +96,10 @@ class MemN2NServing(ServingModule):
 
 def serving_outputs(model, preprocessor, story, question):
     """`serving_default`'s outputs (see `MemN2NServing`) of `model` (a `MemN2N`) on
-    string batches, through `preprocessor` (a `MemN2NPreprocessor`)."""
-    features = preprocessor(story, question, return_sentences=True)
+    string batches, through `preprocessor` (a
+    `MemN2NQuestionAnswererPreprocessor`)."""
+    inputs = {"story": story, "question": question}
+    features = preprocessor(inputs, return_sentences=True)
     out = model(
         {"story": features["story"], "question": features["question"]}, training=False
     )

@@ -2,13 +2,12 @@
 
 - `SelfAttentiveTextClassifier` (the task: raw sentences in; `fit`, `predict`,
   `predict_labels`, `explain`, `embed`, `save_to_preset`, `export`) and its
-  `SelfAttentiveTextClassifierPreprocessor` layer; `SentenceEmbedder` (the encoder
-  as a task on raw sentences: `embed` -> the embedding matrices, the export's
-  `VERSION.encoder.keras`);
+  `SelfAttentiveTextClassifierPreprocessor` layer (raw text -> word ids, in the
+  graph); `SentenceEmbedder` (the encoder as a task on raw sentences: `embed` ->
+  the embedding matrices, the export's `VERSION.encoder.keras`);
 - `SelfAttentiveEncoder`: word ids `(B, T)` -> `{"embedding" (B, r, 2u),
   "attention" (B, r, T)}`; saved alone, it is the reusable sentence embedder.
 - `SelfAttentiveClassifier`: encoder -> MLP -> `{"probabilities", "attention"}`.
-- `SentencePreprocessor`: raw text -> word ids, in the graph.
 
 The export's signatures (`serving_default`, `embed`, `preprocess`) are
 `SelfAttentiveTextClassifier.serving_module()`'s
@@ -26,7 +25,6 @@ from zoo.models.sentence_embedder.self_attentive_text_classifier import (
 from zoo.models.sentence_embedder.self_attentive_text_classifier_preprocessor import (
     SelfAttentiveTextClassifierPreprocessor,
 )
-from zoo.models.sentence_embedder.sentence_preprocessor import SentencePreprocessor
 
 __all__ = [
     "SelfAttentiveClassifier",
@@ -34,5 +32,4 @@ __all__ = [
     "SelfAttentiveTextClassifier",
     "SelfAttentiveTextClassifierPreprocessor",
     "SentenceEmbedder",
-    "SentencePreprocessor",
 ]

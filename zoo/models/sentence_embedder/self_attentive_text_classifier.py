@@ -36,7 +36,8 @@ def penalty_norms(outputs, features):
     tokens: how far the hops are from attending to different words.
 
     The signature is `zoo.models.text_classifier.predict_texts`'s `extra`: `outputs`
-    are the `SelfAttentiveClassifier`'s, `features` the `SentencePreprocessor`'s.
+    are the `SelfAttentiveClassifier`'s, `features` the
+    `SelfAttentiveTextClassifierPreprocessor`'s.
     """
     mask = features["token_ids"] != 0
     return {"penalty_norm": orthogonality_penalty(outputs["attention"], mask, False)}
@@ -158,9 +159,7 @@ class SelfAttentiveTextClassifier(TextClassifier):
         the manifest's `"encoder"` entry (its files and sizes)."""
         encoder = self.backbone.encoder
         embedder = SentenceEmbedder(
-            encoder,
-            SelfAttentiveTextClassifierPreprocessor.from_module(preprocessor),
-            name=f"{encoder.name}_embedder",
+            encoder, preprocessor, name=f"{encoder.name}_embedder"
         )
         metadata = {
             "encoder": {
@@ -174,7 +173,7 @@ class SelfAttentiveTextClassifier(TextClassifier):
         files = {
             ".encoder.keras": embedder.save,
             ".encoder.vocab.txt": lambda path: shutil.copyfile(
-                preprocessor.vocab_file, path
+                preprocessor.asset_paths["vocabulary.txt"], path
             ),
         }
         return metadata, files
@@ -246,7 +245,7 @@ def _embed(encoder, task, texts, batch_size):
                 encoder(ids, training=training)["embedding"], tf.float32
             )
         },
-        task.preprocessor.module,
+        task.preprocessor,
         texts,
         batch_size,
     )

@@ -1,14 +1,13 @@
-"""Translation: `Seq2SeqTranslator`, its preprocessors, its task and its export.
+"""Translation: `Seq2SeqTranslator`, its preprocessor, its task and its export.
 
 - `Seq2SeqTranslator`: bidirectional RNN encoder + attention decoder (Bahdanau,
   Luong or none); `model(inputs)` returns `{"logits", "attention"}`.
 - `Seq2SeqTextTranslator`: the task on raw text (`fit(sources, targets)` or on the
   recipe's preprocessed batches, `translate(texts)`, `choose_alpha`, `.keras` with
   its vocabularies, presets, `export`), with its `Seq2SeqTranslatorPreprocessor`
-  layer (sentence pairs -> ids and labels): the model the recipe compiles, fits,
-  evaluates and exports. The constructors' defaults are the configuration the
-  recipe trains with `--data`.
-- `TranslationPreprocessor`: the source and target subword tokenizers, in the graph.
+  layer (the subword tokenizers, in the graph: sentence pairs -> ids and labels,
+  ids -> text): the model the recipe compiles, fits, evaluates and exports. The
+  constructors' defaults are the configuration the recipe trains with `--data`.
 - `TranslationServing`: the export's signatures (`serving_default` beam search,
   `translate_greedy`, `preprocess`, `teacher_forced`).
 
@@ -24,13 +23,11 @@ from zoo.models.translation.seq2seq_translator import Seq2SeqTranslator
 from zoo.models.translation.seq2seq_translator_preprocessor import (
     Seq2SeqTranslatorPreprocessor,
 )
-from zoo.models.translation.translation_preprocessor import TranslationPreprocessor
 from zoo.models.translation.translation_serving import TranslationServing
 
 __all__ = [
     "Seq2SeqTextTranslator",
     "Seq2SeqTranslator",
     "Seq2SeqTranslatorPreprocessor",
-    "TranslationPreprocessor",
     "TranslationServing",
 ]

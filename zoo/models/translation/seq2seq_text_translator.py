@@ -251,11 +251,12 @@ class Seq2SeqTextTranslator(Task):
         """The `Translator` of `translate` (one per beam width and search setting,
         traced once)."""
         self.check_tensorflow_backend("translator")
-        module = self.preprocessor.module
+        pre = self.preprocessor
+        pre.check_vocabulary()
         search = (self.alpha, self.beta, self.length_a, self.length_b)
-        key = (beam_width, id(module), search)
+        key = (beam_width, id(pre.source_tokenizer), search)  # new vocabularies: anew
         if key not in self._translators:
-            translator = Translator(self.backbone, module, beam_width, *search)
+            translator = Translator(self.backbone, pre, beam_width, *search)
             self._translators[key] = translator
         return self._translators[key]
 
@@ -281,7 +282,7 @@ class Seq2SeqTextTranslator(Task):
         self._check_preprocessor("choose_alpha")
         self.alpha, scores, width = 1.0, {}, self.beam_width
         if width > 1:
-            args = (self.backbone, self.preprocessor.module, width)
+            args = (self.backbone, self.preprocessor, width)
             search = (self.beta, self.length_a, self.length_b)
             searches = {a: Translator(*args, a, *search) for a in alphas}
             self.alpha, scores = choose_on_validation(
@@ -317,9 +318,8 @@ class Seq2SeqTextTranslator(Task):
         """The `TranslationServing` of this task (its searches, its vocabularies)."""
         self.check_tensorflow_backend("serving_module")
         search = {k: getattr(self, k) for k in SEARCH}
-        module = self.preprocessor.module
         return TranslationServing(
-            self.backbone, module, **search, max_batch_size=max_batch_size
+            self.backbone, self.preprocessor, **search, max_batch_size=max_batch_size
         )
 
     def export(
@@ -395,7 +395,7 @@ def export_translator(
     its `.backbone` is the network. The verifier's Keras check compares
     `teacher_forced` with that network (beam and greedy search have no Keras
     counterpart). The manifest records the searches' settings, the preprocessing
-    (`TranslationPreprocessor.from_export` reads it back) and the model's
+    (`Seq2SeqTranslatorPreprocessor.from_export` reads it back) and the model's
     architecture.
 
     Args:
@@ -413,8 +413,9 @@ def export_translator(
 def _module_task(module):
     """The uncompiled `Seq2SeqTextTranslator` of a `TranslationServing`."""
     search = {k: getattr(module.beam, k) for k in SEARCH}
-    pre = Seq2SeqTranslatorPreprocessor.from_module(module.preprocessor)
-    return Seq2SeqTextTranslator(module.model, pre, compile=False, **search)
+    return Seq2SeqTextTranslator(
+        module.model, module.preprocessor, compile=False, **search
+    )
 
 
 def _export(module, task, base_dir, name, warmup_texts, metadata):
@@ -429,7 +430,7 @@ def _export(module, task, base_dir, name, warmup_texts, metadata):
             for search, scores in metadata["metrics"].items()
             if isinstance(scores, dict)
         }
-    beam, config = module.beam, module.model.get_config()
+    beam, config, pre = module.beam, module.model.get_config(), module.preprocessor
     texts = list(warmup_texts or []) or ["a short example sentence ."]
     signatures = module.signatures()
     return export_model(
@@ -453,11 +454,15 @@ def _export(module, task, base_dir, name, warmup_texts, metadata):
                     "max_length": f"ceil({beam.length_a} * |X| + {beam.length_b})",
                     "length_a": beam.length_a,
                     "length_b": beam.length_b,
-                    "max_tokens": module.preprocessor.max_length,
+                    "max_tokens": pre.max_length,
                 },
                 "translate_greedy": {"search": "greedy"},
             },
-            "preprocessing": module.preprocessor.config(),
+            "preprocessing": {  # what `from_export` reads back
+                "vocabularies": list(pre.asset_names),
+                "lowercase": pre.lowercase,
+                "max_length": pre.max_length,
+            },
             "keras_check_note": (
                 "beam search and greedy search have no Keras counterpart; the "
                 "verifier compares `teacher_forced` (the model on preprocess's "

@@ -22,7 +22,7 @@ def translation_dataset(corpus, preprocessor, batch_size, shuffle=False, seed=No
 
     Args:
         corpus: sentence pairs, with `sources` and `targets` lists of str.
-        preprocessor: a `TranslationPreprocessor`.
+        preprocessor: a `Seq2SeqTranslatorPreprocessor` with vocabularies.
         batch_size: pairs per batch.
         shuffle: reshuffle the pairs every epoch (training).
         seed: the shuffle's seed.

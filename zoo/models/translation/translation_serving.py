@@ -26,8 +26,8 @@ class TranslationServing(ServingModule):
 
     Args:
         model: a trained `Seq2SeqTranslator`.
-        preprocessor: its `TranslationPreprocessor` (tracked: its vocabularies become
-            the export's assets).
+        preprocessor: its `Seq2SeqTranslatorPreprocessor`, with vocabularies (its
+            tokenizers are tracked: their files become the export's assets).
         beam_width, alpha, beta, length_a, length_b: the beam search of
             `serving_default` (see `Translator`; the defaults are
             `Seq2SeqTextTranslator`'s); greedy search uses the same penalties for
@@ -47,7 +47,10 @@ class TranslationServing(ServingModule):
         max_batch_size=DEFAULT_MAX_BATCH_SIZE,
     ):
         super().__init__(model, max_batch_size=max_batch_size)
-        self.preprocessor = preprocessor
+        preprocessor.check_vocabulary()
+        self.preprocessor = preprocessor  # a Keras layer: no SavedModel child
+        # its tokenizers are: their vocabulary files become the export's assets
+        self.tokenizers = (preprocessor.source_tokenizer, preprocessor.target_tokenizer)
         search = dict(alpha=alpha, beta=beta, length_a=length_a, length_b=length_b)
         self.beam = Translator(model, preprocessor, beam_width=beam_width, **search)
         self.greedy = Translator(model, preprocessor, beam_width=1, **search)

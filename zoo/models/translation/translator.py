@@ -24,7 +24,8 @@ class Translator:
 
     Args:
         model: a `Seq2SeqTranslator`.
-        preprocessor: its `TranslationPreprocessor` (`max_length` bounds the search).
+        preprocessor: its `Seq2SeqTranslatorPreprocessor` (`max_length` bounds the
+            search).
         beam_width: 1 for greedy search, more for beam search.
         alpha: GNMT length penalty (Wu et al. 2016).
         beta: GNMT coverage penalty.

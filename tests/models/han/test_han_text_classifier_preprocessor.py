@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.models.han import HANPreprocessor
-from zoo.models.han.han_preprocessor import tokenize_documents
+from zoo.models.han import HANTextClassifierPreprocessor
+from zoo.models.han.han_text_classifier_preprocessor import tokenize_documents
 from zoo.text.vocabulary import Vocabulary
 
 
@@ -11,6 +11,12 @@ from zoo.text.vocabulary import Vocabulary
 def vocab_file(tmp_path):
     vocab = Vocabulary.build([["good", "film", ".", "bad", "plot", "!", "a"]])
     return vocab.save(tmp_path / "vocab.txt")
+
+
+def preprocessor(vocab_file, **kwargs):
+    return HANTextClassifierPreprocessor(
+        **kwargs, assets={"vocabulary.txt": vocab_file}
+    )
 
 
 def test_tokenize_documents_splits_and_truncates():
@@ -27,10 +33,12 @@ def test_tokenize_documents_splits_and_truncates():
     assert words.to_list()[0][1] == [b"bad", b"plot", b"!"]
     assert words.to_list()[1] == [] and words.to_list()[2] == []
     assert words.to_list()[3] == [[b"a"] * 4]  # truncated, not rejected
+    layer = HANTextClassifierPreprocessor(max_sentences=3, max_words=4)
+    assert layer.tokenize(text).to_list() == words.to_list()  # no vocabulary needed
 
 
 def test_preprocessor_ids_padding_and_limits(vocab_file):
-    pre = HANPreprocessor(vocab_file, max_sentences=2, max_words=3)
+    pre = preprocessor(vocab_file, max_sentences=2, max_words=3)
     out = pre(tf.constant(["Good film. Bad plot, unknown!", ""]))
     vocab = Vocabulary.load(vocab_file)
     ids = out["token_ids"].numpy()
@@ -47,13 +55,15 @@ def test_preprocessor_ids_padding_and_limits(vocab_file):
     fixed = pre(tf.constant(["Good."]), pad_to_limits=True)["token_ids"]
     assert fixed.shape == (1, 2, 3)
     with pytest.raises(ValueError, match="max_words"):
-        HANPreprocessor(vocab_file, max_words=0)
+        HANTextClassifierPreprocessor(max_words=0)
 
 
 def test_document_ids_concatenate_sentences_with_generous_limits(vocab_file):
-    pre = HANPreprocessor(vocab_file, max_sentences=1, max_words=2)
+    pre = preprocessor(vocab_file, max_sentences=1, max_words=2)
     ids = list(pre.document_ids(["Good film. Bad plot!", ""], chunk=1))
     vocab = Vocabulary.load(vocab_file)
     # The classifier's limits (1 x 2) do not apply: the whole document is read.
     assert ids[0].tolist() == vocab.encode(["good", "film", ".", "bad", "plot", "!"])
     assert ids[0].dtype == np.int32 and ids[1].tolist() == []
+    with pytest.raises(ValueError, match="has no vocabulary yet"):
+        next(HANTextClassifierPreprocessor().document_ids(["Good film."]))

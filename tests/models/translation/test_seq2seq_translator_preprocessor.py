@@ -4,8 +4,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.models.translation import TranslationPreprocessor
-from zoo.models.translation.translation_preprocessor import vocabulary_cache_key
+from zoo.models.translation import Seq2SeqTranslatorPreprocessor
+from zoo.models.translation.seq2seq_translator_preprocessor import (
+    SOURCE_VOCABULARY,
+    vocabulary_cache_key,
+)
 from zoo.text.subword import END, PAD, START, UNK
 
 # ids: 4 the/der, 5 dog/hund, 6 sees/sieht, 7 a/ein, 8 cat/katze, 9 big/gross, 10 "."
@@ -50,14 +53,17 @@ def test_decoder_inputs_detokenize_and_tokens(preprocessor):
 
 
 def test_lowercase_and_bad_max_length(vocabularies):
-    cased = TranslationPreprocessor(*vocabularies)
-    uncased = TranslationPreprocessor(*vocabularies, lowercase=True)
+    assets = dict(
+        zip(Seq2SeqTranslatorPreprocessor.asset_names, vocabularies, strict=True)
+    )
+    cased = Seq2SeqTranslatorPreprocessor(max_length=64, assets=assets)
+    uncased = Seq2SeqTranslatorPreprocessor(True, 64, assets)
     text = tf.constant(["The DOG"])
     assert cased.source_ids(text).numpy().tolist() == [[UNK, UNK]]
     assert uncased.source_ids(text).numpy().tolist() == [[4, 5]]
     for bad in (0, 2.5, True):
         with pytest.raises(ValueError, match=f"Received: max_length={bad!r}"):
-            TranslationPreprocessor(*vocabularies, max_length=bad)
+            Seq2SeqTranslatorPreprocessor(max_length=bad, assets=assets)
 
 
 def test_from_corpus_learns_once_and_reuses(tmp_path):
@@ -66,16 +72,17 @@ def test_from_corpus_learns_once_and_reuses(tmp_path):
         targets=["der hund sieht ein katze .", "ein hund sieht der katze ."] * 20,
     )
     logged = []
-    first = TranslationPreprocessor.from_corpus(
+    first = Seq2SeqTranslatorPreprocessor.from_corpus(
         corpus, str(tmp_path), ("en", "de"), 100, tag="t1", log=logged.append
     )
     assert len(logged) == 2 and "en subwords" in logged[0]
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == ["vocab.source.en.t1.txt", "vocab.target.de.t1.txt"]
-    assert first.source_vocabulary == str(tmp_path / "vocab.source.en.t1.txt")
+    learned = (tmp_path / "vocab.source.en.t1.txt").read_text()
+    assert open(first.asset_paths[SOURCE_VOCABULARY]).read() == learned
     # the same tag reads the files back; another tag learns again
     other = types.SimpleNamespace(sources=["other text"], targets=["anderer text"])
-    again = TranslationPreprocessor.from_corpus(
+    again = Seq2SeqTranslatorPreprocessor.from_corpus(
         other,
         str(tmp_path),
         ("en", "de"),
@@ -85,7 +92,7 @@ def test_from_corpus_learns_once_and_reuses(tmp_path):
     assert len(logged) == 2
     text = tf.constant(["the dog sees a big cat ."])
     np.testing.assert_array_equal(again.source_ids(text), first.source_ids(text))
-    TranslationPreprocessor.from_corpus(
+    Seq2SeqTranslatorPreprocessor.from_corpus(
         corpus, str(tmp_path), ("en", "de"), 100, tag="t2", log=None
     )
     assert len(list(tmp_path.iterdir())) == 4
@@ -115,7 +122,7 @@ def test_max_length_none_is_the_longest_training_text(tmp_path):
         sources=["the dog sees a cat .", "a dog ."] * 20,
         targets=["der hund sieht ein katze .", long_target] * 20,
     )
-    pre = TranslationPreprocessor.from_corpus(
+    pre = Seq2SeqTranslatorPreprocessor.from_corpus(
         corpus, str(tmp_path), ("en", "de"), 100, max_length=None, log=None
     )
     target_lengths = [

@@ -1,16 +1,20 @@
 import numpy as np
+import pytest
 import tensorflow as tf
 
-from zoo.models.sentence_embedder import SentencePreprocessor
-from zoo.models.sentence_embedder.sentence_preprocessor import tokenize_sentences
+from zoo.models.sentence_embedder import SelfAttentiveTextClassifierPreprocessor
 from zoo.text.vocabulary import Vocabulary
 
 
 def test_preprocessor_truncates_pads_and_handles_empty(tmp_path):
     vocab = Vocabulary(["[PAD]", "[UNK]", "good", "film", "."])
     path = vocab.save(tmp_path / "vocab.txt")
-    pre = SentencePreprocessor(path, max_length=4)
-    assert pre.vocab_file == str(path)
+    pre = SelfAttentiveTextClassifierPreprocessor(
+        max_length=4, assets={"vocabulary.txt": path}
+    )
+    with open(pre.asset_paths["vocabulary.txt"]) as f, open(path) as g:
+        assert f.read() == g.read()  # its own copy
+    assert pre.vocabulary_size == 5
     out = pre(tf.constant(["A  GOOD film.", "", "good good good good good good"]))
     ids, tokens = out["token_ids"].numpy(), out["tokens"].numpy()
     assert ids.dtype == np.int32 and ids.shape == (3, 4)
@@ -21,8 +25,11 @@ def test_preprocessor_truncates_pads_and_handles_empty(tmp_path):
     assert only_empty.shape == (1, 1) and only_empty[0, 0] == 0
     none = pre(tf.constant([], tf.string))["token_ids"].numpy()
     assert none.shape == (0, 1)
+    with pytest.raises(ValueError, match="max_length"):
+        SelfAttentiveTextClassifierPreprocessor(max_length=0)
 
 
-def test_tokenize_sentences_normalises_and_truncates():
-    words = tokenize_sentences(tf.constant(["Ｆｉｌｍ, GOOD!", "a b c d"]), 3)
+def test_tokenize_normalises_and_truncates():
+    pre = SelfAttentiveTextClassifierPreprocessor(max_length=3)  # no vocabulary needed
+    words = pre.tokenize(tf.constant(["Ｆｉｌｍ, GOOD!", "a b c d"]))
     assert words.to_list() == [[b"film", b",", b"good"], [b"a", b"b", b"c"]]
