@@ -18,30 +18,10 @@ train_ds = make_dataset(arrays[1]["train"], batch_size=32, shuffle=True,
 import numpy as np
 import tensorflow as tf
 
-from zoo.models.memn2n.memn2n_question_answerer_preprocessor import tokenize
-from zoo.text.preprocessing import normalize
-from zoo.text.vocabulary import Vocabulary
-
-
-def tokenize_sentences(sentences, batch_size=16384):
-    """A list of raw sentences -> a list of word lists (str), via `tokenize`."""
-    result = []
-    for start in range(0, len(sentences), batch_size):
-        chunk = tf.constant(list(sentences[start : start + batch_size]), tf.string)
-        words = tokenize(normalize(chunk)).to_list()
-        result.extend([[w.decode("utf-8") for w in row] for row in words])
-    return result
-
-
-def build_vocabulary(examples):
-    """`(vocab, sentence_length)`: a `Vocabulary` of every story word, question word
-    and answer, and the longest statement or question in words (after `tokenize`),
-    at least 1."""
-    examples = list(examples)
-    texts = {s for ex in examples for s in ex.story} | {ex.question for ex in examples}
-    token_lists = tokenize_sentences(sorted(texts))
-    length = max([1] + [len(t) for t in token_lists])
-    return Vocabulary.build([*token_lists, [ex.answer for ex in examples]]), length
+from zoo.models.memn2n.memn2n_question_answerer_preprocessor import (
+    build_vocabulary,
+    tokenize_sentences,
+)
 
 
 def vectorize(examples, vocab, memory_size=50, sentence_length=11):

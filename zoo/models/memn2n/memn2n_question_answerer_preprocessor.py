@@ -1,7 +1,7 @@
 """`MemN2NQuestionAnswererPreprocessor`: stories and questions -> word ids, a layer.
 
-`tokenize` is the family's word split, shared by training (`babi_arrays`) and the
-exported graph, so both see the same word ids.
+`tokenize` is the family's word split and `build_vocabulary` its vocabulary, shared
+by training (`babi_arrays`) and the exported graph, so both see the same word ids.
 """
 
 import re
@@ -43,6 +43,27 @@ def tokenize(text):
     words = word_tokenize(text)
     keep = tf.logical_not(tf.strings.regex_full_match(words.flat_values, _PUNCT_TOKEN))
     return tf.ragged.boolean_mask(words, words.with_flat_values(keep))
+
+
+def tokenize_sentences(sentences, batch_size=16384):
+    """A list of raw sentences -> a list of word lists (str), via `tokenize`."""
+    result = []
+    for start in range(0, len(sentences), batch_size):
+        chunk = tf.constant(list(sentences[start : start + batch_size]), tf.string)
+        words = tokenize(normalize(chunk)).to_list()
+        result.extend([[w.decode("utf-8") for w in row] for row in words])
+    return result
+
+
+def build_vocabulary(examples):
+    """`(vocab, sentence_length)`: a `Vocabulary` of every story word, question word
+    and answer, and the longest statement or question in words (after `tokenize`),
+    at least 1."""
+    examples = list(examples)
+    texts = {s for ex in examples for s in ex.story} | {ex.question for ex in examples}
+    token_lists = tokenize_sentences(sorted(texts))
+    length = max([1] + [len(t) for t in token_lists])
+    return Vocabulary.build([*token_lists, [ex.answer for ex in examples]]), length
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -137,13 +158,13 @@ class MemN2NQuestionAnswererPreprocessor(Preprocessor):
     def adapt(self, stories, questions, answers):
         """Learns the word vocabulary of bAbI-style examples, as the recipe does.
 
-        `babi_arrays.build_vocabulary` of the examples: every word of the story
+        `build_vocabulary` of the examples: every word of the story
         sentences (the story's lines) and questions through the family's
         tokenization (`normalize`, then `tokenize`), and every answer as one word
         (lower-cased and stripped, as `zoo.data.babi` reads answers; `"n,w"` is one
         answer), most frequent first after `[PAD]` and `[UNK]`. When
         `sentence_length` is None it becomes the longest sentence or question in
-        words (`babi_arrays.build_vocabulary`).
+        words (`build_vocabulary`).
 
         Args:
             stories: list of str, sentences separated by "\\n" (or "\\r\\n", "\\r").
@@ -159,8 +180,6 @@ class MemN2NQuestionAnswererPreprocessor(Preprocessor):
         """
         import os
         import tempfile
-
-        from zoo.models.memn2n import babi_arrays
 
         columns = {"stories": stories, "questions": questions, "answers": answers}
         for key, column in columns.items():
@@ -187,7 +206,7 @@ class MemN2NQuestionAnswererPreprocessor(Preprocessor):
             )
             for i, (story, question, answer) in enumerate(rows)
         ]
-        vocab, sentence_length = babi_arrays.build_vocabulary(examples)
+        vocab, sentence_length = build_vocabulary(examples)
         self.sentence_length = self.sentence_length or sentence_length
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "vocabulary.txt")
