@@ -251,9 +251,7 @@ def export(config, results, data, metrics, log):
         "data_source": metrics["data_source"],
         "metrics": {k: metrics[k] for k in keys}, "tasks": list(config.task_list),
     }  # fmt: skip
-    return task.export(
-        config.export_dir, EXPORT_NAME, examples, metadata, vocab_file=data.vocab_file
-    )
+    return task.export(config.export_dir, EXPORT_NAME, examples, metadata)
 
 
 def main(argv=None):

@@ -119,8 +119,11 @@ class Preprocessor(keras.layers.Layer):
                     f"(asset {name!r})"
                 )
             shutil.copyfile(source, os.path.join(directory, name))
+        # The layer has vocabularies only once its lookups are built from them.
+        self.load_vocabularies(
+            {n: os.path.join(directory, n) for n in self.asset_names}
+        )
         self._asset_dir = directory
-        self.load_vocabularies(self.asset_paths)
 
     @property
     def asset_paths(self):

@@ -196,6 +196,8 @@ class Task(keras.Model):
         ds = _as_dataset(x, y, sample_weight, batch_size, shuffle)
         if isinstance(x, tf.data.Dataset) and not _holds_strings(ds.element_spec):
             return ds  # preprocessed batches
+        if self.preprocessor is not None:
+            self.preprocessor.check_vocabulary()  # one line, before the map's graph
         ds = ds.map(self.preprocess_samples, num_parallel_calls=tf.data.AUTOTUNE)
         return ds.prefetch(tf.data.AUTOTUNE)
 

@@ -240,6 +240,8 @@ def predict_texts(model, preprocessor, texts, batch_size=64, extra=None):
         A list of `{name: NumPy row}` dicts.
     """
 
+    preprocessor.check_vocabulary()  # one line, before the graph
+
     @tf.function(reduce_retracing=True)
     def run(text):
         features = preprocessor(text)

@@ -187,15 +187,13 @@ def test_predict_equals_the_export_signature(tmp_path):
     assert report["keras_check"]["ok"]
 
 
-def test_export_takes_the_recipes_vocabulary(tmp_path):
+def test_export_holds_the_vocabulary_as_vocab_txt(tmp_path):
     import os
-    import shutil
 
     task = make_task()
-    vocab_file = str(tmp_path / "vocab.txt")  # the recipe's run vocabulary
-    shutil.copyfile(task.preprocessor.asset_paths["vocabulary.txt"], vocab_file)
-    version = task.export(tmp_path, vocab_file=vocab_file)  # default warm-up
+    version = task.export(tmp_path)  # default warm-up
     assert os.listdir(os.path.join(version, "assets")) == ["vocab.txt"]
+    vocab_file = os.path.join(version, "assets", "vocab.txt")
     loaded = keras.saving.load_model(version + ".keras")
     assert isinstance(loaded, MemN2NQuestionAnswerer)
     assert loaded.preprocessor.vocabulary == task.preprocessor.vocabulary

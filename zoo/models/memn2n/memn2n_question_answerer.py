@@ -152,6 +152,7 @@ class MemN2NQuestionAnswerer(Task):
         if isinstance(answers, tf.Tensor):
             if answers.dtype != tf.string:
                 return tf.cast(answers, tf.int32)
+            self.preprocessor.check_vocabulary()
             words = tf.strings.lower(tf.strings.strip(answers), encoding="utf-8")
             ids = tf.cast(self.preprocessor.lookup(words), tf.int32)
             check = tf.debugging.assert_greater_equal(
@@ -239,6 +240,7 @@ class MemN2NQuestionAnswerer(Task):
         self.check_inputs(x)
         stories, questions = list(x["story"]), list(x["question"])
         pre, backbone = self.preprocessor, self.backbone
+        pre.check_vocabulary()  # one line, before the graph
         run = tf.function(
             lambda s, q: serving_outputs(backbone, pre, s, q), reduce_retracing=True
         )
@@ -265,7 +267,6 @@ class MemN2NQuestionAnswerer(Task):
         name="memn2n",
         examples=(),
         metadata=None,
-        vocab_file=None,
     ):
         """Exports this trained task as `base_dir/name/VERSION/` (TF Serving) and
         `VERSION.keras`; returns the version folder.
@@ -285,16 +286,15 @@ class MemN2NQuestionAnswerer(Task):
                 [str]}`, for the warm-up requests (a short example story when
                 empty).
             metadata: optional dict for the manifest (`limits` are added).
-            vocab_file: the vocabulary file the SavedModel's preprocessing reads
-                (its asset); the task's own by default, the recipe passes its run's
-                (the same words).
+
+        The vocabulary is the export's `assets/vocab.txt`.
         """
         self.check_tensorflow_backend("export")
         from zoo.export import export_model
 
         module = MemN2NServing(
             self.backbone,
-            vocab_file or self.preprocessor.asset_paths["vocabulary.txt"],
+            self.preprocessor.asset_paths["vocabulary.txt"],
             max_story_bytes=self.preprocessor.max_story_bytes,
         )
         if not isinstance(examples, dict):

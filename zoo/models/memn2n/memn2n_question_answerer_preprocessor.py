@@ -285,6 +285,7 @@ class MemN2NQuestionAnswererPreprocessor(Preprocessor):
         Returns:
             string `(B,)`.
         """
+        self.check_vocabulary()
         reserved = len(RESERVED)
         best = tf.argmax(probabilities[:, reserved:], axis=-1, output_type=tf.int32)
         words = self.lookup.inverse(best + reserved)

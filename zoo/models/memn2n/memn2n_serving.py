@@ -38,8 +38,8 @@ class MemN2NServing(ServingModule):
 
     Args:
         model: the trained `MemN2N`.
-        vocab_file: its vocabulary file (copied into the export's `assets/`
-            under its own name).
+        vocab_file: its vocabulary file (copied into the export's `assets/` as
+            `vocab.txt`).
         max_story_bytes: the longest story read (its last bytes).
         max_batch_size: the most rows one request may hold.
 

@@ -248,14 +248,17 @@ class Seq2SeqTranslatorPreprocessor(Preprocessor):
 
     def detokenize(self, target_ids):
         """Target ids `(B, T)` -> strings `(B,)` (cut at `[END]`)."""
+        self.check_vocabulary()
         return self.target_tokenizer.detokenize(target_ids)
 
     def source_tokens(self, source_ids):
         """Source ids -> subword strings (`""` for padding)."""
+        self.check_vocabulary()
         return self.source_tokenizer.ids_to_tokens(source_ids)
 
     def target_tokens(self, target_ids):
         """Target ids -> subword strings (`""` for padding)."""
+        self.check_vocabulary()
         return self.target_tokenizer.ids_to_tokens(target_ids)
 
     def call(self, x, y=None, sample_weight=None):

@@ -18,7 +18,8 @@ class Translator:
     serving signatures and the validation callback trace; `translate_corpus(texts)`
     runs it over a list of Python strings in batches of similar length.
 
-    A plain object (not a `tf.Module`): a serving module tracks the preprocessor and
+    A plain object (not a `tf.Module`): a serving module tracks the preprocessor's
+    tokenizers (its vocabularies) and
     `zoo.export.export_model` the model's variables, so the Keras model is never
     saved as a SavedModel child.
 
