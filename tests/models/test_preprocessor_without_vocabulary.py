@@ -77,6 +77,13 @@ def test_the_layers_methods_say_so_in_one_line():
     _one_line_error(lambda: translation.target_tokens(ids))
 
 
+def test_the_translation_layer_has_no_single_vocabulary_size():
+    translation = Seq2SeqTranslatorPreprocessor()
+    with pytest.raises(ValueError, match="has two vocabularies: read") as info:
+        print(translation.vocabulary_size)
+    assert "source_vocab_size" in str(info.value) and "\n" not in str(info.value)
+
+
 def test_a_vocabulary_that_fails_to_load_leaves_the_layer_without_one(tmp_path):
     from zoo.errors import ZooError
 

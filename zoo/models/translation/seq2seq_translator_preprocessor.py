@@ -203,6 +203,14 @@ class Seq2SeqTranslatorPreprocessor(Preprocessor):
         return tuple(load_vocabulary(path) for path in self.asset_paths.values())
 
     @property
+    def vocabulary_size(self):
+        """Not one number: the layer has a source and a target vocabulary."""
+        raise ValueError(
+            f"{type(self).__name__} has two vocabularies: read `source_vocab_size` "
+            "and `target_vocab_size`"
+        )
+
+    @property
     def source_vocab_size(self):
         self.check_vocabulary()
         return self.source_tokenizer.vocab_size
