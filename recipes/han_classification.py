@@ -15,7 +15,7 @@ The model's options take their defaults from the constructors of `HANClassifier`
 `HANTextClassifierPreprocessor` (and its `adapt`) and `HANTextClassifier`'s
 `default_compile`: the task built with its defaults is the one trained with `--data`.
 Data layouts, word vectors, training and outputs: docs/recipes.md#han_classification;
-the export's signatures: `zoo.models.text_classifier_serving`.
+the export's signatures: `zoo.models.TextClassifier.export`.
 """
 
 import dataclasses

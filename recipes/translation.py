@@ -5,10 +5,9 @@ Luong, Pham and Manning 2015; GNMT length and coverage penalties (Wu et al. 2016
 Model: `zoo.models.translation.Seq2SeqTextTranslator`, the task fit, evaluated and
 exported as one object; the flags take their defaults from its constructors and
 `default_compile`, so the task built with its defaults is the one trained with `--data`
-(the demo: a small Bahdanau model). With `--data`, `--decay-factor` None is 0.5, or 1
-with `--schedule cosine`, and `--alpha auto` chooses the beam's length penalty on
-validation. Metric: test BLEU (sacrebleu, detokenized, cased). Details:
-docs/recipes.md#translation.
+(the demo: a small Bahdanau model). With `--data`, `--alpha auto` chooses the beam's
+length penalty on validation. Metric: test BLEU (sacrebleu, detokenized, cased).
+Details: docs/recipes.md#translation.
 
     python -m zoo.recipes.translation                                  # demo, < 1 min
     python -m zoo.recipes.translation --data ../shared/data/multi30k --source de --target en
@@ -41,9 +40,9 @@ pre = functools.partial(default_of, translation.Seq2SeqTranslatorPreprocessor)
 task = functools.partial(default_of, translation.Seq2SeqTextTranslator)
 compiled = functools.partial(default_of, task.args[0].default_compile)
 POS, NONNEG, RATE = "positive", "non_negative", "open_fraction"
-# With --data; --decay-factor None: 0.5, or 1 with a schedule setting every step's rate.
+# With --data.
 TRAINING = dict(epochs=22, batch_size=64, learning_rate=compiled("learning_rate"),
-                decay_factor=None, ema=0.999, patience=6)  # fmt: skip
+                decay_factor=0.5, ema=0.999, patience=6)  # fmt: skip
 # The demo's few hundred steps: a fixed, higher rate and no averaging.
 DEMO_TRAINING = dict(epochs=6, learning_rate=5e-3, decay_factor=1, ema=0, patience=3)
 
@@ -52,7 +51,6 @@ DEMO_TRAINING = dict(epochs=6, learning_rate=5e-3, decay_factor=1, ema=0, patien
 class Config(RecipeConfig):
     """The recipe's options (the command-line flags)."""
 
-    DERIVED = {"decay_factor": "0.5, or 1 with --schedule cosine"}
     # fmt: off
     source: str = option("en", "source language code", demo="src")
     target: str = option("de", "target language code", demo="tgt")
@@ -153,11 +151,8 @@ class Config(RecipeConfig):
         ]:
             if wrong:
                 raise ConfigError(message)
-        t = self.training
-        if t.decay_factor is None:  # --data: 0.5, or 1 with a schedule
-            t.decay_factor = 1.0 if t.schedule != "constant" else 0.5
         if self.select_on == "bleu":
-            t.monitor, t.mode = "val_bleu", "max"
+            self.training.monitor, self.training.mode = "val_bleu", "max"
 
     def data_paths(self):  # --data may be SRC,TGT: check each file
         specs = [("--data", self.data), ("--valid-data", self.valid_data),
@@ -199,7 +194,7 @@ def load_data(config, log=print):
 
 def build_task(config, data, run, log=print):
     """The `Seq2SeqTextTranslator` of the flags and the data's vocabularies, compiled
-    by its `default_compile` with the run's rate, schedule, averaging and XLA."""
+    by its `default_compile` with the run's rate, averaging and XLA."""
     c, preprocessor = config, data.preprocessor
     kwargs = inspect.signature(translation.Seq2SeqTranslator).parameters
     kwargs = {k: getattr(c, k) for k in kwargs if hasattr(c, k)}
@@ -218,7 +213,7 @@ def build_task(config, data, run, log=print):
             backbone, preprocessor, compile=False, **search
         )
         translator.default_compile(
-            training.scheduled_learning_rate(c.training),
+            c.training.learning_rate,
             label_smoothing=c.label_smoothing, jit_compile=True if c.xla else "auto",
             **training.averaging(c.training),
         )  # fmt: skip
@@ -236,7 +231,6 @@ def main(argv=None):
 
         # Fit the task, keeping the epoch of the best validation BLEU (or loss).
         tokens, batches = translation_dataset.count_target_tokens(data.train)
-        training.fit_schedule_to_run(translator, batches * c.training.epochs)
         if c.training.ema:
             run.log(f"weight averaging: momentum min({c.training.ema}, (1+t)/(10+t))")
         callbacks = [training.Throughput(tokens, batches)]
@@ -260,10 +254,10 @@ def main(argv=None):
             metrics.update(alpha=translator.alpha, alpha_validation_bleu=scores)
 
         # Evaluate: the test BLEU of the export's greedy and beam search.
-        module = translator.serving_module()  # the task's searches and vocabularies
-        searches = {"greedy": module.translate_greedy}
+        module = translator.serving_module().signatures()  # the task's searches
+        searches = {"greedy": module["translate_greedy"]}
         if c.beam_width > 1:
-            searches[f"beam{c.beam_width}"] = module.serve
+            searches[f"beam{c.beam_width}"] = module["serving_default"]
         lang = None if c.demo else c.target
         scores, outputs = evaluate_searches(
             searches, test.sources, test.targets, lang, run.log
@@ -271,7 +265,7 @@ def main(argv=None):
         metrics.update(test_pairs=len(test), **scores)
         if c.training.snapshot_minutes:  # the test BLEU of each weight snapshot
             metrics["snapshots"] = score_snapshots(
-                translator, module.translate_greedy,
+                translator, module["translate_greedy"],
                 os.path.join(c.run_dir, "snapshots"), test.sources, test.targets,
                 lang, run.log,
             )  # fmt: skip

@@ -1,6 +1,7 @@
 """The `zoo` command: fast help, recipes launched in a new process, predict from an
 export or a server, one-line errors with exit status 2."""
 
+import contextlib
 import functools
 import json
 import os
@@ -209,6 +210,11 @@ def test_predict_errors_are_one_line_with_status_2(exports, tmp_path, capsys):
         (
             ["predict", tmp_path / "nowhere", "hello"],
             f"error: {tmp_path / 'nowhere'}: no such export folder",
+        ),
+        (
+            ["predict", missing_field, "hello"],
+            f"error: {missing_field}: is a file; give the export folder (NAME or "
+            "NAME/VERSION)",
         ),
         (
             ["predict", exports["classifier"], "-s", "nope", "hello"],
@@ -539,6 +545,29 @@ def test_output_is_written_whole_or_not_at_all(exports, tmp_path, capsys):
     assert not [p for p in os.listdir(tmp_path) if p.startswith(".tmp-")]
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_an_output_that_cannot_be_written_is_one_line(exports, capsys, monkeypatch):
+    model = exports["classifier"]
+    code, out, err = _zoo(capsys, "predict", model, "a", "b", "-o", "/dev/full")
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: --output /dev/full: cannot write the answers (No space left on "
+        "device)\n"
+    )
+    full = open("/dev/full", "w", encoding="utf-8")  # noqa: SIM115
+    monkeypatch.setattr(sys, "stdout", full)
+    code = cli.main(["predict", model, "a"])
+    with contextlib.suppress(OSError):  # what stayed in its buffer
+        full.close()
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "error: stdout: cannot write the answers (No space left on device)\n"
+    )
+    monkeypatch.setattr(sys, "stdout", None)  # started with it closed
+    assert cli.main(["predict", model, "a"]) == 2
+    assert capsys.readouterr().err == "error: stdout is closed; give --output FILE\n"
+
+
 class _FlakyClient:
     """A server stand-in that answers `good` requests, then fails."""
 
@@ -617,6 +646,12 @@ def test_flag_values_and_manifests_are_checked(exports, tmp_path, capsys):
         ), value
     code, out, err = _zoo(capsys, "predict", model, "x", "--max-line-mb=0")
     assert code == 2 and "argument --max-line-mb: must be a number of MiB" in err
+    code, out, err = _zoo(capsys, "predict", model, "x", "--batch-size", 0)
+    assert (code, out, err) == (
+        2,
+        "",
+        "error: --batch-size must be between 1 and 256. Received: 0\n",
+    )
     # an empty question, text arguments and --story that are not UTF-8
     reader = exports["reader"]
     cases = [
@@ -666,6 +701,9 @@ def test_manifest_limits(tmp_path):
         json.dumps({"limits": {"max_batch_size": 256, "max_story_bytes": 262144}})
     )
     assert limits("serving_default") == (256, 262144 + 65536)
+    # a limit past what a read can take is held to --max-line-mb's ceiling
+    manifest.write_text(json.dumps({"limits": {"max_story_bytes": 2**63 - 1}}))
+    assert limits("serving_default") == (None, 65536 << 20)
     # a signature's own limit comes first; its null is no limit
     for own, expected in ((8, 8), (None, None)):
         signatures = {"serving_default": {"max_batch_size": own}, "other": {}}
@@ -690,6 +728,25 @@ def test_manifest_limits(tmp_path):
     assert str(refused.value) == (
         f"{manifest}:1: invalid JSON (Expecting property name enclosed in double "
         "quotes)"
+    )
+    # a manifest that nests without end, a link to an endless device
+    manifest.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(DataError, match=r"manifest.json: the manifest's JSON nests "):
+        limits("x")
+    manifest.unlink()
+    manifest.symlink_to("/dev/zero")
+    with pytest.raises(DataError) as refused:
+        limits("x")
+    assert str(refused.value) == (
+        f"{manifest}: is not a file (a folder, a pipe, a device)"
+    )
+    manifest.unlink()
+    with open(manifest, "wb") as f:
+        f.truncate((16 << 20) + 1)  # sparse: no 16 MiB written
+    with pytest.raises(DataError) as refused:
+        limits("x")
+    assert str(refused.value) == (
+        f"{manifest}: larger than 16 MiB: not an export manifest"
     )
 
 
@@ -717,6 +774,18 @@ def test_a_damaged_export_is_one_line(exports, tmp_path, capsys):
         assert (code, out) == (2, ""), damage
         assert err.startswith(f"error: {version_dir}: cannot load the export ("), err
         assert reason in err and len(err.splitlines()) == 1, err
+    # a named pipe in the export: loading would wait for a writer forever
+    version_dir = tmp_path / "piped" / "1"
+    shutil.copytree(source, version_dir)
+    (version_dir / "variables" / "variables.index").unlink()
+    os.mkfifo(version_dir / "variables" / "variables.index")
+    for argv in (["predict", version_dir.parent, "x"], ["verify", version_dir]):
+        code, out, err = _zoo(capsys, *argv)
+        assert (code, out) == (2, "") and err == (
+            f"error: {version_dir / 'variables' / 'variables.index'}: is a named "
+            "pipe or a device, not a file: loading the export would never end; "
+            "export it again\n"
+        )
 
 
 def test_a_missing_extra_names_the_pip_install(exports, capsys, monkeypatch):

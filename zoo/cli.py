@@ -245,7 +245,8 @@ def _positive_number(text, maximum, unit):
 
 
 _seconds = functools.partial(_positive_number, maximum=86400.0, unit="seconds")
-_megabytes = functools.partial(_positive_number, maximum=65536.0, unit="MiB")
+_MAX_LINE_MB = 65536
+_megabytes = functools.partial(_positive_number, maximum=_MAX_LINE_MB, unit="MiB")
 DEFAULT_MAX_LINE_BYTES = 1 << 20
 _LINE_SYNTAX_BYTES = 1 << 16  # room for the other fields and the JSON/CSV syntax
 _SHORT_OPTIONS = ("-i", "-o", "-s", "-h")
@@ -414,35 +415,46 @@ def _output(path):
     written as it is). A `ZooError` raised inside says how many rows were answered
     and what became of `path`, once `progress["rows"]` counts (from 0)."""
     progress = {"rows": None}
-    with contextlib.ExitStack() as stack:
-        if path is None:
-            out, where = sys.stdout, "on stdout above"
-        elif os.path.exists(path) and not os.path.isfile(path):
-            out, where = stack.enter_context(open(path, "w", encoding="utf-8")), ""
-        else:
-            from zoo.io import atomic_write
+    try:
+        with contextlib.ExitStack() as stack:
+            if path is None and sys.stdout is None:  # started with it closed
+                raise ConfigError("stdout is closed; give --output FILE")
+            if path is None:
+                out, where = sys.stdout, "on stdout above"
+            elif os.path.exists(path) and not os.path.isfile(path):
+                out, where = stack.enter_context(open(path, "w", encoding="utf-8")), ""
+            else:
+                from zoo.io import atomic_write
 
-            kept = "is left as it was" if os.path.exists(path) else "was not written"
+                kept = (
+                    "is left as it was" if os.path.exists(path) else "was not written"
+                )
+                try:
+                    out = stack.enter_context(atomic_write(path))
+                except OSError as e:
+                    reason = e.strerror or type(e).__name__
+                    raise ConfigError(
+                        f"--output {path}: cannot write there ({reason})"
+                    ) from None
+                where = f"{path} {kept}"
             try:
-                out = stack.enter_context(atomic_write(path))
-            except OSError as e:
-                reason = e.strerror or type(e).__name__
-                raise ConfigError(
-                    f"--output {path}: cannot write there ({reason})"
-                ) from None
-            where = f"{path} {kept}"
-        try:
-            yield out, progress
-        except ZooError as e:
-            rows = progress["rows"]
-            if rows is None or (rows == 0 and path is None):
-                raise  # nothing was answered, nothing written
-            note = f"stopped after {rows} row{'s' if rows != 1 else ''} answered"
-            if where:
-                note += f" ({where})"
-            stopped = ZooError(f"{e}; {note}")
-            stopped.exit_code = e.exit_code
-            raise stopped from e
+                yield out, progress
+            except ZooError as e:
+                rows = progress["rows"]
+                if rows is None or (rows == 0 and path is None):
+                    raise  # nothing was answered, nothing written
+                note = f"stopped after {rows} row{'s' if rows != 1 else ''} answered"
+                if where:
+                    note += f" ({where})"
+                stopped = ZooError(f"{e}; {note}")
+                stopped.exit_code = e.exit_code
+                raise stopped from e
+    except OSError as e:  # a full disk, /dev/full (not a closed pipe)
+        if isinstance(e, BrokenPipeError):
+            raise
+        reason = e.strerror or type(e).__name__
+        target = "stdout" if path is None else f"--output {path}"
+        raise ConfigError(f"{target}: cannot write the answers ({reason})") from None
 
 
 def _predict_with(args):
@@ -481,7 +493,9 @@ def _predict_with(args):
         limit, line_limit = None, DEFAULT_MAX_LINE_BYTES
     if args.max_line_mb is not None:
         line_limit = int(args.max_line_mb * 2**20)
-    batch_size = args.batch_size or min(DEFAULT_BATCH_SIZE, limit or DEFAULT_BATCH_SIZE)
+    batch_size = args.batch_size
+    if batch_size is None:
+        batch_size = min(DEFAULT_BATCH_SIZE, limit or DEFAULT_BATCH_SIZE)
     if batch_size < 1 or (limit and batch_size > limit):
         raise ConfigError(
             f"--batch-size must be between 1 and {limit or 'the server limit'}. "
@@ -526,7 +540,7 @@ def _local_limits(version_dir, signature):
         limits = manifest_lib.batch_limits(listed, version_dir)
     found = manifest_lib.byte_limits(manifest, version_dir).values()
     line = max(found) + _LINE_SYNTAX_BYTES if found else DEFAULT_MAX_LINE_BYTES
-    return limits[signature], line
+    return limits[signature], min(line, _MAX_LINE_MB << 20)  # as --max-line-mb
 
 
 def _remote_client(args):
@@ -595,6 +609,8 @@ def _run(debug, fn, *args, extra=None):
             import traceback
 
             traceback.print_exc()
+        # what a server or a file said, its control characters shown, not obeyed
+        message = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in message)
         print(message, file=sys.stderr)
         return getattr(e, "exit_code", 2)
     except BrokenPipeError:  # e.g. `zoo predict ... | head`
@@ -642,10 +658,11 @@ def run():
     if "tensorflow" not in sys.modules:
         return status
     try:
-        sys.stdout.flush()
+        if sys.stdout is not None:  # None: started with it closed
+            sys.stdout.flush()
     except BrokenPipeError:  # e.g. `zoo predict ... | head`
         pass
-    with contextlib.suppress(OSError, ValueError):
+    with contextlib.suppress(OSError, ValueError, AttributeError):
         sys.stderr.flush()
     os._exit(status if isinstance(status, int) else 1)
 

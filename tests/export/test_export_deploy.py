@@ -176,3 +176,26 @@ def test_images_and_policies():
     assert deploy.serving_image() == CPU_IMAGE
     with pytest.raises(ValueError, match="cpu or gpu"):
         deploy.serving_image("2.21.0", "tpu")
+
+
+def test_files_that_cannot_be_written_and_usage_errors_are_one_line(
+    tiny_export, tmp_path, capsys
+):
+    root = tmp_path / "saved_models"
+    shutil.copytree(tiny_export["base_dir"], root)
+    (root / "models.config").mkdir()  # a folder where a file goes
+    assert deploy.main([str(root)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {root / 'models.config'}: cannot write it (Is a directory); 0 of "
+        "the 6 deployment files were written before it\n"
+    )
+    assert sorted(os.listdir(root)) == ["models.config", "tiny"]
+    a_file = root / "tiny" / "1" / "saved_model.pb"
+    assert deploy.main([str(a_file)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {a_file}: is a file; give the folder of the exports\n"
+    )
+    assert deploy.main([str(root), "--device", "tpu"]) == 2
+    assert capsys.readouterr().err == (
+        "error: argument --device: invalid choice: 'tpu' (choose from 'cpu', 'gpu')\n"
+    )

@@ -145,3 +145,12 @@ def test_a_zero_tolerance_compares_exactly():
     got, expected = np.array([1.0]), np.array([1.00001])
     assert _compare(got, expected)["ok"] is True  # within the default 1e-4
     assert _compare(got, expected, atol=0, rtol=0)["ok"] is False
+
+
+def test_a_usage_error_is_one_line(capsys):
+    assert verify_main([]) == 2
+    assert capsys.readouterr().err == (
+        "error: the following arguments are required: path\n"
+    )
+    assert verify_main(["x", "--bogus"]) == 2
+    assert capsys.readouterr().err == "error: unrecognized arguments: --bogus\n"

@@ -190,3 +190,15 @@ def test_symlinks_out_of_the_export_are_errors(copied, tmp_path):
         f"{copied / 'variables'}: a symbolic link to {outside}, outside the export "
         "(TF Serving's container sees only the export root; copy the file in)"
     ]
+
+
+def test_a_limit_past_int64_is_one_line_and_status_2(copied, capsys):
+    _edit_manifest(copied, lambda m: m["limits"].update(max_batch_size=2**63))
+    message = (
+        f"{copied / MANIFEST}: limits.max_batch_size is over 2**63 - 1. "
+        f"Received: {2**63}"
+    )
+    assert verify_export(copied)["errors"] == [message]
+    # batching.config holds an int64: deploy refuses it in one line
+    assert cli.main(["deploy", str(copied.parent.parent)]) == 2
+    assert capsys.readouterr() == ("", f"error: {message}\n")

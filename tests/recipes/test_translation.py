@@ -205,15 +205,9 @@ def test_selection_and_training_defaults(tmp_path):
     chosen = parse([*data, "--select-on", "loss", "--decay-factor", "1"])
     assert chosen.training.monitor == "val_loss"
     assert chosen.training.decay_factor == 1.0
-    # a cosine schedule replaces the decay on a plateau; asking for both is refused
-    assert real.training.schedule == "constant"
-    cosine = parse([*data, "--schedule", "cosine"])
-    assert (cosine.training.schedule, cosine.training.decay_factor) == ("cosine", 1.0)
-    # a time limit keeps the constant rate and its decay
-    timed = parse([*data, "--time-limit", "30"]).training
-    assert (timed.schedule, timed.decay_factor) == ("constant", 0.5)
-    # the defaults resolved, plain numbers in the run's identity
-    assert {type(c.training.decay_factor) for c in (real, cosine)} == {float}
+    # a time limit keeps the decay on a plateau
+    assert parse([*data, "--time-limit", "30"]).training.decay_factor == 0.5
+    assert type(real.training.decay_factor) is float  # a plain number in the identity
     assert parse([*data, "--decay-factor", "0.7"]).training.decay_factor == 0.7
 
 
@@ -222,20 +216,16 @@ def test_help_names_the_decay_default_with_data(tmp_path, capsys):
         parse(["--data", str(tmp_path), "--help"])
     assert exit_info.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "`--decay-factor` None is 0.5, or 1 with `--schedule cosine`" in text
     flag = text[text.index("--decay-factor FACTOR multiply") :]
     flag = flag[: flag.index(" --decay-patience N ")]
-    assert flag.endswith(
-        "(1 disables it) (None: 0.5, or 1 with --schedule cosine) "
-        "[with --data: None; demo: 1] (default: None)"
-    )
+    assert flag.endswith("(1 disables it) [with --data: 0.5; demo: 1] (default: 0.5)")
+    assert "--schedule" not in text
 
 
 @pytest.mark.parametrize(
     "flags, message",
     [
         (["--select-on", "meteor"], "--select-on: invalid choice: 'meteor'"),
-        (["--schedule", "cosine", "--decay-factor", "0.5"], "decay_factor=0.5"),
         (["--beam-width", "0"], "--beam-width: must be > 0"),
         (["--context-dropout", "1.5"], "--context-dropout: must be in [0, 1)"),
         (["--alpha", "-1"], "--alpha: must be >= 0 or auto, got '-1'"),

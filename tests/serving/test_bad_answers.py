@@ -2,6 +2,7 @@
 with one `AnswerError` line naming the server (host:port and model) and the problem,
 within the request's deadline and without reading past the answer limit."""
 
+import copy
 import time
 
 import numpy as np
@@ -371,4 +372,55 @@ def test_grpc_deadline_and_given_limit(reader_export, serve):
     assert str(refused.value) == (
         f"{served.grpc} (model 'reader'): the answer is larger than 16 bytes, the "
         "limit given (--max-answer-mb raises it)"
+    )
+
+
+NOT_FINITE = [
+    (b"NaN", "output 'probabilities' holds nan, not a finite number"),
+    (b"-Infinity", "output 'probabilities' holds -inf, not a finite number"),
+    (
+        b"1e39",
+        "{server} (model 'm'): output 'probabilities' holds a number out of "
+        "the range of float32",
+    ),
+]
+
+
+@pytest.mark.parametrize(("number", "problem"), NOT_FINITE)
+def test_a_number_that_is_not_finite_is_refused_not_printed(capsys, number, problem):
+    body = b'{"outputs": {"label": ["pos"], "probabilities": [[%s, 0.5]]}}' % number
+    with http_server(bad_servers.raw_answer(body)) as server:
+        argv = ["predict", "--server", server.address, "--model", MODEL, "--rest"]
+        code = cli.main([*argv, "--", "a fine film"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err == f"error: {problem.format(server=server.address)}\n"
+
+
+def test_control_characters_from_a_server_are_shown_not_obeyed(capsys):
+    said = {"error": "overloaded \x1b]0;title\x07\x1b[2J"}
+    with http_server(json_answer(said, status=500)) as server:
+        argv = ["predict", "--server", server.address, "--model", MODEL, "--rest"]
+        code = cli.main([*argv, "--", "a fine film"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: http://{server.address}/v1/models/m:predict: HTTP 500: overloaded "
+        "\\x1b]0;title\\x07\\x1b[2J\n"
+    )
+
+
+@pytest.mark.parametrize("dtype", ["DT_RESOURCE", "DT_COMPLEX64", "DT_NO_SUCH"])
+def test_an_output_type_the_client_cannot_read_is_refused(dtype):
+    metadata = copy.deepcopy(bad_servers.METADATA)
+    signatures = metadata["metadata"]["signature_def"]["signature_def"]
+    signatures["serving_default"]["outputs"]["probabilities"]["dtype"] = dtype
+    answer = json_answer({"outputs": good_outputs(3)})
+    with http_server(answer, metadata=metadata) as server:
+        with pytest.raises(AnswerError) as refused:
+            RestClient(server.address, MODEL, timeout=10).predict(TEXTS)
+    declared = dtype.removeprefix("DT_").lower()
+    assert str(refused.value) == (
+        f"{server.address} (model 'm'): output 'probabilities' is declared "
+        f"{declared}, a type this client does not read"
     )

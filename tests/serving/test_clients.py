@@ -191,3 +191,22 @@ def test_rest_encodes_arrays_of_any_rank():
     assert encode_value(np.array([[b"a", b"\xff"]], dtype=object)) == [
         ["a", {"b64": "/w=="}]
     ]
+
+
+@pytest.mark.parametrize(
+    "address", ["localhost", "", "a b:1", "h:99999", "h:0", "http://[::1", "h:1/x"]
+)
+def test_an_address_that_is_not_host_port_is_refused(address):
+    with pytest.raises(ConfigError) as grpc_refused:
+        GrpcClient(address, "m")
+    assert str(grpc_refused.value) == (
+        "the gRPC address must be HOST:PORT (TF Serving's --port, 8500 by default). "
+        f"Received: {address!r}"
+    )
+    if address != "h:1/x":  # a REST address may carry a path
+        with pytest.raises(ConfigError) as rest_refused:
+            RestClient(address, "m")
+        assert str(rest_refused.value) == (
+            "the REST address must be HOST:PORT or an http:// URL. "
+            f"Received: {address!r}"
+        )

@@ -87,6 +87,18 @@ def test_standard_input_from_dev_zero_is_bounded(monkeypatch):
     )
 
 
+def test_a_closed_standard_input_is_one_line_and_files_still_read(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr("sys.stdin", None)  # started with it closed
+    with pytest.raises(DataError) as caught:
+        next(iter_rows("-", ["text"]))
+    assert str(caught.value) == "-: standard input is closed; give a file"
+    texts = tmp_path / "t.txt"
+    texts.write_text("a\nb\n")
+    assert list(iter_rows(texts, ["text"])) == [{"text": "a"}, {"text": "b"}]
+
+
 def test_zoo_predict_reads_a_named_pipe_and_refuses_dev_zero(small_exports, capsys):
     model = small_exports["classifier"]
     fifo = os.path.join(os.path.dirname(os.path.dirname(model)), "texts.fifo")

@@ -3,7 +3,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.training.training_test_utils import Interrupt, Scripted, logged_rates
+from tests.training.training_test_utils import (
+    Interrupt,
+    Scripted,
+    dense_model,
+    logged_rates,
+)
 from zoo import training
 from zoo.training import TrainingConfig, callbacks
 
@@ -97,6 +102,18 @@ def test_learning_rate_decays_on_plateau(tmp_path):
     np.testing.assert_allclose(
         logged_rates(tmp_path / "b"), [0.1] * 4 + [0.05] * 3 + [0.025]
     )
+
+
+def test_learning_rate_decay_refuses_a_scheduled_optimizer(tmp_path):
+    # Keras refuses to set a rate that a `LearningRateSchedule` sets, before any step.
+    ds = tf.data.Dataset.from_tensor_slices((np.ones((8, 3)), np.ones((8, 1)))).batch(4)
+    model = dense_model(
+        keras.optimizers.SGD(keras.optimizers.schedules.ExponentialDecay(0.1, 10, 0.5))
+    )
+    cfg = TrainingConfig(run_dir=str(tmp_path), verbose=0, decay_factor=0.5)
+    with pytest.raises(TypeError, match="its learning rate is not settable"):
+        training.fit(model, ds, ds, cfg)
+    assert int(model.optimizer.iterations) == 0
 
 
 def test_learning_rate_decay_survives_a_resume(tmp_path):

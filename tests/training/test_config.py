@@ -52,14 +52,13 @@ def test_every_field_has_help_and_the_choices_fields_name_them():
     for name, field in fields.items():
         assert len(field.metadata.get("help", "")) > 10, name
     assert fields["distribute"].metadata["choices"] == ("none", "mirrored")
-    assert fields["schedule"].metadata["choices"] == ("constant", "cosine")
     assert fields["resume"].metadata["choices"] == ("auto", "force", "never")
     # the recipes' training flags carry the fields' help
     from zoo.training.flags import build_parser
 
     parser = build_parser(toy.ToyConfig, "toy", "toy", "toy")
     helps = {a.dest: a.help for a in parser._actions}
-    for name in ("epochs", "learning_rate", "ema", "schedule", "resume", "distribute"):
+    for name in ("epochs", "learning_rate", "ema", "resume", "distribute"):
         assert helps[name].startswith(fields[name].metadata["help"])
 
 
@@ -80,9 +79,6 @@ def test_identity_leaves_out_what_may_change_on_a_resume():
     assert not set(identity) & set(RESUMABLE_FIELDS)
     longer = TrainingConfig(epochs=20, patience=9, verbose=0, run_dir="elsewhere")
     assert longer.identity() == TrainingConfig().identity()
-    # with the cosine schedule the run's length sets every step's rate
-    cosine = TrainingConfig(schedule="cosine", epochs=20).identity()
-    assert cosine["epochs"] == 20
 
 
 def test_decay_flags_and_bad_values():

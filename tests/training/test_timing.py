@@ -34,23 +34,6 @@ def test_validations_per_epoch_cut_each_pass(tmp_path):
     assert [int(r["epoch"]) for r in log_rows(tmp_path)] == list(range(8))
 
 
-def test_validations_per_epoch_with_a_cosine_schedule_covers_the_run(tmp_path):
-    ds, _ = regression_data(n=64, batch=8)
-    cfg = TrainingConfig(
-        epochs=2,
-        validations_per_epoch=4,
-        schedule="cosine",
-        run_dir=str(tmp_path),
-        verbose=0,
-    )
-    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
-    model.compile(keras.optimizers.SGD(training.scheduled_learning_rate(cfg)), "mse")
-    training.fit(model, ds, ds, cfg)
-    from zoo.training.schedules import model_schedule
-
-    assert model_schedule(model).total_steps == 16
-
-
 @pytest.mark.parametrize(
     "field, value",
     [

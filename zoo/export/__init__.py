@@ -3,7 +3,7 @@
 Public API (imported lazily, so `python -m zoo.export.verify` starts with TensorFlow and
 tensorflow-text only, and `zoo predict` reads `zoo.export.paths` before TensorFlow):
 
-- `ServingModule`: base `tf.Module` of a model's serving signatures.
+- `ServingModule`: the `tf.Module` holding a task's serving signatures and the resources they use.
 - `export_model(module, name, signatures, ...)`: writes `saved_models/NAME/VERSION/`.
 - `load_manifest(version_dir)`: the manifest of an export.
 """

@@ -67,6 +67,7 @@ from zoo.export.paths import (
     latest_version_dir,
     version_folders,
 )
+from zoo.export.verify import usage_error
 from zoo.io import atomic_write
 
 GRPC_PORT = 8500
@@ -429,6 +430,8 @@ def write_deployment(root="saved_models", version_policy="latest", device="cpu")
             manifest.
     """
     root = os.fspath(root)
+    if os.path.exists(root) and not os.path.isdir(root):
+        raise DataError("is a file; give the folder of the exports", path=root)
     if not os.path.isdir(root):
         raise MissingPathError(root, what="export folder")
     image = serving_image(device=device)  # refuses another device
@@ -470,10 +473,17 @@ def write_deployment(root="saved_models", version_policy="latest", device="cpu")
         "serve.sh": _serve_sh(images, device),
     }
     files = [os.path.join(root, name) for name in contents]
-    for path, text in zip(files, contents.values(), strict=True):
-        with atomic_write(path) as f:
-            f.write(text)
-    os.chmod(files[-1], 0o755)  # serve.sh
+    for i, (path, text) in enumerate(zip(files, contents.values(), strict=True)):
+        try:  # a read-only folder, a full disk, a folder in the file's place
+            with atomic_write(path) as f:
+                f.write(text)
+            if path == files[-1]:
+                os.chmod(path, 0o755)  # serve.sh
+        except OSError as e:
+            raise ConfigError(
+                f"{path}: cannot write it ({e.strerror or type(e).__name__}); "
+                f"{i} of the {len(files)} deployment files were written before it"
+            ) from None
     return {
         "models": names,
         "files": files,
@@ -501,8 +511,9 @@ def main(argv=None, prog="python -m zoo.export.deploy"):
         "written)",
     )
     parser.add_argument("--version-policy", choices=["latest", "all"], default="latest")
-    args = parser.parse_args(argv)
+    parser.error = usage_error  # a usage error is one line too
     try:
+        args = parser.parse_args(argv)
         result = write_deployment(args.root, args.version_policy, args.device)
     except ZooError as e:
         print(one_line(e), file=sys.stderr)

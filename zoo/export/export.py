@@ -68,8 +68,9 @@ def export_model(
     """Exports a `ServingModule` as `base_dir/name/VERSION/` (next integer version).
 
     Args:
-        module: a `tf.Module` (normally a `zoo.export.ServingModule`) that tracks the
-            Keras model and the preprocessing resources.
+        module: a `tf.Module` (normally a task's `zoo.export.ServingModule`) that
+            tracks the preprocessing resources; the variables the signatures use
+            are tracked from them.
         name: the model name, `[A-Za-z0-9][A-Za-z0-9_.-]*`.
         signatures: `{signature_name: tf.function with input_signature}`; must hold
             `"serving_default"`. Each function returns a dict of named outputs.

@@ -12,6 +12,7 @@ import platform
 from zoo.errors import DataError
 
 MANIFEST_PATH = os.path.join("assets.extra", "manifest.json")
+MAX_MANIFEST_BYTES = 16 << 20  # a manifest is a few KiB
 WARMUP_PATH = os.path.join("assets.extra", "tf_serving_warmup_requests")
 FORMAT_VERSION = 1
 
@@ -205,8 +206,16 @@ def load_manifest(version_dir):
     """
     path = os.path.join(os.fspath(version_dir), MANIFEST_PATH)
     try:
-        with open(path, encoding="utf-8") as f:
-            manifest = json.load(f)
+        if os.path.exists(path) and not os.path.isfile(path):  # a pipe would wait
+            raise DataError("is not a file (a folder, a pipe, a device)", path=path)
+        with open(path, "rb") as f:  # bounded
+            data = f.read(MAX_MANIFEST_BYTES + 1)
+        if len(data) > MAX_MANIFEST_BYTES:
+            raise DataError(
+                f"larger than {MAX_MANIFEST_BYTES >> 20} MiB: not an export manifest",
+                path=path,
+            )
+        manifest = json.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise MissingManifestError(
             "no export manifest (not a zoo export?)", path=path
@@ -215,6 +224,8 @@ def load_manifest(version_dir):
         raise DataError(f"invalid JSON ({e.msg})", path=path, line=e.lineno) from None
     except (OSError, UnicodeDecodeError) as e:
         raise DataError(f"cannot read the manifest ({e})", path=path) from None
+    except RecursionError:
+        raise DataError("the manifest's JSON nests too deeply", path=path) from None
     if not isinstance(manifest, dict):
         raise DataError("the manifest is not a JSON object", path=path)
     return manifest
@@ -275,6 +286,8 @@ def _limit(value, field, path):
             f"{field} must be a positive integer or null. Received: {value!r}",
             path=path,
         )
+    if value >= 1 << 63:  # TF Serving's configs hold int64
+        raise DataError(f"{field} is over 2**63 - 1. Received: {value}", path=path)
     return value
 
 

@@ -142,16 +142,21 @@ def resolve_version_dir(
     Raises:
         zoo.errors.MissingPathError: when the folder does not exist.
         NoVersionError: when it holds no version (both are `FileNotFoundError`s).
-        zoo.errors.DataError: a folder holding `saved_model.pb` whose name is not a
-            version TF Serving reads (e.g. `²`).
+        zoo.errors.DataError: a file where the folder was expected, or a folder
+            holding `saved_model.pb` whose name is not a version TF Serving reads
+            (e.g. `²`).
         IncompleteVersionError: the latest version holds no `saved_model.pb`.
     """
     path = os.path.normpath(os.fspath(path))
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise DataError(
+            "is a file; give the export folder (NAME or NAME/VERSION)", path=path
+        )
     if not os.path.isdir(path):
         raise MissingPathError(path, what="export folder")
     if os.path.exists(os.path.join(path, "saved_model.pb")):
         version_of(path)
-        return path
+        return _regular_files_only(path)
     found, notes = version_folders(path)
     for line in notes if note is not None else ():
         note(line)
@@ -167,4 +172,19 @@ def resolve_version_dir(
             "version folder",
             path=latest,
         )
-    return latest
+    return _regular_files_only(latest)
+
+
+def _regular_files_only(version_dir):
+    """`version_dir`, once none of its files is a named pipe or a device: reading
+    one would wait for a writer, or never end."""
+    for folder, _, names in os.walk(version_dir):
+        for name in names:
+            file = os.path.join(folder, name)
+            if os.path.exists(file) and not os.path.isfile(file):
+                raise DataError(
+                    "is a named pipe or a device, not a file: loading the export "
+                    "would never end; export it again",
+                    path=file,
+                )
+    return version_dir

@@ -1,4 +1,4 @@
-"""Base class of the `tf.Module`s whose `tf.function`s become serving signatures."""
+"""`ServingModule`: the `tf.Module` whose `tf.function`s become serving signatures."""
 
 import tensorflow as tf
 
@@ -13,19 +13,24 @@ the signatures that enforce the limit)."""
 class ServingModule(tf.Module):
     """A `tf.Module` holding a Keras model and its string-in serving functions.
 
-    Subclasses add in-graph preprocessing resources (e.g. `VocabularyLookup`) as
-    attributes and define `tf.function` methods with an `input_signature` of named
-    `tf.TensorSpec`s; each returns a dict of named outputs. `export_model` saves the
-    module with `tf.saved_model.save`: the Keras 3 model is tracked as a child, so its
-    variables (and the lookups' vocabulary assets) are saved with the signatures.
+    A task builds one in its `serving_module()` (its `export` writes it with
+    `zoo.export.export_model`): it hands over its network, the Python functions of
+    its signatures (`functions`, string tensors in, a dict of named outputs out),
+    their common `input_signature` of named `tf.TensorSpec`s, and the TensorFlow
+    resources those functions use (`resources`: lookup tables, tokenizers; their
+    vocabulary files become the export's assets). Each function becomes a
+    `tf.function` whose first step is `check_batch` on its inputs; `signatures()`
+    gives them by signature name. A subclass may instead define `tf.function`
+    methods itself (calling `self.check_batch` first). `export_model` saves the
+    module with `tf.saved_model.save`.
 
     Keras objects (a `keras.Layer` or `keras.Model`, or a list/tuple/dict of them)
     assigned as attributes are deliberately *not* tracked as SavedModel children:
     a Keras 3 model saved as a child restores under TF2's loader but not under the
     graph-mode SavedModel loader TF Serving uses ("Could not find variable ...").
     `export_model` instead tracks the `tf.Variable`s that the signatures use, as
-    `keras.export.ExportArchive` does. Put TensorFlow resources such as lookup tables
-    on the module itself (e.g. `VocabularyLookup`), not inside the Keras model.
+    `keras.export.ExportArchive` does. Hand TensorFlow resources such as lookup
+    tables to the module itself (`resources`), not inside the Keras model.
 
     Every export should have a `preprocess` signature whose outputs are named like the
     Keras model's inputs, so the verifier can run preprocess -> Keras model and compare
@@ -43,38 +48,72 @@ class ServingModule(tf.Module):
         name: optional module name.
         max_batch_size: the most rows one request may hold (default
             `DEFAULT_MAX_BATCH_SIZE`).
+        functions: `{signature name: function}`, `"serving_default"` among them;
+            each function takes the inputs of `input_signature` (already checked
+            by `check_batch`) and returns a dict of named outputs.
+        input_signature: the `tf.TensorSpec`s of every function's inputs (their
+            names are the signatures' input names).
+        resources: the TensorFlow objects the functions use (tracked, so the
+            SavedModel saves them and their asset files).
+        autograph: trace the functions with autograph (False for explicit
+            `tf.while_loop`s, such as the searches).
 
     Example:
 
     ```python
-    class ClassifierServing(ServingModule):
-        def __init__(self, model, vocab_file, labels):
-            super().__init__(model)
-            self.lookup = VocabularyLookup(vocab_file)
-            self.labels = tf.constant(labels)
+    spec = tf.TensorSpec([None], tf.string, name="text")
+    lookup = VocabularyLookup(vocab_file)
+    labels = tf.constant(["neg", "pos"])
 
-        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
-        def preprocess(self, text):
-            text = self.check_batch(text)
-            words = word_tokenize(normalize(text))
-            return {"token_ids": self.lookup(words).to_tensor()}
+    def preprocess(text):
+        return {"token_ids": lookup(word_tokenize(normalize(text))).to_tensor()}
 
-        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
-        def serve(self, text):
-            text = self.check_batch(text)
-            probabilities = self.model(self.preprocess(text)["token_ids"])
-            label = tf.gather(self.labels, tf.argmax(probabilities, axis=-1))
-            return {"probabilities": probabilities, "label": label}
+    def serve(text):
+        probabilities = model(preprocess(text)["token_ids"])
+        label = tf.gather(labels, tf.argmax(probabilities, axis=-1))
+        return {"probabilities": probabilities, "label": label}
+
+    module = ServingModule(
+        model,
+        functions={"serving_default": serve, "preprocess": preprocess},
+        input_signature=[spec],
+        resources=[lookup],
+    )
+    export_model(module, name="classifier", signatures=module.signatures())
     ```
     """
 
-    def __init__(self, model, name=None, max_batch_size=DEFAULT_MAX_BATCH_SIZE):
+    def __init__(
+        self,
+        model,
+        name=None,
+        max_batch_size=DEFAULT_MAX_BATCH_SIZE,
+        functions=None,
+        input_signature=None,
+        resources=(),
+        autograph=True,
+    ):
         from zoo.layers.arguments import check_positive_ints
 
         super().__init__(name=name)
         check_positive_ints(max_batch_size=max_batch_size)
         self.model = model
         self.max_batch_size = max_batch_size
+        self.resources = list(resources)
+        self.functions = {
+            key: tf.function(
+                self._checked(fn), input_signature=input_signature, autograph=autograph
+            )
+            for key, fn in (functions or {}).items()
+        }
+
+    def _checked(self, fn):
+        """`fn` called on its inputs once `check_batch` passed."""
+        return lambda *inputs: fn(*tf.nest.flatten(self.check_batch(*inputs)))
+
+    def signatures(self):
+        """`{signature name: tf.function}` of `functions`, for `export_model`."""
+        return dict(self.functions)
 
     def check_batch(self, *inputs):
         """Refuses a request of more than `max_batch_size` rows; call it first.

@@ -476,8 +476,9 @@ def main(argv=None, prog="python -m zoo.export.verify"):
     )
     parser.add_argument("path", help="saved_models/NAME[/VERSION] (latest if omitted)")
     parser.add_argument("--json-out", help="also write the report as JSON here")
-    args = parser.parse_args(argv)
+    parser.error = usage_error  # a usage error is one line too
     try:
+        args = parser.parse_args(argv)
         _check_json_out(args.json_out)
     except ZooError as e:
         print(one_line(e), file=sys.stderr)
@@ -496,6 +497,11 @@ def main(argv=None, prog="python -m zoo.export.verify"):
     for line in report["errors"]:
         print(f"  - {line}", file=sys.stderr)
     return 1
+
+
+def usage_error(message):
+    """`ArgumentParser.error` as a `ConfigError` (one line, exit status 2)."""
+    raise ConfigError(message)
 
 
 def _check_json_out(path):

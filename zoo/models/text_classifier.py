@@ -2,7 +2,8 @@
 
 `fit(texts, labels)` with labels as class ids or as class names, `predict(texts)` ->
 probabilities `(B, C)`, `predict_labels(texts)` -> class names, `explain(texts)` ->
-per text: label, probabilities, the attention maps and the words they weigh.
+per text: label, probabilities, the attention maps and the words they weigh,
+`export(...)` -> the TF Serving SavedModel of its string-in signatures.
 """
 
 import keras
@@ -30,13 +31,16 @@ class TextClassifier(Task):
     `from_preset(dir, num_classes=C)` puts a new, freshly initialised head of `C`
     classes on the preset's trained network (`label_names` then default to
     `"0"`, `"1"`, ... unless given).
+
+    `export(...)` writes the TF Serving SavedModel: string-in signatures made by
+    the task itself (`serving_module`), listed in `export`'s docstring.
     """
 
     head_arguments = ("label_names",)
     explain_extra = None
     """`predict_texts`' `extra`: more per-text outputs of `explain`."""
     signature_names = ("serving_default", "preprocess")
-    """The export's signatures (`TextClassifierServing`'s)."""
+    """The export's signatures (see `export`)."""
     export_name = None
     example_text = None
     """The export's default name and warm-up text."""
@@ -144,15 +148,38 @@ class TextClassifier(Task):
         warmup_texts=None,
         metadata=None,
         max_batch_size=DEFAULT_MAX_BATCH_SIZE,
-        preprocessor=None,
     ):
         """Writes `base_dir/name/VERSION/` (TF Serving) and `VERSION.keras` (this
         task, which predicts on raw strings); returns the version folder.
 
-        The network, the class names, the in-graph `preprocessor` and the batch limit
-        make the `serving_module`; `zoo.export.export_model` writes it with
-        warm-up requests, the verifier's check of `serving_default` against the
-        network, and the manifest's labels and limits.
+        The signatures of `serving_module` (this task's network, class names and
+        in-graph preprocessor, the batch limit); `zoo.export.export_model` writes
+        them with warm-up requests, the verifier's check of `serving_default`
+        against the network, and the manifest's labels and limits (the
+        preprocessor's settings named `max_*`, and `max_input_bytes`).
+
+        Signatures (those of `signature_names`), each on `text: string [None]`:
+
+        - `serving_default(text)` -> `probabilities` float [None, C], `label` string
+          [None] and the network's attention maps listed in `keras_outputs`
+          (HAN: `sentence_attention` [None, S], `word_attention` [None, S, W]);
+        - `explain(text)` (HAN) -> the same plus the preprocessor's string
+          features, the units the weights refer to (HAN: `sentences` [None, S],
+          `words` [None, S, W]; "" where padded);
+        - `embed(text)` (the sentence embedder) -> `embedding` float [None, r, 2u],
+          `attention` float [None, r, T] and `tokens` string [None, T] (the words
+          the attention columns refer to, "" where padded);
+        - `preprocess(text)` -> `token_ids` int32, the network's input (which the
+          verifier feeds to the `.keras` model's backbone).
+
+        `S`, `W` and `T` are the longest (truncated) document, sentence or text of
+        the request, at least 1. An empty or whitespace-only text has no words: all
+        its attention weights (and its embedding) are 0 and its probabilities are
+        the classifier's output for an all-zero document vector or embedding
+        (finite, never NaN). A request holds at most `max_batch_size` texts (more
+        is refused with InvalidArgument before any work). The vocabulary is the
+        export's `assets/vocab.txt`; the family's `export_files` are written beside
+        the version folder.
 
         Args:
             base_dir: the TF Serving base folder.
@@ -161,23 +188,20 @@ class TextClassifier(Task):
                 example).
             metadata: manifest entries (`"recipe"`, `"data"`, `"metrics"`, ...).
             max_batch_size: the most texts one request may hold.
-            preprocessor: the family's preprocessor layer (default: this task's);
-                its settings named `max_*` are the manifest's limits.
         """
         from zoo.export import export_model
         from zoo.text.preprocessing import MAX_INPUT_BYTES
 
         self.check_tensorflow_backend("export")
-        preprocessor = preprocessor or self.preprocessor
-        module = self.serving_module(preprocessor, max_batch_size)
-        config = preprocessor.get_config()
+        module = self.serving_module(max_batch_size)
+        config = self.preprocessor.get_config()
         limits = {k: v for k, v in config.items() if k.startswith("max_")}
         texts = list(warmup_texts or [self.example_text])
-        extra_metadata, extra_files = self.export_files(preprocessor)
+        extra_metadata, extra_files = self.export_files(self.preprocessor)
         return export_model(
             module,
             name=name or self.export_name,
-            signatures=module.serving_signatures(),
+            signatures=module.signatures(),
             base_dir=base_dir,
             keras_model=self,
             warmup={signature: {"text": texts} for signature in self.warmup_signatures},
@@ -194,19 +218,59 @@ class TextClassifier(Task):
             extra_files=extra_files,
         )
 
-    def serving_module(self, preprocessor=None, max_batch_size=DEFAULT_MAX_BATCH_SIZE):
-        """The `TextClassifierServing` of the export: this task's network, class
-        names and `signature_names`, on `preprocessor` (the family's preprocessor
-        layer; default: this task's)."""
-        from zoo.models.text_classifier_serving import TextClassifierServing
+    def serving_module(self, max_batch_size=DEFAULT_MAX_BATCH_SIZE):
+        """The `zoo.export.ServingModule` of `export`: the functions of
+        `signature_names` (see `export`) on this task's network, class names and
+        preprocessor, whose lookup table (and vocabulary file) it tracks.
 
-        return TextClassifierServing(
-            self.backbone,
-            preprocessor or self.preprocessor,
-            self.label_names,
-            max_batch_size,
-            self.signature_names,
-            self.keras_outputs,
+        Example:
+
+        ```python
+        signatures = task.serving_module().signatures()
+        signatures["serving_default"](tf.constant(["A moving film."]))
+        # {"label": [b"pos"], "probabilities": ..., ...}
+        ```
+        """
+        from zoo.export import ServingModule
+
+        pre, network = self.preprocessor, self.backbone
+        pre.check_vocabulary()
+        label_names = tf.constant(self.label_names, tf.string)
+
+        def classify(text):  # serving_default's outputs and the string features
+            features = pre(text)
+            out = network(features["token_ids"], training=False)
+            result = {key: tf.cast(out[key], tf.float32) for key in self.keras_outputs}
+            best = tf.argmax(result["probabilities"], axis=-1)
+            result["label"] = tf.gather(label_names, best)
+            strings = {k: v for k, v in features.items() if v.dtype == tf.string}
+            return result, strings
+
+        def embed(text):
+            features = pre(text)
+            out = network.encoder(features["token_ids"], training=False)
+            return {
+                "embedding": tf.cast(out["embedding"], tf.float32),
+                "attention": tf.cast(out["attention"], tf.float32),
+                "tokens": features["tokens"],
+            }
+
+        def explain(text):
+            result, strings = classify(text)
+            return {**result, **strings}
+
+        functions = {
+            "serving_default": lambda text: classify(text)[0],
+            "explain": explain,
+            "embed": embed,
+            "preprocess": lambda text: {"token_ids": pre(text)["token_ids"]},
+        }
+        return ServingModule(
+            network,
+            max_batch_size=max_batch_size,
+            functions={key: functions[key] for key in self.signature_names},
+            input_signature=[tf.TensorSpec([None], tf.string, name="text")],
+            resources=[pre.lookup],
         )
 
     def export_files(self, preprocessor):

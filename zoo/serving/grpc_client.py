@@ -8,13 +8,28 @@ and the decoded answer is checked against the request and the signature
 """
 
 import math
+import urllib.parse
 
+from zoo.errors import ConfigError
 from zoo.serving.errors import ServingError
 from zoo.serving.saved_model_session import dtype_name
 from zoo.serving.server_client import ServerClient
 
 MAX_MESSAGE_BYTES = 256 << 20
 _MESSAGE_SLACK_BYTES = 1 << 16  # framing around the outputs of a PredictResponse
+
+
+def _is_target(address):
+    """Whether `address` is `HOST:PORT` (port 1-65535) or `unix:PATH` (TF Serving's
+    --grpc_socket_path), not a bare host (gRPC would pick port 443)."""
+    if address.startswith("unix:"):
+        return True
+    try:
+        parts = urllib.parse.urlsplit(f"//{address}")
+        found = parts.netloc == address and parts.hostname and parts.port  # not 0
+    except ValueError:  # a port out of range, "[::1" (no closing bracket)
+        return False
+    return bool(found) and "@" not in address and not any(map(str.isspace, address))
 
 
 class GrpcClient(ServerClient):
@@ -46,6 +61,11 @@ class GrpcClient(ServerClient):
         import grpc
         from tensorflow_serving.apis import prediction_service_pb2_grpc
 
+        if not _is_target(address):
+            raise ConfigError(
+                "the gRPC address must be HOST:PORT (TF Serving's --port, 8500 by "
+                f"default). Received: {address!r}"
+            )
         super().__init__(address, model, version, timeout, max_answer_bytes)
         receive = (
             MAX_MESSAGE_BYTES

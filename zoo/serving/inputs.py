@@ -66,6 +66,8 @@ def _open_binary(path):
     Anything else (a folder, a device such as `/dev/zero`, a socket) is a
     `DataError` naming it, refused before it is opened."""
     if path == "-":
+        if sys.stdin is None:  # started with its standard input closed
+            raise DataError("standard input is closed; give a file", path=path)
         return sys.stdin.buffer
     try:
         mode = os.stat(path).st_mode
@@ -118,7 +120,7 @@ def _decoded(path, max_line_bytes=DEFAULT_MAX_LINE_BYTES):
                     line=number,
                 ) from None
     finally:
-        if f is not sys.stdin.buffer:
+        if path != "-":
             f.close()
 
 

@@ -36,11 +36,15 @@ def output_rows(outputs, batch_size):
 
     Raises:
         zoo.serving.errors.AnswerError: an output whose leading dimension is not
-            `batch_size` (an answer of one row is not copied into three).
+            `batch_size` (an answer of one row is not copied into three), or that
+            holds NaN or an infinity (as `zoo verify` refuses them).
     """
     rows = [{} for _ in range(batch_size)]
     for name in sorted(outputs):
         value = np.asarray(outputs[name])
+        if value.dtype.kind in "fc" and not np.isfinite(value).all():
+            bad = value[~np.isfinite(value)].flat[0]
+            raise AnswerError(f"output {name!r} holds {bad}, not a finite number")
         if value.ndim == 0:
             whole = to_json_value(value)
             for row in rows:

@@ -106,14 +106,19 @@ def as_output_array(value, dtype):
         wanted, accepted = "booleans", (bool,)
     elif dtype.startswith(("int", "uint")):
         wanted, accepted = "integers", (int,)
-    else:
+    elif dtype.startswith(("float", "bfloat16")):
         wanted, accepted = "numbers", (int, float)
+    else:  # resource, variant, complex64, or no TensorFlow type at all
+        raise ValueError(f"is declared {dtype}, a type this client does not read")
     for v in leaves:
         if not isinstance(v, accepted) or (dtype != "bool" and isinstance(v, bool)):
             raise ValueError(f"holds {_kind(v)} where the signature declares {wanted}")
     try:
-        array = np.asarray(leaves, dtype="float32" if dtype == "bfloat16" else dtype)
-    except (OverflowError, ValueError):
+        with np.errstate(over="raise"):  # 1e39 as float32
+            array = np.asarray(
+                leaves, dtype="float32" if dtype == "bfloat16" else dtype
+            )
+    except (OverflowError, ValueError, FloatingPointError):
         raise ValueError(f"holds a number out of the range of {dtype}") from None
     return array.reshape(shape)
 
@@ -141,12 +146,17 @@ class RestClient(ServerClient):
         self, address, model, version=None, timeout=60.0, max_answer_bytes=None
     ):
         base = address if "://" in address else f"http://{address}"
-        parts = urllib.parse.urlsplit(base)
         try:
-            port = parts.port
-        except ValueError:
-            port = -1
-        if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
+            parts = urllib.parse.urlsplit(base)
+            port = parts.port if base == address else parts.port or 0  # not HOST:80
+        except ValueError:  # a port out of range, "[::1" (no closing bracket)
+            parts, port = urllib.parse.urlsplit(""), 0
+        if (
+            parts.scheme not in ("http", "https")
+            or not parts.hostname
+            or port == 0
+            or any(c.isspace() for c in address)
+        ):
             raise ConfigError(
                 "the REST address must be HOST:PORT or an http:// URL. "
                 f"Received: {address!r}"

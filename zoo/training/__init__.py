@@ -62,8 +62,6 @@ callback: training tokens per second per epoch, tracing and validation excluded.
   moving average of the weights, training continues from the raw ones; the momentum
   warms up, `min(ema, (1 + t) / (10 + t))` at step `t`, for any Keras optimizer
   (`zoo.training.weight_averaging`).
-- with `schedule="cosine"`, cosine decay of the learning rate to zero over the run's
-  steps (`zoo.training.schedules`).
 
 Randomness in tf.data: what a resumed run restores is what tf.data draws when an
 iterator is created: the order of `shuffle(..., seed=S,
@@ -96,7 +94,7 @@ Distribution uses TensorFlow's own engine (`zoo.training.distribution`):
 `get_strategy("mirrored")` for all local devices of one machine.
 
 The modules: `config` (options and flags), `distribution`, `callbacks`,
-`weight_averaging`, `schedules`, `checkpoints`, `resume`, `fitting` (`fit`), `data`
+`weight_averaging`, `checkpoints`, `resume`, `fitting` (`fit`), `data`
 (tf.data helpers) and `keras_workarounds` (every use of Keras' private internals).
 The package exports what a recipe or a user calls; the rest is imported from its
 module. Importing `zoo.training` is cheap: `TrainingConfig`, `fingerprint` and the
@@ -115,7 +113,6 @@ _LAZY = {
     "distribution": "get_strategy set_seed",
     "callbacks": "NonFiniteLossError Throughput TimedSnapshots load_snapshot",
     "weight_averaging": "averaging swap_weight_average warm_up_average",
-    "schedules": "CosineToZero fit_schedule_to_run scheduled_learning_rate",
     "checkpoints": "save_model_atomic",
     "fitting": "fit",
     "data": "bucket_by_length validate_more_often",
@@ -128,8 +125,6 @@ __all__ += sorted(_MODULES)
 def __getattr__(name):
     if name not in _MODULES:
         raise AttributeError(f"module 'zoo.training' has no attribute {name!r}")
-    # Registers `CosineToZero` with Keras before any checkpoint is loaded.
-    importlib.import_module("zoo.training.schedules")
     value = getattr(importlib.import_module(f"zoo.training.{_MODULES[name]}"), name)
     globals()[name] = value
     return value

@@ -12,9 +12,6 @@ must survive a resumed run:
 - `NaNGuard`: `keras.callbacks.TerminateOnNaN(raise_error=True)` raises a bare
   `RuntimeError`; this one raises `NonFiniteLossError`, one line that says which
   epoch's weights are kept and what to do.
-- `LogLearningRate`: Keras logs the rate only from the callbacks that set it
-  (`ReduceLROnPlateau`, `LearningRateScheduler`) and `TensorBoard`; a
-  `LearningRateSchedule`'s rate would not reach the CSV log.
 - `TimedSnapshots`: `keras.callbacks.ModelCheckpoint(save_freq=N)` counts batches;
   this one saves at minutes of training (the averaged weights with `ema`), keeps the
   clock across a resume and ends training at the time limit.
@@ -34,9 +31,7 @@ import keras
 
 from zoo.errors import ZooError
 from zoo.io import atomic_path, atomic_write
-from zoo.training import keras_workarounds
 from zoo.training.checkpoints import read_weights
-from zoo.training.weight_averaging import averaging_optimizer
 
 
 class NonFiniteLossError(ZooError, RuntimeError):
@@ -246,32 +241,12 @@ class PlateauDecay(keras.callbacks.ReduceLROnPlateau):
 
     def on_train_begin(self, logs=None):
         super().on_train_begin(logs)
-        optimizer = averaging_optimizer(self.model.optimizer)
-        if keras_workarounds.learning_rate_schedule(optimizer) is not None:
-            raise ValueError(
-                "`decay_factor` < 1 needs an optimizer with a fixed learning rate; "
-                "this one follows a `LearningRateSchedule`."
-            )
         self.model.optimizer.learning_rate = self.learning_rate
         verbose, self.verbose = self.verbose, 0
         for epoch, value in enumerate(self.history):
             if value is not None:
                 super().on_epoch_end(epoch, {self.monitor: value})
         self.verbose = verbose
-
-
-class LogLearningRate(keras.callbacks.Callback):
-    """Writes a schedule's learning rate at the epoch's end into the epoch logs."""
-
-    def __init__(self, schedule):
-        super().__init__()
-        self.schedule = schedule
-
-    def on_epoch_end(self, epoch, logs=None):
-        if logs is not None:
-            optimizer = averaging_optimizer(self.model.optimizer)
-            rate = self.schedule(optimizer.iterations)
-            logs["learning_rate"] = float(keras.ops.convert_to_numpy(rate))
 
 
 class RoundsProgress(keras.callbacks.ProgbarLogger):

@@ -15,7 +15,6 @@ import math
 from zoo.errors import ConfigError
 
 DISTRIBUTE_CHOICES = ("none", "mirrored")
-SCHEDULE_CHOICES = ("constant", "cosine")
 RESUME_CHOICES = ("auto", "force", "never")
 MODE_CHOICES = ("auto", "min", "max")
 VERBOSE_CHOICES = ("auto", 0, 1, 2)
@@ -103,10 +102,6 @@ class TrainingConfig:
             is of recent weights, not of the initial ones
             (`zoo.training.weight_averaging`). The model's optimizer must be
             built with `**averaging(cfg)`.
-        schedule: "constant" (`learning_rate` throughout, unless decayed on a
-            plateau) or "cosine" (from `learning_rate` to zero over the run's steps;
-            the optimizer must be built with
-            `learning_rate=scheduled_learning_rate(cfg)`).
         resume: what `fit` does with a backup in `run_dir`: "auto" resumes it when
             it is a backup of the same run and refuses otherwise
             (`RunMismatchError`), "force" resumes it anyway, "never" deletes it and
@@ -157,9 +152,6 @@ class TrainingConfig:
         "weights with this momentum, e.g. 0.999, warmed up: "
         "min(MOMENTUM, (1+t)/(10+t)) at step t (0 disables it)",
         check="open_fraction", metavar="MOMENTUM")
-    schedule: str = option("constant", "constant learning rate (with optional decay "
-        "on a plateau), or a cosine from --learning-rate to zero over the run's epochs "
-        "(cosine)", choices=SCHEDULE_CHOICES)
     resume: str = option("auto", "with a backup in --run-dir: auto resumes it if it "
         "is a backup of the same run (and refuses otherwise), force resumes it anyway, "
         "never deletes it and starts afresh", resumable=True, choices=RESUME_CHOICES)
@@ -187,12 +179,6 @@ class TrainingConfig:
                 raise ConfigError(
                     f"`{name}` must be {what}. Received: {name}={value!r}"
                 )
-        if self.schedule != "constant" and self.decay_factor < 1:
-            raise ConfigError(
-                f"`schedule={self.schedule!r}` sets the learning rate of every step; "
-                "it cannot be combined with decay on a plateau. Received: "
-                f"decay_factor={self.decay_factor!r} (use 1)"
-            )
 
     def identity(self):
         """The fields that define what is trained, as a dict: a backup is resumed
@@ -200,17 +186,13 @@ class TrainingConfig:
 
         Left out are the fields marked `resumable`: how long (`epochs`: a run may be
         extended), how patiently, how verbosely, on which devices and where a run
-        trains, and `resume` itself. With the cosine schedule `epochs` is kept, as
-        the rate of every step depends on the run's length.
+        trains, and `resume` itself.
         """
-        values = {
+        return {
             f.name: getattr(self, f.name)
             for f in dataclasses.fields(self)
             if not f.metadata.get("resumable")
         }
-        if self.schedule == "cosine":
-            values["epochs"] = self.epochs
-        return values
 
 
 RESUMABLE_FIELDS = tuple(

@@ -11,8 +11,8 @@ and why ours stays, is in its module's docstring):
 - `ElapsedTime`, `TimedSnapshots` (with a time limit or snapshots), before the
   checkpoints and the log, which then have `elapsed_seconds`;
 - `BestCheckpoint`, `ResumableEarlyStopping` (`patience` > 0), `AverageOut`,
-  `NaNGuard`, `PlateauDecay` (`decay_factor` < 1), `LogLearningRate` (a schedule),
-  then Keras' `CSVLogger`, `TrainingCurve` and Keras' `TensorBoard`;
+  `NaNGuard`, `PlateauDecay` (`decay_factor` < 1), then Keras' `CSVLogger`,
+  `TrainingCurve` and Keras' `TensorBoard`;
 - `SaveBackup` last, after the log: a kill between the two trains the logged epoch
   again rather than losing its row.
 
@@ -32,7 +32,6 @@ from zoo.io import remove_temporaries
 from zoo.training import keras_workarounds
 from zoo.training.callbacks import (
     ElapsedTime,
-    LogLearningRate,
     NaNGuard,
     PlateauDecay,
     ResumableEarlyStopping,
@@ -46,7 +45,6 @@ from zoo.training.checkpoints import Backup, BestCheckpoint, RestoreBackup, Save
 from zoo.training.data import resume_rounds, validation_rounds
 from zoo.training.resume import CURVE_FILE, run_identity_of, start_or_resume
 from zoo.training.run_folder import kept_backups, run_lock
-from zoo.training.schedules import fit_schedule
 from zoo.training.weight_averaging import (
     AverageIn,
     AverageOut,
@@ -122,7 +120,6 @@ def _fit(model, train_ds, val_ds, cfg, callbacks, run_identity, fit_kwargs):
             train_ds, cfg.epochs, cfg.validations_per_epoch
         )
         epochs, fit_kwargs["steps_per_epoch"] = cut["epochs"], cut["steps_per_epoch"]
-    schedule = fit_schedule(model, train_ds, epochs, fit_kwargs)
     if cfg.decay_factor < 1:
         # The compiled rate, read before a backup is restored into the optimizer.
         rate = float(keras.ops.convert_to_numpy(model.optimizer.learning_rate))
@@ -182,7 +179,6 @@ def _fit(model, train_ds, val_ds, cfg, callbacks, run_identity, fit_kwargs):
         PlateauDecay(monitor, cfg, rate, monitored, verbose=int(verbose != 0))
         if cfg.decay_factor < 1
         else None,
-        LogLearningRate(schedule) if schedule is not None else None,
         keras.callbacks.CSVLogger(csv_path, append=True),
         curve,
         keras.callbacks.TensorBoard(os.path.join(run_dir, "tensorboard"))

@@ -102,30 +102,6 @@ def epoch_iterators(train_ds, epochs):
     return 2 * epochs if known else epochs
 
 
-# --- Learning-rate schedules -------------------------------------------------------
-
-
-def learning_rate_schedule(optimizer):
-    """The `LearningRateSchedule` an optimizer was built with, or None.
-
-    Works around a missing public API (keras/src/optimizers/base_optimizer.py):
-    `optimizer.learning_rate` returns the schedule's value at the current step
-    (`_get_current_learning_rate()`), and the schedule object itself, needed to set
-    the length of a `CosineToZero` once the data's length is known and to refuse a
-    plateau decay on a scheduled optimizer, is kept only in the private
-    `_learning_rate`.
-    """
-    require(
-        "learning_rate_schedule",
-        "the missing accessor of an optimizer's schedule (BaseOptimizer._learning_rate)",
-        (optimizer, "_learning_rate"),
-    )
-    rate = optimizer._learning_rate
-    if isinstance(rate, keras.optimizers.schedules.LearningRateSchedule):
-        return rate
-    return None
-
-
 # --- Weight averaging (use_ema) ----------------------------------------------------
 
 

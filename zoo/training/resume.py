@@ -4,7 +4,7 @@
 
 - `training`: the fields of the `TrainingConfig` that define what is trained
   (`TrainingConfig.identity()`: learning rate, batch size, seed, decay, averaging,
-  schedule, monitor; not the number of epochs, which a resume may raise, nor patience,
+  monitor; not the number of epochs, which a resume may raise, nor patience,
   verbosity, devices or folders);
 - `model`: the number of parameters and a fingerprint of the weights' shapes and
   dtypes;

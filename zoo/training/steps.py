@@ -118,16 +118,15 @@ class RecipeRun:
         return fit(trainer, train_ds, val_ds, cfg, callbacks, identity, **kw)
 
     def optimizer(self, cls=None, **kwargs):
-        """The optimizer of `cls` (Adam by default) with the configured learning rate,
-        schedule (`--schedule`) and weight averaging (`--ema`); `kwargs` go to `cls`."""
+        """The optimizer of `cls` (Adam by default) with the configured learning rate
+        and weight averaging (`--ema`); `kwargs` go to `cls`."""
         import keras
 
-        from zoo.training.schedules import scheduled_learning_rate
         from zoo.training.weight_averaging import averaging
 
         cls = cls or keras.optimizers.Adam
         training = self.config.training
-        kwargs.setdefault("learning_rate", scheduled_learning_rate(training))
+        kwargs.setdefault("learning_rate", training.learning_rate)
         return cls(**kwargs, **averaging(training))
 
     def write_metrics(self, description, metrics, filename="metrics.json"):

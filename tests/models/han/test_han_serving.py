@@ -27,15 +27,15 @@ def parts(tmp_path):
     return model, preprocessor
 
 
-def serving_module(model, preprocessor, **kwargs):
+def signatures(model, preprocessor, **kwargs):
     task = HANTextClassifier(model, preprocessor, ["neg", "pos"], compile=False)
-    return task.serving_module(preprocessor, **kwargs)
+    return task.serving_module(**kwargs).signatures()
 
 
 def test_signatures_match_the_keras_model(parts):
     model, preprocessor = parts
-    module = serving_module(model, preprocessor)
-    assert sorted(module.serving_signatures()) == [
+    module = signatures(model, preprocessor)
+    assert sorted(module) == [
         "explain",
         "preprocess",
         "serving_default",
@@ -43,7 +43,7 @@ def test_signatures_match_the_keras_model(parts):
     text = tf.constant(TEXTS)
     features = preprocessor(text)
     expected = model(features["token_ids"])
-    served, explained = module.serve(text), module.explain(text)
+    served, explained = module["serving_default"](text), module["explain"](text)
     assert sorted(served) == [
         "label",
         "probabilities",
@@ -62,7 +62,7 @@ def test_signatures_match_the_keras_model(parts):
     ]
     assert explained["words"].numpy()[0, 1].tolist() == [b"bad", b"plot", b"!", b""]
     np.testing.assert_array_equal(
-        module.preprocess(text)["token_ids"].numpy(), features["token_ids"].numpy()
+        module["preprocess"](text)["token_ids"].numpy(), features["token_ids"].numpy()
     )
     # The empty document: no words, zero attention, finite probabilities.
     assert np.all(served["sentence_attention"].numpy()[1] == 0)
@@ -103,8 +103,8 @@ def test_export_writes_the_signatures_limits_and_labels(parts, tmp_path):
 
 def test_every_signature_refuses_a_batch_over_the_limit(parts):
     model, preprocessor = parts
-    module = serving_module(model, preprocessor, max_batch_size=2)
-    for fn in module.serving_signatures().values():
+    module = signatures(model, preprocessor, max_batch_size=2)
+    for fn in module.values():
         assert len(fn(tf.constant(TEXTS[:2]))) >= 1
         with pytest.raises(tf.errors.InvalidArgumentError, match="max_batch_size=2"):
             fn(tf.constant(TEXTS))

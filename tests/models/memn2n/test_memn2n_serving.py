@@ -1,3 +1,4 @@
+import os
 import time
 
 import keras
@@ -5,17 +6,40 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.models.memn2n import MemN2N, MemN2NServing
+from zoo.models.memn2n import (
+    MemN2N,
+    MemN2NQuestionAnswerer,
+    MemN2NQuestionAnswererPreprocessor,
+)
 from zoo.models.memn2n.memn2n_question_answerer_preprocessor import MAX_STORY_BYTES
 from zoo.text.vocabulary import Vocabulary
 
 STORY = "Mary moved to the kitchen.\nJohn went to the garden.\nMary went to the office."
 
 
-def _module(vocab_file, memory_size=10, sentence_length=6, **kwargs):
+class _Module:
+    """A task's serving module, its signatures as `serve` and `preprocess`."""
+
+    def __init__(self, task, **kwargs):
+        self.module = task.serving_module(**kwargs)
+        self.preprocessor = task.preprocessor
+        signatures = self.module.signatures()
+        self.serve = signatures["serving_default"]
+        self.preprocess = signatures["preprocess"]
+
+
+def _task(vocab_file, memory_size=10, sentence_length=6):
     vocab = Vocabulary.load(vocab_file)
     model = MemN2N(len(vocab), memory_size, sentence_length, embedding_dim=8, hops=2)
-    return MemN2NServing(model, vocab_file, **kwargs), model, vocab
+    pre = MemN2NQuestionAnswererPreprocessor(
+        memory_size, sentence_length, assets={"vocabulary.txt": vocab_file}
+    )
+    return MemN2NQuestionAnswerer(model, pre, compile=False), model, vocab
+
+
+def _module(vocab_file, **kwargs):
+    task, model, vocab = _task(vocab_file)
+    return _Module(task, **kwargs), model, vocab
 
 
 def _np(outputs):
@@ -48,13 +72,34 @@ def test_serve_matches_preprocess_then_the_model(demo_vocab_file):
     # The most probable word (reserved ids aside); the empty story has no answer.
     best = out["probabilities"][0, 2:].argmax() + 2
     assert [a.decode() for a in out["answer"]] == [vocab.id_to_token(best), ""]
-    assert module.limits() == {
+    assert list(module.module.signatures()) == ["serving_default", "preprocess"]
+
+
+@pytest.mark.slow
+def test_export_records_the_limits_and_serves_the_tasks_preprocessor(
+    demo_vocab_file, tmp_path
+):
+    from zoo.export import load_manifest
+
+    task, _, _ = _task(demo_vocab_file)
+    version = task.export(tmp_path, max_batch_size=8)
+    assert load_manifest(version)["limits"] == {
         "memory_slots": 10,
         "words_per_sentence": 6,
         "max_story_bytes": MAX_STORY_BYTES,
         "story_sentence_separator": "\\n",
+        "max_batch_size": 8,
     }
-    assert set(module.signatures()) == {"serving_default", "preprocess"}
+    assert sorted(os.listdir(os.path.join(version, "assets"))) == ["vocab.txt"]
+    loaded = tf.saved_model.load(version)
+    served = loaded.signatures["serving_default"](
+        story=tf.constant([STORY]), question=tf.constant(["Where is Mary?"])
+    )
+    assert served["answer"].numpy().tolist() == [
+        task.predict_answers({"story": [STORY], "question": ["Where is Mary?"]})[
+            0
+        ].encode()
+    ]
 
 
 def test_a_huge_story_costs_its_last_lines_only(demo_vocab_file):

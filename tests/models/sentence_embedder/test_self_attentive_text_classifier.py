@@ -247,14 +247,15 @@ def test_embed_equals_the_exports_embed_signature(tmp_path):
 
 
 def test_export_takes_another_preprocessor_with_the_same_words(tmp_path):
-    """The task's export on another layer of the same vocabulary file."""
+    """The task's export with another layer of the same vocabulary file."""
     task = make_task()
     vocab_file = str(tmp_path / "words.txt")
     shutil.copyfile(task.preprocessor.asset_paths["vocabulary.txt"], vocab_file)
     layer = SelfAttentiveTextClassifierPreprocessor(
         max_length=12, assets={"vocabulary.txt": vocab_file}
     )
-    version = task.export(tmp_path, warmup_texts=PREDICT, preprocessor=layer)
+    task.preprocessor = layer
+    version = task.export(tmp_path, warmup_texts=PREDICT)
     assert sorted(os.listdir(os.path.join(version, "assets"))) == ["vocab.txt"]
     loaded = keras.saving.load_model(version + ".keras")
     assert isinstance(loaded, SelfAttentiveTextClassifier)

@@ -30,22 +30,22 @@ def parts(tmp_path):
     return model, preprocessor
 
 
-def serving_module(model, preprocessor, **kwargs):
+def signatures(model, preprocessor, **kwargs):
     task = SelfAttentiveTextClassifier(model, preprocessor, LABELS, compile=False)
-    return task.serving_module(preprocessor, **kwargs)
+    return task.serving_module(**kwargs).signatures()
 
 
 def test_signatures_match_the_keras_model(parts):
     model, preprocessor = parts
-    module = serving_module(model, preprocessor)
-    assert sorted(module.serving_signatures()) == [
+    module = signatures(model, preprocessor)
+    assert sorted(module) == [
         "embed",
         "preprocess",
         "serving_default",
     ]
     text = tf.constant(TEXTS)
     features = preprocessor(text)
-    served, embedded = module.serve(text), module.embed(text)
+    served, embedded = module["serving_default"](text), module["embed"](text)
     assert sorted(served) == ["label", "probabilities"]
     assert sorted(embedded) == ["attention", "embedding", "tokens"]
     expected = model(features["token_ids"])
@@ -64,7 +64,7 @@ def test_signatures_match_the_keras_model(parts):
     assert embedded["tokens"].numpy()[0].tolist() == [b"a", b"good", b"film", b"."]
     assert np.all(embedded["attention"].numpy()[1] == 0)  # the empty text
     np.testing.assert_array_equal(
-        module.preprocess(text)["token_ids"].numpy(), features["token_ids"].numpy()
+        module["preprocess"](text)["token_ids"].numpy(), features["token_ids"].numpy()
     )
 
 
@@ -113,8 +113,8 @@ def test_export_writes_the_encoder_beside_the_version(parts, tmp_path):
 
 def test_every_signature_refuses_a_batch_over_the_limit(parts):
     model, preprocessor = parts
-    module = serving_module(model, preprocessor, max_batch_size=2)
-    for fn in module.serving_signatures().values():
+    module = signatures(model, preprocessor, max_batch_size=2)
+    for fn in module.values():
         assert len(fn(tf.constant(TEXTS[:2]))) >= 1
         with pytest.raises(tf.errors.InvalidArgumentError, match="max_batch_size=2"):
             fn(tf.constant(TEXTS))

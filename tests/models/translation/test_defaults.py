@@ -11,7 +11,6 @@ from zoo.models.translation import (
     Seq2SeqTextTranslator,
     Seq2SeqTranslator,
     Seq2SeqTranslatorPreprocessor,
-    TranslationServing,
 )
 from zoo.models.translation.translator import Translator
 from zoo.models.translation.validation_bleu import penalty_list
@@ -105,11 +104,10 @@ def test_the_searches_are_the_recipes(recipe_with_data, task_with_defaults):
     )
     by_alpha = results["multi30k_de_en"]["validation_bleu_by_alpha"]
     assert float(max(by_alpha, key=by_alpha.get)) == task.alpha == 1.0
-    # the lower-level searches default to the task's
-    for cls in (Translator, TranslationServing):
-        parameters = inspect.signature(cls).parameters
-        for key in ("alpha", *SEARCH):
-            assert parameters[key].default == getattr(task, key), (cls, key)
+    # the lower-level search defaults to the task's
+    parameters = inspect.signature(Translator).parameters
+    for key in ("alpha", *SEARCH):
+        assert parameters[key].default == getattr(task, key), key
 
 
 def test_default_compile_is_the_recipes_training(recipe_with_data, task_with_defaults):

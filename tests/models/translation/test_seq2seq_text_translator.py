@@ -11,7 +11,6 @@ from zoo.models.translation import (
     Seq2SeqTextTranslator,
     Seq2SeqTranslator,
     Seq2SeqTranslatorPreprocessor,
-    TranslationServing,
 )
 from zoo.models.translation.masked_sparse_crossentropy import MaskedSparseCrossentropy
 from zoo.models.translation.translation_dataset import translation_dataset
@@ -170,15 +169,16 @@ def test_translate_equals_the_exports_signatures(tmp_path):
     )
 
 
-def test_export_of_a_serving_module_builds_its_task(translator_model, preprocessor):
-    from zoo.models.translation.seq2seq_text_translator import _module_task
-
-    module = TranslationServing(translator_model, preprocessor, beam_width=4, beta=0.0)
-    task = _module_task(module)
-    assert isinstance(task, Seq2SeqTextTranslator) and task.backbone is translator_model
+def test_the_serving_module_serves_the_tasks_searches(translator_model, preprocessor):
+    task = Seq2SeqTextTranslator(
+        translator_model, preprocessor, beam_width=4, beta=0.0, compile=False
+    )
+    module = task.serving_module()
+    assert module.model is translator_model
     assert (task.beam_width, task.alpha, task.beta) == (4, 1.0, 0.0)
     assert task.preprocessor.max_length == preprocessor.max_length == 6
-    served = module.serve(tf.constant(["the dog ."]))["translation"].numpy()
+    serve = module.signatures()["serving_default"]
+    served = serve(tf.constant(["the dog ."]))["translation"].numpy()
     assert task.translate(["the dog ."], beam_width=4) == [served[0].decode()]
 
 
@@ -207,7 +207,7 @@ def test_call_is_source_ids_and_a_layer_needs_its_vocabularies(
         restored(text)  # Keras adds the layer's call arguments to the message
     for call in (
         lambda: restored.source_vocab_size,
-        lambda: TranslationServing(translator_model, restored),
+        lambda: Seq2SeqTextTranslator(translator_model, restored).serving_module(),
         lambda: Seq2SeqTextTranslator(translator_model, restored).translate(["a"]),
     ):
         with pytest.raises(ValueError, match="has no vocabulary yet") as info:

@@ -3,7 +3,7 @@ import pytest
 import tensorflow as tf
 
 from zoo.export.serving_module import BATCH_CHECK_SCOPE
-from zoo.models.translation import TranslationServing
+from zoo.models.translation import Seq2SeqTextTranslator
 from zoo.models.translation.translator import Translator
 
 TEXTS = ["the dog sees a cat .", "a big cat ."]
@@ -23,13 +23,27 @@ SIGNATURES = {
 SIGNATURES["translate_greedy"] = SIGNATURES["serving_default"]
 
 
+def _task(translator_model, preprocessor, **kwargs):
+    return Seq2SeqTextTranslator(
+        translator_model, preprocessor, compile=False, **kwargs
+    )
+
+
 @pytest.fixture
-def module(translator_model, preprocessor):
-    return TranslationServing(translator_model, preprocessor, beam_width=3)
+def task(translator_model, preprocessor):
+    return _task(translator_model, preprocessor, beam_width=3)
 
 
-def test_signatures_keep_their_names_inputs_and_outputs(module):
-    signatures = module.signatures()
+@pytest.fixture
+def module(task):
+    return task.serving_module().signatures()
+
+
+def test_signatures_keep_their_names_inputs_and_outputs(task):
+    signatures = task.serving_module().signatures()
+    assert list(signatures) == [
+        "serving_default", "translate_greedy", "preprocess", "teacher_forced"
+    ]  # fmt: skip
     assert sorted(signatures) == sorted(SIGNATURES)
     for name, outputs in SIGNATURES.items():
         concrete = signatures[name].get_concrete_function()
@@ -51,17 +65,19 @@ def test_outputs_match_the_translators_and_the_keras_model(
     text = tf.constant(TEXTS)
     beam = Translator(translator_model, preprocessor, beam_width=3)(text)
     greedy = Translator(translator_model, preprocessor, beam_width=1)(text)
-    served = module.serve(text)
+    served = module["serving_default"](text)
     assert "target_ids" not in served
     for key in ("translation", "score", "attention", "target_tokens"):
         np.testing.assert_array_equal(served[key], beam[key])
-        np.testing.assert_array_equal(module.translate_greedy(text)[key], greedy[key])
-    inputs = module.preprocess(text)
+        np.testing.assert_array_equal(
+            module["translate_greedy"](text)[key], greedy[key]
+        )
+    inputs = module["preprocess"](text)
     np.testing.assert_array_equal(inputs["source_ids"], preprocessor.source_ids(text))
     np.testing.assert_array_equal(
         inputs["target_ids"], preprocessor.decoder_inputs(greedy["target_ids"])
     )
-    logits = module.teacher_forced(text)["logits"]
+    logits = module["teacher_forced"](text)["logits"]
     np.testing.assert_allclose(logits, translator_model(inputs)["logits"], atol=1e-5)
     # teacher forcing on the greedy translation picks the greedy tokens again
     ids = greedy["target_ids"].numpy()
@@ -73,19 +89,19 @@ def test_outputs_match_the_translators_and_the_keras_model(
 
 
 def test_requests_over_the_batch_limit_are_refused(translator_model, preprocessor):
-    module = TranslationServing(translator_model, preprocessor, max_batch_size=2)
+    task = _task(translator_model, preprocessor)
+    greedy = task.serving_module(max_batch_size=2).signatures()["translate_greedy"]
     with pytest.raises(tf.errors.InvalidArgumentError, match="max_batch_size=2"):
-        module.translate_greedy(tf.constant(["a", "b", "c"]))
-    assert module.translate_greedy(tf.constant(TEXTS))["translation"].shape == (2,)
+        greedy(tf.constant(["a", "b", "c"]))
+    assert greedy(tf.constant(TEXTS))["translation"].shape == (2,)
 
 
 @pytest.mark.slow
-def test_export_reloads_with_the_vocabularies_as_assets(module, tmp_path):
+def test_export_reloads_with_the_vocabularies_as_assets(task, module, tmp_path):
     from zoo.export import load_manifest
     from zoo.models.translation import Seq2SeqTranslatorPreprocessor
-    from zoo.models.translation.seq2seq_text_translator import export_translator
 
-    version_dir = export_translator(module, str(tmp_path), warmup_texts=TEXTS)
+    version_dir = task.export(str(tmp_path), warmup_texts=TEXTS)
     assert version_dir == str(tmp_path / "translation" / "1")
     assets = sorted(
         p.name for p in (tmp_path / "translation" / "1" / "assets").iterdir()
@@ -99,23 +115,22 @@ def test_export_reloads_with_the_vocabularies_as_assets(module, tmp_path):
     assert (pre.max_length, pre.lowercase, pre.target_vocab_size) == (6, False, 11)
     text = tf.constant(TEXTS)
     np.testing.assert_array_equal(
-        pre.source_ids(text), module.preprocessor.source_ids(text)
+        pre.source_ids(text), task.preprocessor.source_ids(text)
     )
     # VERSION.keras is the task on raw text; its backbone is the network
     import keras
 
-    from zoo.models.translation import Seq2SeqTextTranslator, Seq2SeqTranslator
+    from zoo.models.translation import Seq2SeqTranslator
 
-    task = keras.saving.load_model(version_dir + ".keras")
-    assert isinstance(task, Seq2SeqTextTranslator) and task.beam_width == 3
-    assert isinstance(task.backbone, Seq2SeqTranslator)
-    assert task.translate(TEXTS, beam_width=3) == [
-        t.decode() for t in module.serve(tf.constant(TEXTS))["translation"].numpy()
-    ]
+    restored = keras.saving.load_model(version_dir + ".keras")
+    assert isinstance(restored, Seq2SeqTextTranslator) and restored.beam_width == 3
+    assert isinstance(restored.backbone, Seq2SeqTranslator)
+    served = module["serving_default"](tf.constant(TEXTS))["translation"].numpy()
+    assert restored.translate(TEXTS, beam_width=3) == [t.decode() for t in served]
     loaded = tf.saved_model.load(version_dir)
-    for name, fn in (("serving_default", module.serve), ("teacher_forced", None)):
+    for name in ("serving_default", "teacher_forced"):
         got = loaded.signatures[name](text=text)
-        expected = (fn or module.teacher_forced)(text)
+        expected = module[name](text)
         assert sorted(got) == sorted(expected)
         for key in expected:
             if expected[key].dtype == tf.string:

@@ -7,7 +7,7 @@
   "sentence_attention", "word_attention"}`.
 
 The export's signatures (`serving_default`, `explain`, `preprocess`) are
-`HANTextClassifier.serving_module()`'s (`zoo.models.text_classifier_serving`).
+`HANTextClassifier.serving_module()`'s (see `TextClassifier.export`).
 """
 
 from zoo.models.han.han_classifier import HANClassifier

@@ -4,9 +4,9 @@
   `{"probabilities", "attention"}`. Its defaults are the recipe's with `--data`.
 - `MemN2NQuestionAnswerer`: the task (raw stories and questions in; `fit` with
   answers as words, `predict`, `predict_answers`, `explain`, `save_to_preset`,
-  `export`) and its `MemN2NQuestionAnswererPreprocessor` layer (raw story and
-  question strings -> word ids, in graph).
-- `MemN2NServing`: the exported signatures (`serving_default`, `preprocess`).
+  `export`: the signatures `serving_default` and `preprocess`) and its
+  `MemN2NQuestionAnswererPreprocessor` layer (raw story and question strings ->
+  word ids, in graph).
 - `ClippedSGD`: SGD clipping each weight's summed gradient.
 
 The training protocol (`memn2n_training`, `linear_start`, `run_cache`), bAbI arrays
@@ -19,12 +19,10 @@ from zoo.models.memn2n.memn2n_question_answerer import MemN2NQuestionAnswerer
 from zoo.models.memn2n.memn2n_question_answerer_preprocessor import (
     MemN2NQuestionAnswererPreprocessor,
 )
-from zoo.models.memn2n.memn2n_serving import MemN2NServing
 
 __all__ = [
     "ClippedSGD",
     "MemN2N",
     "MemN2NQuestionAnswerer",
     "MemN2NQuestionAnswererPreprocessor",
-    "MemN2NServing",
 ]

@@ -15,17 +15,19 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
 from zoo.models.memn2n.clipped_sgd import ClippedSGD
 from zoo.models.memn2n.linear_start import LinearStart
 from zoo.models.memn2n.memn2n import MemN2N
 from zoo.models.memn2n.memn2n_question_answerer_preprocessor import (
     MemN2NQuestionAnswererPreprocessor,
 )
-from zoo.models.memn2n.memn2n_serving import MemN2NServing, serving_outputs
 from zoo.models.task import Task, _decoded, encode_ids
 from zoo.text.vocabulary import RESERVED
 
 INPUT_NAMES = ("story", "question")
+INPUT_SIGNATURE = [tf.TensorSpec([None], tf.string, name=key) for key in INPUT_NAMES]
+"""The inputs of the export's signatures: batches of raw stories and questions."""
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -239,11 +241,8 @@ class MemN2NQuestionAnswerer(Task):
         self.check_tensorflow_backend("explain")
         self.check_inputs(x)
         stories, questions = list(x["story"]), list(x["question"])
-        pre, backbone = self.preprocessor, self.backbone
-        pre.check_vocabulary()  # one line, before the graph
-        run = tf.function(
-            lambda s, q: serving_outputs(backbone, pre, s, q), reduce_retracing=True
-        )
+        self.preprocessor.check_vocabulary()  # one line, before the graph
+        run = tf.function(self.answer_strings, reduce_retracing=True)
         rows = []
         for start in range(0, len(stories), batch_size):
             end = start + batch_size
@@ -259,7 +258,48 @@ class MemN2NQuestionAnswerer(Task):
                 rows.append(row)
         return rows
 
+    def answer_strings(self, story, question):
+        """`serving_default`'s outputs (see `export`) on string batches `[B]`,
+        in graph (what `explain` runs and the export serves)."""
+        pre = self.preprocessor
+        features = pre({"story": story, "question": question}, return_sentences=True)
+        inputs = {key: features[key] for key in INPUT_NAMES}
+        out = self.backbone(inputs, training=False)
+        probabilities = tf.cast(out["probabilities"], tf.float32)
+        return {
+            "answer": pre.answers(probabilities, features),
+            "probabilities": probabilities,
+            "attention": tf.cast(out["attention"], tf.float32),
+            "memory": features["memory"],
+            "sentences_used": features["sentences_used"],
+            "story_truncated": features["story_truncated"],
+        }
+
     # --- Export -----------------------------------------------------------------------
+
+    def serving_module(self, max_batch_size=DEFAULT_MAX_BATCH_SIZE):
+        """The `zoo.export.ServingModule` of `export`: `serving_default`
+        (`answer_strings`) and `preprocess` (the preprocessor's ids) on this task's
+        network and preprocessor, whose lookup tables (and vocabulary file) it
+        tracks."""
+        from zoo.export import ServingModule
+
+        pre = self.preprocessor
+        pre.check_vocabulary()
+
+        def preprocess(story, question):
+            return pre({"story": story, "question": question})
+
+        return ServingModule(
+            self.backbone,
+            max_batch_size=max_batch_size,
+            functions={
+                "serving_default": self.answer_strings,
+                "preprocess": preprocess,
+            },
+            input_signature=INPUT_SIGNATURE,
+            resources=[pre.lookup],
+        )
 
     def export(
         self,
@@ -267,17 +307,39 @@ class MemN2NQuestionAnswerer(Task):
         name="memn2n",
         examples=(),
         metadata=None,
+        max_batch_size=DEFAULT_MAX_BATCH_SIZE,
     ):
         """Exports this trained task as `base_dir/name/VERSION/` (TF Serving) and
         `VERSION.keras`; returns the version folder.
 
-        The `MemN2NServing` signatures of its network, warm-up requests made of
-        `examples`, the check that `serving_default` gives the Keras model's
-        probabilities, and the input limits in the manifest
-        (`zoo.export.export_model`). `VERSION.keras` is the task itself: it predicts
-        on raw stories and questions, and its `.backbone` is the network that reads
-        the `preprocess` signature's outputs. The preprocessor's story limit is the
-        export's.
+        The signatures of `serving_module`, warm-up requests made of `examples`,
+        the check that `serving_default` gives the Keras model's probabilities and
+        attention, and the input limits in the manifest (`memory_slots`,
+        `words_per_sentence`, `max_story_bytes`, `story_sentence_separator`,
+        `max_batch_size`; `zoo.export.export_model`). `VERSION.keras` is the task
+        itself: it predicts on raw stories and questions, and its `.backbone` is
+        the network that reads the `preprocess` signature's outputs. The
+        vocabulary is the export's `assets/vocab.txt`.
+
+        Signatures, each on `story: string [B]` (sentences separated by "\\n",
+        oldest first) and `question: string [B]`:
+
+        - `serving_default` -> `answer` string `[B]`, `probabilities` float32
+          `[B, V]`, `attention` float32 `[B, hops, memory_slots]` (slot 0 = most
+          recent sentence), `memory` string `[B, memory_slots]` (the sentence in
+          each slot, "" when empty), `sentences_used` int32 `[B]` (the slots
+          filled: a story with more sentences than `memory_slots` keeps its last
+          ones) and `story_truncated` bool `[B]` (older sentences of the story were
+          left out). `answer` is the most probable word of the vocabulary, never
+          `[PAD]` or `[UNK]`, and "" for an empty story (no sentence with words) or
+          an empty question, which have no answer;
+        - `preprocess` -> `story` int32 `[B, memory_slots, J]`, `question` int32
+          `[B, J]`, the network's inputs.
+
+        Preprocessing is this task's `MemN2NQuestionAnswererPreprocessor` (see
+        there for the limits and the handling of empty input). Both signatures
+        first refuse a request of more than `max_batch_size` rows, or whose story
+        and question batches differ in size (`ServingModule.check_batch`).
 
         Args:
             base_dir: the TF Serving base folder.
@@ -286,17 +348,12 @@ class MemN2NQuestionAnswerer(Task):
                 [str]}`, for the warm-up requests (a short example story when
                 empty).
             metadata: optional dict for the manifest (`limits` are added).
-
-        The vocabulary is the export's `assets/vocab.txt`.
+            max_batch_size: the most rows one request may hold.
         """
         self.check_tensorflow_backend("export")
         from zoo.export import export_model
 
-        module = MemN2NServing(
-            self.backbone,
-            self.preprocessor.asset_paths["vocabulary.txt"],
-            max_story_bytes=self.preprocessor.max_story_bytes,
-        )
+        module = self.serving_module(max_batch_size)
         if not isinstance(examples, dict):
             examples = list(examples)
             examples = {
@@ -304,6 +361,13 @@ class MemN2NQuestionAnswerer(Task):
                 "question": [ex.question for ex in examples],
             }
         warmup = {key: list(examples[key]) for key in INPUT_NAMES}
+        pre = self.preprocessor
+        limits = {
+            "memory_slots": pre.memory_size,
+            "words_per_sentence": pre.sentence_length,
+            "max_story_bytes": pre.max_story_bytes,
+            "story_sentence_separator": "\\n",
+        }
         return export_model(
             module,
             name=name,
@@ -315,7 +379,7 @@ class MemN2NQuestionAnswerer(Task):
                 "signature": "serving_default",
                 "outputs": {"probabilities": "probabilities", "attention": "attention"},
             },
-            metadata={**(metadata or {}), "limits": module.limits()},
+            metadata={**(metadata or {}), "limits": limits},
         )
 
 

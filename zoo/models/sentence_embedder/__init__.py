@@ -10,8 +10,7 @@
 - `SelfAttentiveClassifier`: encoder -> MLP -> `{"probabilities", "attention"}`.
 
 The export's signatures (`serving_default`, `embed`, `preprocess`) are
-`SelfAttentiveTextClassifier.serving_module()`'s
-(`zoo.models.text_classifier_serving`).
+`SelfAttentiveTextClassifier.serving_module()`'s (see `TextClassifier.export`).
 """
 
 from zoo.models.sentence_embedder.self_attentive_classifier import (

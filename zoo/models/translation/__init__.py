@@ -4,12 +4,11 @@
   Luong or none); `model(inputs)` returns `{"logits", "attention"}`.
 - `Seq2SeqTextTranslator`: the task on raw text (`fit(sources, targets)` or on the
   recipe's preprocessed batches, `translate(texts)`, `choose_alpha`, `.keras` with
-  its vocabularies, presets, `export`), with its `Seq2SeqTranslatorPreprocessor`
-  layer (the subword tokenizers, in the graph: sentence pairs -> ids and labels,
-  ids -> text): the model the recipe compiles, fits, evaluates and exports. The
+  its vocabularies, presets, `export`: the signatures `serving_default` beam
+  search, `translate_greedy`, `preprocess`, `teacher_forced`), with its
+  `Seq2SeqTranslatorPreprocessor` layer (the subword tokenizers, in the graph:
+  sentence pairs -> ids and labels, ids -> text): the model the recipe compiles, fits, evaluates and exports. The
   constructors' defaults are the configuration the recipe trains with `--data`.
-- `TranslationServing`: the export's signatures (`serving_default` beam search,
-  `translate_greedy`, `preprocess`, `teacher_forced`).
 
 The training and evaluation pieces the recipe wires (the loss, the searches, the
 validation BLEU, the length-bucketed batches, the heat maps) are imported from their
@@ -23,11 +22,9 @@ from zoo.models.translation.seq2seq_translator import Seq2SeqTranslator
 from zoo.models.translation.seq2seq_translator_preprocessor import (
     Seq2SeqTranslatorPreprocessor,
 )
-from zoo.models.translation.translation_serving import TranslationServing
 
 __all__ = [
     "Seq2SeqTextTranslator",
     "Seq2SeqTranslator",
     "Seq2SeqTranslatorPreprocessor",
-    "TranslationServing",
 ]

@@ -12,8 +12,12 @@ from zoo.models.translation.seq2seq_translator import Seq2SeqTranslator
 from zoo.models.translation.seq2seq_translator_preprocessor import (
     Seq2SeqTranslatorPreprocessor,
 )
-from zoo.models.translation.translation_serving import TranslationServing
-from zoo.models.translation.translator import Translator, as_text, translate_corpus
+from zoo.models.translation.translator import (
+    TEXT_SPEC,
+    Translator,
+    as_text,
+    translate_corpus,
+)
 from zoo.models.translation.validation_bleu import choose_on_validation
 
 # The task's search settings (those of its export's `serving_default`).
@@ -37,8 +41,8 @@ class Seq2SeqTextTranslator(Task):
 
     `translate(texts)` decodes with the family's `Translator` (greedy, or beam search
     with `beam_width`), exactly as the export's `translate_greedy` and
-    `serving_default` signatures do; `export(...)` writes that export
-    (`export_translator`, in this module) with this task as `VERSION.keras`.
+    `serving_default` signatures do; `export(...)` writes that export with this
+    task as `VERSION.keras`.
 
     `predict(texts)` is `translate(texts)` (greedy search, a list of str): the
     network's teacher-forced logits need a target sentence, which a source alone
@@ -315,11 +319,39 @@ class Seq2SeqTextTranslator(Task):
     # --- Export and config ---------------------------------------------------------
 
     def serving_module(self, max_batch_size=DEFAULT_MAX_BATCH_SIZE):
-        """The `TranslationServing` of this task (its searches, its vocabularies)."""
+        """The `zoo.export.ServingModule` of `export` (see there): this task's
+        searches on its network, tracking its preprocessor's tokenizers (their
+        vocabulary files become the export's assets)."""
+        from zoo.export import ServingModule
+
         self.check_tensorflow_backend("serving_module")
-        search = {k: getattr(self, k) for k in SEARCH}
-        return TranslationServing(
-            self.backbone, self.preprocessor, **search, max_batch_size=max_batch_size
+        self._check_preprocessor("serving_module")
+        pre, network = self.preprocessor, self.backbone
+        beam, greedy = self.translator(self.beam_width), self.translator(1)
+
+        def preprocess(text):
+            target = greedy.translate(text)["target_ids"]
+            return {
+                "source_ids": pre.source_ids(text),
+                "target_ids": pre.decoder_inputs(target),
+            }
+
+        def teacher_forced(text):
+            return {"logits": network(preprocess(text), training=False)["logits"]}
+
+        functions = {
+            "serving_default": lambda text: _outputs(beam.translate(text)),
+            "translate_greedy": lambda text: _outputs(greedy.translate(text)),
+            "preprocess": preprocess,
+            "teacher_forced": teacher_forced,
+        }
+        return ServingModule(
+            network,
+            max_batch_size=max_batch_size,
+            functions=functions,
+            input_signature=[TEXT_SPEC],
+            resources=[pre.source_tokenizer, pre.target_tokenizer],
+            autograph=False,  # the searches are explicit while loops
         )
 
     def export(
@@ -330,11 +362,97 @@ class Seq2SeqTextTranslator(Task):
         metadata=None,
         max_batch_size=DEFAULT_MAX_BATCH_SIZE,
     ):
-        """Writes `base_dir/name/VERSION/` (TF Serving) and `VERSION.keras` (this
-        task); returns the version folder. See `export_translator`."""
+        """Writes `base_dir/name/VERSION/` (TF Serving) and `VERSION.keras`; returns
+        the version folder.
+
+        Signatures, each on `text: string (B,)` (source sentences):
+
+        - `serving_default`: beam search (`beam_width`) -> `translation` string
+          `(B,)`, `score` float `(B,)` (GNMT score), `attention` float
+          `(B, Tt, Ts)`, `source_tokens` string `(B, Ts)`, `target_tokens` string
+          `(B, Tt)` (`""` = padding);
+        - `translate_greedy`: the same outputs from greedy search (with the same
+          penalties for its scores);
+        - `preprocess` -> `source_ids`, `target_ids` int32: the network's inputs
+          (the decoder input is `[START]` plus the greedy translation);
+        - `teacher_forced` -> `logits` `(B, Tt, V)`: the network on those inputs,
+          the output the verifier compares with the `.keras` file (beam search
+          has no Keras counterpart).
+
+        Each signature first refuses a request of more than `max_batch_size` texts
+        (`ServingModule.check_batch`), before any tokenization or search; the
+        searches are this task's `Translator`s (`translate`). The vocabularies are
+        the export's assets.
+
+        `VERSION.keras` is this task: after `import zoo` it translates raw strings
+        as the signatures do, and its `.backbone` is the network. The verifier's
+        Keras check compares `teacher_forced` with that network. The manifest
+        records the searches' settings, the preprocessing
+        (`Seq2SeqTranslatorPreprocessor.from_export` reads it back) and the
+        model's architecture.
+
+        Args:
+            base_dir: the TF Serving base folder.
+            name: the model name (`saved_models/<name>/`).
+            warmup_texts: example sources for TF Serving's warm-up requests (and
+                the Keras check); a short example when empty.
+            metadata: manifest entries (`"recipe"`, `"data"`, ...). A `"metrics"`
+                entry of per-search score dicts keeps their `MANIFEST_SCORES`.
+            max_batch_size: the most texts one request may hold.
+        """
+        from zoo.export import export_model
+
         self.check_tensorflow_backend("export")
         module = self.serving_module(max_batch_size)
-        return _export(module, self, base_dir, name, warmup_texts, metadata)
+        metadata = dict(metadata or {})
+        if "metrics" in metadata:
+            metadata["metrics"] = {
+                search: {k: v for k, v in scores.items() if k in MANIFEST_SCORES}
+                for search, scores in metadata["metrics"].items()
+                if isinstance(scores, dict)
+            }
+        config, pre = self.backbone.get_config(), self.preprocessor
+        texts = list(warmup_texts or []) or ["a short example sentence ."]
+        signatures = module.signatures()
+        return export_model(
+            module,
+            name=name,
+            signatures=signatures,
+            base_dir=base_dir,
+            keras_model=self,
+            warmup={s: {"text": texts} for s in signatures if s != "preprocess"},
+            keras_check=dict(
+                signature="teacher_forced", outputs={"logits": "logits"}, atol=1e-4
+            ),
+            metadata={
+                **metadata,
+                "decoding": {
+                    "serving_default": {
+                        "search": "beam",
+                        "beam_width": self.beam_width,
+                        "length_penalty_alpha": self.alpha,
+                        "coverage_penalty_beta": self.beta,
+                        "max_length": f"ceil({self.length_a} * |X| + {self.length_b})",
+                        "length_a": self.length_a,
+                        "length_b": self.length_b,
+                        "max_tokens": pre.max_length,
+                    },
+                    "translate_greedy": {"search": "greedy"},
+                },
+                "preprocessing": {  # what `from_export` reads back
+                    "vocabularies": list(pre.asset_names),
+                    "lowercase": pre.lowercase,
+                    "max_length": pre.max_length,
+                },
+                "keras_check_note": (
+                    "beam search and greedy search have no Keras counterpart; the "
+                    "verifier compares `teacher_forced` (the model on preprocess's "
+                    "source ids and greedy decoder input) with the .keras task's "
+                    "backbone"
+                ),
+                "model": {k: config[k] for k in MANIFEST_MODEL},
+            },
+        )
 
     def get_config(self):
         return {**super().get_config(), **{k: getattr(self, k) for k in SEARCH}}
@@ -380,95 +498,6 @@ MANIFEST_MODEL = (
 ).split()
 
 
-def export_translator(
-    module,
-    base_dir="saved_models",
-    name="translation",
-    warmup_texts=None,
-    metadata=None,
-):
-    """Exports `base_dir/name/VERSION/` (and `VERSION.keras`); returns the folder.
-
-    `VERSION.keras` is the `Seq2SeqTextTranslator` task made of the module's model,
-    preprocessor and search settings (`Seq2SeqTextTranslator.export` saves the task
-    itself): after `import zoo` it translates raw strings as the signatures do, and
-    its `.backbone` is the network. The verifier's Keras check compares
-    `teacher_forced` with that network (beam and greedy search have no Keras
-    counterpart). The manifest records the searches' settings, the preprocessing
-    (`Seq2SeqTranslatorPreprocessor.from_export` reads it back) and the model's
-    architecture.
-
-    Args:
-        module: a `TranslationServing` (its traced functions become the signatures).
-        base_dir: the TF Serving base folder.
-        name: the model name (`saved_models/<name>/`).
-        warmup_texts: example sources for TF Serving's warm-up requests (and the
-            Keras check); a short example when empty.
-        metadata: manifest entries (`"recipe"`, `"data"`, ...). A `"metrics"` entry
-            of per-search score dicts keeps their `MANIFEST_SCORES`.
-    """
-    return _export(module, _module_task(module), base_dir, name, warmup_texts, metadata)
-
-
-def _module_task(module):
-    """The uncompiled `Seq2SeqTextTranslator` of a `TranslationServing`."""
-    search = {k: getattr(module.beam, k) for k in SEARCH}
-    return Seq2SeqTextTranslator(
-        module.model, module.preprocessor, compile=False, **search
-    )
-
-
-def _export(module, task, base_dir, name, warmup_texts, metadata):
-    """`export_translator` of `module`, with `task` (its network, vocabularies and
-    searches) as `VERSION.keras`."""
-    from zoo.export import export_model
-
-    metadata = dict(metadata or {})
-    if "metrics" in metadata:
-        metadata["metrics"] = {
-            search: {k: v for k, v in scores.items() if k in MANIFEST_SCORES}
-            for search, scores in metadata["metrics"].items()
-            if isinstance(scores, dict)
-        }
-    beam, config, pre = module.beam, module.model.get_config(), module.preprocessor
-    texts = list(warmup_texts or []) or ["a short example sentence ."]
-    signatures = module.signatures()
-    return export_model(
-        module,
-        name=name,
-        signatures=signatures,
-        base_dir=base_dir,
-        keras_model=task,
-        warmup={s: {"text": texts} for s in signatures if s != "preprocess"},
-        keras_check=dict(
-            signature="teacher_forced", outputs={"logits": "logits"}, atol=1e-4
-        ),
-        metadata={
-            **metadata,
-            "decoding": {
-                "serving_default": {
-                    "search": "beam",
-                    "beam_width": beam.beam_width,
-                    "length_penalty_alpha": beam.alpha,
-                    "coverage_penalty_beta": beam.beta,
-                    "max_length": f"ceil({beam.length_a} * |X| + {beam.length_b})",
-                    "length_a": beam.length_a,
-                    "length_b": beam.length_b,
-                    "max_tokens": pre.max_length,
-                },
-                "translate_greedy": {"search": "greedy"},
-            },
-            "preprocessing": {  # what `from_export` reads back
-                "vocabularies": list(pre.asset_names),
-                "lowercase": pre.lowercase,
-                "max_length": pre.max_length,
-            },
-            "keras_check_note": (
-                "beam search and greedy search have no Keras counterpart; the "
-                "verifier compares `teacher_forced` (the model on preprocess's "
-                "source ids and greedy decoder input) with the .keras task's "
-                "backbone"
-            ),
-            "model": {k: config[k] for k in MANIFEST_MODEL},
-        },
-    )
+def _outputs(result):
+    """A `Translator`'s outputs less the target ids (not a signature output)."""
+    return {k: v for k, v in result.items() if k != "target_ids"}

@@ -158,7 +158,7 @@ class Seq2SeqTranslatorPreprocessor(Preprocessor):
 
     @classmethod
     def from_export(cls, version_dir):
-        """The preprocessor of a translation export (`export_translator`): its
+        """The preprocessor of a `Seq2SeqTextTranslator.export`: its
         vocabularies from `assets/`, its settings from the manifest."""
         from zoo.export import load_manifest
 
