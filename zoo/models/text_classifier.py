@@ -197,7 +197,7 @@ class TextClassifier(Task):
         config = self.preprocessor.get_config()
         limits = {k: v for k, v in config.items() if k.startswith("max_")}
         texts = list(warmup_texts or [self.example_text])
-        extra_metadata, extra_files = self.export_files(self.preprocessor)
+        extra_metadata, extra_files = self.export_files()
         return export_model(
             module,
             name=name or self.export_name,
@@ -273,7 +273,7 @@ class TextClassifier(Task):
             resources=[pre.lookup],
         )
 
-    def export_files(self, preprocessor):
+    def export_files(self):
         """The family's more manifest entries and `{suffix: write(path)}` files
         beside the version folder."""
         return {}, None

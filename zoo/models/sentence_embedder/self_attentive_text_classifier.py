@@ -152,12 +152,12 @@ class SelfAttentiveTextClassifier(TextClassifier):
         self.check_tensorflow_backend("embed")
         return _embed(self.backbone.encoder, self, texts, batch_size)
 
-    def export_files(self, preprocessor):
+    def export_files(self):
         """The standalone encoder beside the version folder: `VERSION.encoder.keras`
         (a `SentenceEmbedder` of the encoder with the same vocabulary, raw strings
         in; the encoder is its `.backbone`) and `VERSION.encoder.vocab.txt`, and
         the manifest's `"encoder"` entry (its files and sizes)."""
-        encoder = self.backbone.encoder
+        encoder, preprocessor = self.backbone.encoder, self.preprocessor
         embedder = SentenceEmbedder(
             encoder, preprocessor, name=f"{encoder.name}_embedder"
         )
