@@ -38,7 +38,7 @@ import os
 import sys
 
 from zoo import tf_logging
-from zoo.errors import ConfigError, ZooError, one_line
+from zoo.errors import ConfigError, ZooError, one_line, printable
 
 RECIPES = {
     "translation": "Bahdanau / Luong attention translation (BLEU)",
@@ -610,7 +610,7 @@ def _run(debug, fn, *args, extra=None):
 
             traceback.print_exc()
         # what a server or a file said, its control characters shown, not obeyed
-        message = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in message)
+        message = printable(message)
         print(message, file=sys.stderr)
         return getattr(e, "exit_code", 2)
     except BrokenPipeError:  # e.g. `zoo predict ... | head`

@@ -89,6 +89,12 @@ def is_disk_full(error):
     return any(t in text for t in _DISK_FULL_TEXTS)
 
 
+def printable(text):
+    """`text` with its control characters shown escaped (`\\x1b`): a name or a message
+    read from a file, a folder or a server is shown on the terminal, never obeyed."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
 def one_line(error):
     """The one-line form of `error` for the terminal: `error: <message>`."""
     text = " ".join(str(error).split()) or type(error).__name__

@@ -150,6 +150,20 @@ def test_deploy_command_notes_skipped_folders(tiny_export, tmp_path, capsys):
     ]
 
 
+def test_a_skipped_folder_name_is_shown_escaped_not_obeyed(
+    tiny_export, tmp_path, capsys
+):
+    name = "clear\x1b[2Jscreen"  # an escape sequence that clears the terminal
+    root = _root_with(tiny_export, tmp_path, name)
+    code, out, err = _zoo(capsys, "deploy", root)
+    assert code == 0
+    assert "\x1b" not in err
+    assert err.splitlines() == [
+        f"note: {root}/clear\\x1b[2Jscreen: skipped, not a model name (names match "
+        f"{paths.MODEL_NAME_RE.pattern}, as `export_model` requires)"
+    ]
+
+
 def test_request_examples_refuse_a_hostile_name(tiny_export, tmp_path):
     root = _root_with(tiny_export, tmp_path, EVIL)
     with pytest.raises(ConfigError, match="Received: name='evil;touch PWNED;#'"):

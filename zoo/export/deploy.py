@@ -59,7 +59,14 @@ from google.protobuf import (
 )
 from tensorflow_serving.config import model_server_config_pb2
 
-from zoo.errors import ConfigError, DataError, MissingPathError, ZooError, one_line
+from zoo.errors import (
+    ConfigError,
+    DataError,
+    MissingPathError,
+    ZooError,
+    one_line,
+    printable,
+)
 from zoo.export.paths import (
     MODEL_NAME_RE,
     check_model_name,
@@ -519,7 +526,7 @@ def main(argv=None, prog="python -m zoo.export.deploy"):
         print(one_line(e), file=sys.stderr)
         return e.exit_code
     for note in result["notes"]:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {printable(note)}", file=sys.stderr)
     print(
         f"models: {', '.join(result['models'])}; images "
         f"{result['images']['cpu']} (CPU), {result['images']['gpu']} (GPU); "

@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-from zoo.errors import ConfigError, DataError, MissingPathError
+from zoo.errors import ConfigError, DataError, MissingPathError, printable
 
 MODEL_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _VERSION_RE = re.compile(r"[+-]?[0-9]+")
@@ -130,7 +130,7 @@ class IncompleteVersionError(DataError, FileNotFoundError):
 
 
 def resolve_version_dir(
-    path, note=lambda line: print(f"note: {line}", file=sys.stderr)
+    path, note=lambda line: print(f"note: {printable(line)}", file=sys.stderr)
 ):
     """`saved_models/NAME/VERSION` as given, or the latest version of `saved_models/NAME`.
 

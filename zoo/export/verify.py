@@ -54,7 +54,7 @@ import subprocess
 import sys
 import time
 
-from zoo.errors import ConfigError, MissingPathError, ZooError, one_line
+from zoo.errors import ConfigError, MissingPathError, ZooError, one_line, printable
 
 MAX_CHECKED_ROWS = 1 << 20  # the largest over-limit request verify builds
 
@@ -122,7 +122,7 @@ def _verify(path, report, say):
         path, note=report["notes"].append
     )
     for line in report["notes"]:
-        say(f"note: {line}")
+        say(f"note: {printable(line)}")
     manifest = manifest_lib.load_manifest(version_dir)
     limits = manifest_lib.batch_limits(manifest, version_dir)
     report["name"] = manifest.get("name")
