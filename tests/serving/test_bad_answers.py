@@ -376,8 +376,14 @@ def test_grpc_deadline_and_given_limit(reader_export, serve):
 
 
 NOT_FINITE = [
-    (b"NaN", "output 'probabilities' holds nan, not a finite number"),
-    (b"-Infinity", "output 'probabilities' holds -inf, not a finite number"),
+    (
+        b"NaN",
+        "{server} (model 'm'): output 'probabilities' holds nan, not a finite number",
+    ),
+    (
+        b"-Infinity",
+        "{server} (model 'm'): output 'probabilities' holds -inf, not a finite number",
+    ),
     (
         b"1e39",
         "{server} (model 'm'): output 'probabilities' holds a number out of "
@@ -407,6 +413,17 @@ def test_control_characters_from_a_server_are_shown_not_obeyed(capsys):
     assert err == (
         f"error: http://{server.address}/v1/models/m:predict: HTTP 500: overloaded "
         "\\x1b]0;title\\x07\\x1b[2J\n"
+    )
+
+
+def test_the_python_client_refuses_a_nan_answer_too():
+    body = b'{"outputs": {"label": ["pos"], "probabilities": [[NaN, 0.5]]}}'
+    with http_server(bad_servers.raw_answer(body)) as server:
+        with pytest.raises(AnswerError) as refused:
+            RestClient(server.address, MODEL, timeout=10).predict({"text": ["a"]})
+    assert str(refused.value) == (
+        f"{server.address} (model 'm'): output 'probabilities' holds nan, not a "
+        "finite number"
     )
 
 

@@ -6,6 +6,8 @@ leading dimension, and its dtype and shape are the ones the signature declares (
 it declares them). An answer is also bounded in size (`answer_limit`).
 """
 
+import numpy as np
+
 from zoo.errors import ConfigError
 from zoo.serving.errors import AnswerError, ServingError
 from zoo.serving.saved_model_session import DEFAULT_SIGNATURE, as_input_array
@@ -169,11 +171,17 @@ class ServerClient:
     def check_answer(self, outputs, rows, signature):
         """Refuses an answer `{output: np.ndarray}` that does not fit the request
         of `rows` rows (None: unknown) or the signature's shapes, with an
-        `AnswerError` naming the server and the problem; returns `outputs`. Its
+        `AnswerError` naming the server and the problem (NaN and infinities
+        included); returns `outputs`. Its
         output names (`check_names`) and dtypes were checked as it was decoded."""
         shapes = self._shapes[signature]
         for name in sorted(outputs):
             value, shape = outputs[name], shapes.get(name)
+            if value.dtype.kind in "fc" and not np.isfinite(value).all():
+                bad = value[~np.isfinite(value)].flat[0]
+                raise self.answer_error(
+                    f"output {name!r} holds {bad}, not a finite number"
+                )
             if shape == () and value.ndim == 0:
                 continue  # a declared scalar (any other shape is refused below)
             if rows is not None and (value.ndim == 0 or value.shape[0] != rows):
