@@ -199,3 +199,19 @@ def test_files_that_cannot_be_written_and_usage_errors_are_one_line(
     assert capsys.readouterr().err == (
         "error: argument --device: invalid choice: 'tpu' (choose from 'cpu', 'gpu')\n"
     )
+
+
+def test_a_named_pipe_in_an_export_is_one_line_not_a_hang(
+    tiny_export, tmp_path, capsys
+):
+    root = tmp_path / "saved_models"
+    shutil.copytree(tiny_export["base_dir"], root)
+    index = root / "tiny" / "1" / "variables" / "variables.index"
+    index.unlink()
+    os.mkfifo(index)  # reading it would wait for a writer forever
+    assert deploy.main([str(root)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {index}: version 1 of tiny, which TF Serving would load "
+        "(--version-policy latest): is a named pipe or a device, not a file: loading "
+        "the export would never end; export it again\n"
+    )

@@ -46,7 +46,8 @@ def read_saved_model(version_dir):
 def check_version_files(version_dir):
     """Checks that TF Serving can load the version's files (`zoo deploy` and the
     verifier check a version so before TF Serving would load it): `saved_model.pb`
-    parses, every variable the index lists reads back whole from its data file (a
+    parses (no file of the version is a named pipe or a device, which would never
+    end), every variable the index lists reads back whole from its data file (a
     SavedModel whose graph has variables but no `variables/variables.index` loads
     in TF Serving with no variable restored, then fails every request), and the
     warm-up file parses.
@@ -61,9 +62,10 @@ def check_version_files(version_dir):
 
     import tensorflow as tf
 
+    from zoo.export.paths import regular_files_only
     from zoo.export.warmup import read_warmup
 
-    saved_model = read_saved_model(version_dir)
+    saved_model = read_saved_model(regular_files_only(version_dir))
     folder = os.path.join(os.fspath(version_dir), "variables")
     index = os.path.join(folder, "variables.index")
     if not os.path.exists(index):

@@ -156,7 +156,7 @@ def resolve_version_dir(
         raise MissingPathError(path, what="export folder")
     if os.path.exists(os.path.join(path, "saved_model.pb")):
         version_of(path)
-        return _regular_files_only(path)
+        return regular_files_only(path)
     found, notes = version_folders(path)
     for line in notes if note is not None else ():
         note(line)
@@ -172,10 +172,10 @@ def resolve_version_dir(
             "version folder",
             path=latest,
         )
-    return _regular_files_only(latest)
+    return regular_files_only(latest)
 
 
-def _regular_files_only(version_dir):
+def regular_files_only(version_dir):
     """`version_dir`, once none of its files is a named pipe or a device: reading
     one would wait for a writer, or never end."""
     for folder, _, names in os.walk(version_dir):
