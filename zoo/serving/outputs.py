@@ -23,6 +23,14 @@ def to_json_value(value):
     return value
 
 
+def non_finite(value):
+    """The first NaN or infinity of the array `value` (as `nan`, `inf`, `-inf`
+    text), or None when every number is finite or it holds no floats."""
+    if value.dtype.kind not in "fc" or np.isfinite(value).all():
+        return None
+    return str(value[~np.isfinite(value)].flat[0])
+
+
 def output_rows(outputs, batch_size):
     """Splits a batch's outputs into one dict per row.
 
@@ -42,8 +50,7 @@ def output_rows(outputs, batch_size):
     rows = [{} for _ in range(batch_size)]
     for name in sorted(outputs):
         value = np.asarray(outputs[name])
-        if value.dtype.kind in "fc" and not np.isfinite(value).all():
-            bad = value[~np.isfinite(value)].flat[0]
+        if (bad := non_finite(value)) is not None:
             raise AnswerError(f"output {name!r} holds {bad}, not a finite number")
         if value.ndim == 0:
             whole = to_json_value(value)

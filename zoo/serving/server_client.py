@@ -6,10 +6,9 @@ leading dimension, and its dtype and shape are the ones the signature declares (
 it declares them). An answer is also bounded in size (`answer_limit`).
 """
 
-import numpy as np
-
 from zoo.errors import ConfigError
 from zoo.serving.errors import AnswerError, ServingError
+from zoo.serving.outputs import non_finite
 from zoo.serving.saved_model_session import DEFAULT_SIGNATURE, as_input_array
 
 # The largest answer read for a request, unless `max_answer_bytes` says otherwise:
@@ -177,8 +176,7 @@ class ServerClient:
         shapes = self._shapes[signature]
         for name in sorted(outputs):
             value, shape = outputs[name], shapes.get(name)
-            if value.dtype.kind in "fc" and not np.isfinite(value).all():
-                bad = value[~np.isfinite(value)].flat[0]
+            if (bad := non_finite(value)) is not None:
                 raise self.answer_error(
                     f"output {name!r} holds {bad}, not a finite number"
                 )
