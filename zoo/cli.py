@@ -360,8 +360,7 @@ def _rows(args, texts, input_names, max_line_bytes):
         fields["story"] = "\n".join(args.story)
     if args.question is not None:
         fields["question"] = args.question
-    sources = [bool(texts), args.input is not None, bool(fields)]
-    if sum(sources) > 1:
+    if sum([bool(texts), args.input is not None, bool(fields)]) > 1:
         raise ConfigError(
             "give the inputs one way: TEXT arguments, --input FILE, or --story and "
             "--question"
@@ -384,11 +383,8 @@ def _rows(args, texts, input_names, max_line_bytes):
 
 
 def _predict(argv):
-    def predict(argv):
-        _refuse_attached_values(argv)
-        return _predict_with(_predict_parser().parse_intermixed_args(argv))
-
-    return _run(_pop_debug(argv)[0], predict, argv, extra="serve")
+    _refuse_attached_values(argv)
+    return _predict_with(_predict_parser().parse_intermixed_args(argv))
 
 
 def _check_output(output, source):
@@ -426,9 +422,8 @@ def _output(path):
             else:
                 from zoo.io import atomic_write
 
-                kept = (
-                    "is left as it was" if os.path.exists(path) else "was not written"
-                )
+                exists = os.path.exists(path)
+                where = f"{path} {'is left as it was' if exists else 'was not written'}"
                 try:
                     out = stack.enter_context(atomic_write(path))
                 except OSError as e:
@@ -436,7 +431,6 @@ def _output(path):
                     raise ConfigError(
                         f"--output {path}: cannot write there ({reason})"
                     ) from None
-                where = f"{path} {kept}"
             try:
                 yield out, progress
             except ZooError as e:
@@ -502,7 +496,14 @@ def _predict_with(args):
             f"Received: {batch_size}"
         )
     if args.server is not None:
-        client = _remote_client(args)
+        from zoo.serving import grpc_client, rest_client
+
+        client_class = rest_client.RestClient if args.rest else grpc_client.GrpcClient
+        mb = args.max_answer_mb
+        answer_bytes = None if mb is None else int(mb * 2**20)
+        client = client_class(
+            args.server, args.model, args.model_version, args.timeout, answer_bytes
+        )
     else:
         from zoo.serving.saved_model_session import SavedModelSession
 
@@ -543,32 +544,14 @@ def _local_limits(version_dir, signature):
     return limits[signature], min(line, _MAX_LINE_MB << 20)  # as --max-line-mb
 
 
-def _remote_client(args):
-    from zoo.serving import grpc_client, rest_client
-
-    client_class = rest_client.RestClient if args.rest else grpc_client.GrpcClient
-    mb = args.max_answer_mb
-    answer_bytes = None if mb is None else int(mb * 2**20)
-    return client_class(
-        args.server, args.model, args.model_version, args.timeout, answer_bytes
-    )
-
-
 # --- verify, deploy ------------------------------------------------------------------
 
 
 def _export_command(name, argv):
     """`zoo verify` / `zoo deploy`: `zoo.export.verify.main` / `.deploy.main`."""
-    debug, argv = _pop_debug(argv)
+    import importlib
 
-    def run(argv):
-        import importlib
-
-        return importlib.import_module(f"zoo.export.{name}").main(
-            argv, prog=f"zoo {name}"
-        )
-
-    return _run(debug, run, argv, extra="serve")
+    return importlib.import_module(f"zoo.export.{name}").main(argv, prog=f"zoo {name}")
 
 
 # --- entry point ---------------------------------------------------------------------
@@ -634,13 +617,15 @@ def main(argv=None):
             rest = ["--debug", *rest]  # before any "--"
         elif debug and rest and not rest[0].startswith("-"):
             rest = [*rest, "--debug"]  # a recipe takes --debug too
-        # TensorFlow's C++ log level, also for a recipe's process
-        tf_logging.quiet(_pop_debug(rest[1:] if command == "train" else rest)[0])
+        # --debug given before any "--": TensorFlow's C++ log level, also for a
+        # recipe's process, and (but for train) the traceback of an error
+        shown, kept = _pop_debug(rest[1:] if command == "train" else rest)
+        tf_logging.quiet(shown)
         if command == "train":
             return _run(debug, _train, rest)
-        if command == "predict":
-            return _predict(rest)
-        return _export_command(command, rest)
+        if command == "predict":  # its parser takes --debug
+            return _run(shown, _predict, rest, extra="serve")
+        return _run(shown, _export_command, command, kept, extra="serve")
     parser = _top_parser()
     args = parser.parse_args(argv)  # --help, --version, or an unknown command
     if args.command is None:

@@ -66,7 +66,8 @@ def atomic_path(path):
             raise FileNotFoundError(
                 f"nothing was written to the temporary file of {path} ({tmp})"
             )
-        _fsync_file(tmp)
+        with open(tmp, "rb") as f:  # also what `atomic_write` wrote (now closed)
+            os.fsync(f.fileno())
         os.replace(tmp, path)
         _fsync_folder(os.path.dirname(path))
     except Exception as e:
@@ -98,8 +99,6 @@ def atomic_write(path, mode="w", encoding=None, newline=None):
     with atomic_path(path) as tmp:
         with open(tmp, mode.replace("w", "x"), encoding=encoding, newline=newline) as f:
             yield f
-            f.flush()
-            os.fsync(f.fileno())
 
 
 def content_keyed(write, path, store):
@@ -184,20 +183,11 @@ def check_writable_dir(path, flag):
 def remove_temporaries(folder):
     """Deletes the temporary files that killed writes left in `folder` (not in its
     subfolders). Returns their paths."""
-    removed = []
-    if not os.path.isdir(folder):
-        return removed
-    for name in os.listdir(folder):
-        if name.startswith(TEMPORARY_PREFIX):
-            path = os.path.join(folder, name)
-            _remove(path)
-            removed.append(path)
+    names = os.listdir(folder) if os.path.isdir(folder) else []
+    removed = [os.path.join(folder, n) for n in names if n.startswith(TEMPORARY_PREFIX)]
+    for path in removed:
+        _remove(path)
     return removed
-
-
-def _fsync_file(path):
-    with open(path, "rb") as f:
-        os.fsync(f.fileno())
 
 
 def _fsync_folder(folder):

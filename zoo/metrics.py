@@ -171,10 +171,7 @@ def moses_bleu(hypotheses, references, lang, lowercase=True):
         return tokenizer.tokenize(text, escape=False, return_str=True)
 
     score, signature = corpus_bleu(
-        [prepare(h) for h in hypotheses],
-        [prepare(r) for r in references],
-        lowercase=False,
-        tokenize="none",
+        list(map(prepare, hypotheses)), list(map(prepare, references)), tokenize="none"
     )
     if lowercase:  # lowercased here, so sacrebleu itself saw "mixed" case
         signature = signature.replace("case:mixed", "case:lc")

@@ -17,15 +17,14 @@ The files are self-contained (inline CSS, no scripts, no network) and every text
 escaped.
 """
 
-import html
 import math
 import os
+from html import escape
 
 __all__ = [
     "attention_grid_html",
     "attention_report_html",
     "display_spacing",
-    "top_words",
 ]
 
 # Tokens written against the word before them, and the word after them.
@@ -63,32 +62,6 @@ def display_spacing(words):
     return spaces
 
 
-def _trim(ex):
-    """Drops padding ("" sentences and words): `(sentences, words, sentence weights,
-    word scores)`, a word's score `sqrt(p_s) * p_w`."""
-    sentences, words, s_att, scores = [], [], [], []
-    for s, (sentence, word_list) in enumerate(
-        zip(ex["sentences"], ex["words"], strict=True)
-    ):
-        ps = float(ex["sentence_attention"][s])
-        weights = ex["word_attention"][s]
-        kept = [(w, float(weights[j])) for j, w in enumerate(word_list) if w]
-        if not sentence and not kept:
-            continue
-        sentences.append(sentence)
-        words.append([w for w, _ in kept])
-        scores.append([math.sqrt(max(ps, 0.0)) * pw for _, pw in kept])
-        s_att.append(ps)
-    return sentences, words, s_att, scores
-
-
-def top_words(example, k=5):
-    """The `k` words with the highest `sqrt(p_s) * p_w`, as `(word, score)` pairs."""
-    _, words, _, scores = _trim(example)
-    pairs = zip(sum(words, []), sum(scores, []), strict=True)
-    return sorted(pairs, key=lambda x: -x[1])[:k]
-
-
 _COMMON_CSS = """
 .sub { color: #555; white-space: pre-line; }
 pre { background: #f6f8fa; padding: 0.8em; overflow-x: auto; }
@@ -106,39 +79,50 @@ body { font-family: sans-serif; max-width: 60em; margin: 2em auto; color: #222; 
 
 
 def _doc_html(i, ex):
-    sentences, words, s_att, word_scores = _trim(ex)
-    esc = html.escape
+    # Padding ("" sentences and words) dropped: (sentence, words, sentence weight
+    # p_s, word scores sqrt(p_s) * p_w) of each sentence left.
+    kept = []
+    for s, (sentence, word_list) in enumerate(
+        zip(ex["sentences"], ex["words"], strict=True)
+    ):
+        ps = float(ex["sentence_attention"][s])
+        weights = ex["word_attention"][s]
+        pairs = [(w, float(weights[j])) for j, w in enumerate(word_list) if w]
+        if sentence or pairs:
+            scores = [math.sqrt(max(ps, 0.0)) * pw for _, pw in pairs]
+            kept.append((sentence, [w for w, _ in pairs], ps, scores))
     head = []
     if "predicted" in ex:
         prob = ex.get("probability")
         prob_text = f" ({prob:.3f})" if prob is not None else ""
-        head.append(f"predicted: <b>{esc(str(ex['predicted']))}</b>{prob_text}")
+        head.append(f"predicted: <b>{escape(str(ex['predicted']))}</b>{prob_text}")
     if ex.get("true") is not None:
         cls = "ok" if str(ex["true"]) == str(ex.get("predicted")) else "bad"
-        head.append(f'true: <b class="{cls}">{esc(str(ex["true"]))}</b>')
+        head.append(f'true: <b class="{cls}">{escape(str(ex["true"]))}</b>')
     out = [f'<div class="doc"><div class="head">document {i + 1} &middot; ']
     out.append(" &middot; ".join(head) + "</div>")
-    if not sentences:
-        out.append("<p><i>(no words after preprocessing)</i></p></div>")
-        return "".join(out)
-    best = max(range(len(sentences)), key=lambda s: s_att[s])
-    tops = ", ".join(f"{esc(w)} ({score:.2f})" for w, score in top_words(ex))
+    if not kept:
+        return "".join(out) + "<p><i>(no words after preprocessing)</i></p></div>"
+    s_att = [ps for _, _, ps, _ in kept]
+    best = max(range(len(kept)), key=lambda s: s_att[s])
+    # The five words with the highest score.
+    pairs = [(w, x) for _, ws, _, xs in kept for w, x in zip(ws, xs, strict=True)]
+    top = sorted(pairs, key=lambda x: -x[1])[:5]
+    tops = ", ".join(f"{escape(w)} ({score:.2f})" for w, score in top)
     out.append(
         f'<div class="top">highest-weighted sentence: {best + 1} '
         f"(weight {s_att[best]:.2f}); top words: {tops}</div>"
     )
     s_max = max(max(s_att), 1e-12)
-    w_max = max([max(ws) for ws in word_scores if ws] + [1e-12])
-    for sentence, ws, ps, scores in zip(
-        sentences, words, s_att, word_scores, strict=True
-    ):
+    w_max = max([max(xs) for *_, xs in kept if xs] + [1e-12])
+    for sentence, ws, ps, scores in kept:
         spans = [
             f'<span class="w" style="background: rgba(30, 100, 230, '
-            f'{score / w_max:.3f})" title="{score:.3f}">{esc(word)}</span>'
+            f'{score / w_max:.3f})" title="{score:.3f}">{escape(word)}</span>'
             for word, score in zip(ws, scores, strict=True)
         ]
         spaced = zip(spans, display_spacing(ws), strict=True)
-        text = "".join(" " * space + span for span, space in spaced) or esc(sentence)
+        text = "".join(" " * space + span for span, space in spaced) or escape(sentence)
         out.append(
             f'<div class="sent"><span class="bar" '
             f'style="background: rgba(220, 40, 40, {ps / s_max:.3f})" '
@@ -183,27 +167,26 @@ def _write_page(path, title, css, subtitle, legend, summary, body):
     """Writes a page: the first line of `title` (at most 100 characters) as its
     title and heading, `subtitle`, `legend`, `summary` (a table as rows of cells,
     the header row first, or preformatted text) and the HTML strings of `body`."""
-    esc = html.escape
-    title = esc(str(title).strip().splitlines()[0][:100])
+    title = escape(str(title).strip().splitlines()[0][:100])
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{title}</title><style>{_COMMON_CSS}{css}</style></head><body>",
         f"<h1>{title}</h1>",
-        f'<p class="sub">{esc(subtitle)}</p>' if subtitle else "",
-        f"<p>{esc(legend)}</p>",
+        f'<p class="sub">{escape(subtitle)}</p>' if subtitle else "",
+        f"<p>{escape(legend)}</p>",
     ]
     if isinstance(summary, (list, tuple)) and summary:
         head, *rows = summary
         parts.append('<table class="summary"><thead><tr>')
-        parts.extend(f"<th>{esc(str(cell))}</th>" for cell in head)
+        parts.extend(f"<th>{escape(str(cell))}</th>" for cell in head)
         parts.append("</tr></thead><tbody>")
         for row in rows:
-            cells = "".join(f"<td>{esc(str(cell))}</td>" for cell in row)
+            cells = "".join(f"<td>{escape(str(cell))}</td>" for cell in row)
             parts.append(f"<tr>{cells}</tr>")
         parts.append("</tbody></table>")
     elif summary:
-        parts.append(f"<pre>{esc(summary)}</pre>")
+        parts.append(f"<pre>{escape(summary)}</pre>")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join([*parts, *body, "</body></html>"]))
@@ -231,7 +214,6 @@ table.summary th:first-child, table.summary td:first-child { text-align: left; }
 
 
 def _grid_example_html(ex):
-    esc = html.escape
     rows, columns = list(ex["rows"]), list(ex["columns"])
     weights = [[float(w) for w in row] for row in ex["weights"]]
     if len(weights) != len(rows) or any(len(r) != len(columns) for r in weights):
@@ -241,7 +223,7 @@ def _grid_example_html(ex):
             f"{sorted({len(r) for r in weights})}"
         )
     top = max([w for row in weights for w in row if math.isfinite(w)] + [1e-12])
-    caption = esc(str(ex.get("caption", "")))
+    caption = escape(str(ex.get("caption", "")))
     if ex.get("ok") is not None:
         mark = "ok" if ex["ok"] else "bad"
         caption += f' <b class="{mark}">{"right" if ex["ok"] else "wrong"}</b>'
@@ -250,13 +232,12 @@ def _grid_example_html(ex):
         empty = ex.get(
             "empty", "no attention weights: nothing left after preprocessing"
         )
-        out.append(f"<p><i>({esc(str(empty))})</i></p></div>")
-        return "".join(out)
+        return out[0] + f"<p><i>({escape(str(empty))})</i></p></div>"
     out.append('<table class="att"><thead><tr><th></th>')
-    out.extend(f"<th>{esc(str(c))}</th>" for c in columns)
+    out.extend(f"<th>{escape(str(c))}</th>" for c in columns)
     out.append("</tr></thead><tbody>")
     for label, row in zip(rows, weights, strict=True):
-        out.append(f"<tr><th>{esc(str(label))}</th>")
+        out.append(f"<tr><th>{escape(str(label))}</th>")
         for w in row:
             a = max(w, 0.0) / top if math.isfinite(w) else 0.0
             out.append(
@@ -297,9 +278,7 @@ def attention_grid_html(
     )
     body = ['<div class="sections">']
     for section in sections:
-        body.append(
-            f'<div class="section"><h2>{html.escape(str(section["heading"]))}</h2>'
-        )
+        body.append(f'<div class="section"><h2>{escape(str(section["heading"]))}</h2>')
         body.extend(_grid_example_html(ex) for ex in section["examples"])
         body.append("</div>")
     body.append("</div>")

@@ -58,10 +58,7 @@ def quiet(debug=False):
     Returns:
         Whether TensorFlow's output is filtered.
     """
-    if debug:
-        return False
-    level = os.environ.setdefault(ENV_VAR, QUIET_LEVEL)
-    if level.strip() != QUIET_LEVEL:
+    if debug or os.environ.setdefault(ENV_VAR, QUIET_LEVEL).strip() != QUIET_LEVEL:
         return False
     if "tensorflow" not in sys.modules and not any(
         isinstance(finder, _FilteredImport) for finder in sys.meta_path
@@ -94,13 +91,9 @@ def filtered_stderr():
             os.dup2(saved, 2)
             os.close(saved)
             held.seek(0)
-            kept = [
-                line
-                for line in held.read().splitlines(keepends=True)
-                if not is_tensorflow_log_line(line)
-            ]
-            if kept:
-                os.write(2, b"".join(kept))
+            lines = held.read().splitlines(keepends=True)
+            if kept := b"".join(x for x in lines if not is_tensorflow_log_line(x)):
+                os.write(2, kept)
 
 
 class _FilteredImport(importlib.abc.MetaPathFinder):

@@ -6,6 +6,17 @@ import os
 import numpy as np
 
 
+def _figure(path, **kwargs):
+    """A `Figure` on its own Agg canvas (no pyplot state); `path`'s folder made."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
+    fig = Figure(**kwargs)
+    FigureCanvasAgg(fig)
+    return fig
+
+
 def attention_heatmap(
     weights, row_labels, col_labels, path, title=None, cmap="viridis"
 ):
@@ -22,9 +33,6 @@ def attention_heatmap(
     Returns:
         `path`.
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     weights = np.asarray(weights, dtype=np.float64)
     row_labels, col_labels = (
         [x.decode(errors="replace") if isinstance(x, bytes) else str(x) for x in xs]
@@ -40,19 +48,16 @@ def attention_heatmap(
         raise ValueError("`weights` contains NaN or infinite values.")
     rows, cols = weights.shape
     size = np.clip([2.0 + 0.35 * cols, 1.5 + 0.35 * rows], [3.0, 2.5], 40.0)
-    fig = Figure(figsize=tuple(size), dpi=100)  # own Agg canvas: no pyplot state
-    FigureCanvasAgg(fig)
-    ax = fig.subplots()
+    ax = _figure(path, figsize=tuple(size), dpi=100).subplots()
     image = ax.imshow(weights, cmap=cmap, aspect="auto", vmin=0.0)
     ax.set_xticks(range(cols), col_labels, rotation=90)
     ax.set_yticks(range(rows), row_labels)
     if title:
         ax.set_title(title)
-    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
-    os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
+    ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     # bbox_inches="tight" grows the canvas to fit long labels (whole sentences on a
     # memory-network map) instead of clipping them as tight_layout would.
-    fig.savefig(path, format="png", bbox_inches="tight")
+    ax.figure.savefig(path, format="png", bbox_inches="tight")
     return path
 
 
@@ -96,8 +101,6 @@ def training_curve(csv_path, path, monitor=None, rounds_per_epoch=1):
             `rounds_per_epoch` < 1.
     """
     import pandas as pd
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
     from zoo.io import atomic_write
 
@@ -124,8 +127,7 @@ def training_curve(csv_path, path, monitor=None, rounds_per_epoch=1):
     extra = monitor if monitor in columns and monitor not in losses else None
     series.update((name, columns[name]) for name in [*losses, extra] if name)
 
-    fig = Figure(figsize=CURVE_SIZE, dpi=CURVE_DPI)
-    FigureCanvasAgg(fig)
+    fig = _figure(path, figsize=CURVE_SIZE, dpi=CURVE_DPI)
     panels = fig.subplots(1, 2)
     for ax, x_name, x_label in (
         (panels[0], "epoch", "epoch (passes over the training data)"),
@@ -151,7 +153,6 @@ def training_curve(csv_path, path, monitor=None, rounds_per_epoch=1):
         ax.legend(lines, [line.get_label() for line in lines], loc="best")
     fig.suptitle(os.path.basename(os.path.dirname(os.path.abspath(csv_path))))
     fig.tight_layout()
-    os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
     with atomic_write(path, "wb") as f:
         fig.savefig(f, format="png", dpi=CURVE_DPI)
     return series

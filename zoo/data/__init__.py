@@ -2,7 +2,7 @@
 
 - `zoo.data.labelled`: one reader for labelled text, `load_labelled` /
   `read_labelled` -> `LabelledSplits` / `LabelledTexts` (texts, class ids, class
-  names): CSV/TSV tables (`pandas.read_csv`), JSON lines, `label<TAB>sentence` lines,
+  names): CSV/TSV tables (Python's `csv`), JSON lines, `label<TAB>sentence` lines,
   SST trees, one folder per class, split files, IMDB (folder or tar.gz). Its
   generated demo corpora are in `zoo.demo`.
 - `zoo.data.parallel`: `load_parallel` / `read_pairs` for line-aligned file pairs, TSV

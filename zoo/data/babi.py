@@ -253,9 +253,8 @@ def load_babi(
     if not isinstance(data, BabiFolder):
         data = find_folder(data, size, language)
     directory, tasks = data.path, list(TASK_NAMES if tasks is None else tasks)
-    for task in tasks:
-        if task not in TASK_NAMES:
-            raise ConfigError(f"bAbI tasks are 1..20. Received: task={task!r}")
+    if bad := [task for task in tasks if task not in TASK_NAMES]:
+        raise ConfigError(f"bAbI tasks are 1..20. Received: task={bad[0]!r}")
     result = {}
     for task in tasks:
         entry = result[task] = BabiTask(task=task, name=TASK_NAMES[task])

@@ -164,11 +164,9 @@ def find_split_files(folder, suffixes, stems=None):
     names = set(os.listdir(folder)) if os.path.isdir(folder) else set()
     found = {}
     for split, candidates in stems.items():
-        for stem in candidates:
-            match = next((stem + s for s in suffixes if stem + s in names), None)
-            if match is not None:
-                found[split] = check_inside(os.path.join(folder, match), folder)
-                break
+        matches = (stem + s for stem in candidates for s in suffixes)
+        if (match := next((m for m in matches if m in names), None)) is not None:
+            found[split] = check_inside(os.path.join(folder, match), folder)
     return found if "train" in found else {}
 
 
@@ -193,10 +191,7 @@ def listing(folder, limit=10):
         entries = sorted(os.listdir(folder))
     except OSError:
         return []
-    shown = [
-        e + ("/" if os.path.isdir(os.path.join(folder, e)) else "")
-        for e in entries[:limit]
-    ]
+    shown = [e + "/" * os.path.isdir(os.path.join(folder, e)) for e in entries[:limit]]
     if len(entries) > limit:
         shown.append(f"... ({len(entries) - limit} more)")
     return shown

@@ -318,23 +318,20 @@ def _read_json_lines(path, columns):
     for line, text in files.iter_lines(path):
         if not text.strip():
             continue
-        problem = None
         if line == 1 and text.lstrip().startswith("["):
             problem = "a JSON array; expected JSON lines (one JSON object per line)"
-        else:
-            try:
-                record = json.loads(text, strict=False)  # control characters are text
-            except json.JSONDecodeError as e:
-                problem = f"invalid JSON ({e.msg} at column {e.colno}); expected one "
-                problem += "JSON object per line"
-        if problem is None and not isinstance(record, dict):
-            problem = f"a JSON {type(record).__name__}, expected an object "
-            problem += f'({{"{columns[0]}": ...}})'
-        elif problem is None and (missing := [c for c in columns if c not in record]):
-            problem = f"missing field(s) {missing!r}; the object has fields "
-            problem += f"{list(record)[:20]!r}"
-        if problem:
             raise DataError(problem, path, line)
+        try:
+            record = json.loads(text, strict=False)  # control characters are text
+        except json.JSONDecodeError as e:
+            problem = f"invalid JSON ({e.msg} at column {e.colno}); expected one "
+            raise DataError(problem + "JSON object per line", path, line) from None
+        if not isinstance(record, dict):
+            problem = f"a JSON {type(record).__name__}, expected an object "
+            raise DataError(problem + f'({{"{columns[0]}": ...}})', path, line)
+        if missing := [c for c in columns if c not in record]:
+            problem = f"missing field(s) {missing!r}; the object has fields "
+            raise DataError(problem + f"{list(record)[:20]!r}", path, line)
         out.append((line, *(record[c] for c in columns)))
     if not out:
         raise DataError("no records in the file (it is empty)", path)
@@ -357,14 +354,10 @@ def _read_table(path, text_column, label_column, format):
     named = all(isinstance(c, str) for c in columns)
     positions = fmt != "jsonl" and all(type(c) is int and c >= 0 for c in columns)
     if not (named or positions):
-        if fmt == "jsonl":
-            raise ConfigError(
-                f"JSON lines fields are chosen by name. Received: columns={columns!r}"
-            )
-        raise ConfigError(
-            "Columns are all names (the file has a header row, as JSON lines have) "
-            f"or all 0-based positions (no header). Received: columns={columns!r}"
-        )
+        rule = "Columns are all names (the file has a header row, as JSON lines have) "
+        rule += "or all 0-based positions (no header)"
+        rule = "JSON lines fields are chosen by name" if fmt == "jsonl" else rule
+        raise ConfigError(f"{rule}. Received: columns={columns!r}")
     if fmt == "jsonl":
         return _records(path, _read_json_lines(path, columns), columns)
     return _records(path, _read_delimited(path, columns, ",\t"[fmt == "tsv"]), columns)
@@ -515,14 +508,13 @@ def read_labelled(
 def _class_folders(folder, pattern, root=None):
     """`{class: [file, ...]}` of the subfolders of `folder` holding matching files;
     one that links out of `root` (default `folder`) is a `DataError`."""
-    root = folder if root is None else root
     classes = {}
     for name in sorted(os.listdir(folder)):
         sub = os.path.join(folder, name)
         if name.startswith(".") or not os.path.isdir(sub):
             continue
         matches = [
-            files.check_inside(os.path.join(sub, f), root)
+            files.check_inside(os.path.join(sub, f), root or folder)
             for f in sorted(os.listdir(sub))
             if not f.startswith(".")
             and fnmatch.fnmatch(f, pattern)
@@ -791,8 +783,7 @@ def load_labelled(
         pieces, _ = files.seeded_split(
             len(train), [fractions[s] for s in missing], seed, strata=train.names
         )
-        for split, indices in zip(["train", *missing], pieces, strict=True):
-            parts[split] = train.subset(indices)
+        parts.update(zip(["train", *missing], map(train.subset, pieces), strict=True))
         notes = f" ({' and '.join(missing)}: seeded split of the training data, seed {seed})"
     if len(label_names) < 2:
         only = f" ({label_names[0]!r})" if label_names else ""

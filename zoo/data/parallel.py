@@ -279,19 +279,6 @@ def _pair_files(folder, source, target):
     return {}
 
 
-def _tsv_column(source, target, source_column, path):
-    if source_column is not None:
-        return source_column
-    if "en" in (source, target) and source != target:
-        return 0 if source == "en" else 1
-    raise ConfigError(
-        f"{path}: cannot tell which TSV column holds the source language; an Anki "
-        "TSV pairs English (first column) with another language, so one side must "
-        "be 'en', or pass source_column=0 (source<TAB>target) or 1 "
-        f"(target<TAB>source). Received: source={source!r}, target={target!r}"
-    )
-
-
 def file_specs(train, validation=None, test=None):
     """`(path, files)` for `load_parallel` from command-line specs, each a TSV file,
     a folder (train only) or `SOURCE_FILE,TARGET_FILE`.
@@ -299,15 +286,11 @@ def file_specs(train, validation=None, test=None):
     >>> file_specs("train.en,train.vi", test="test.en,test.vi")
     (None, {'train': ('train.en', 'train.vi'), 'test': ('test.en', 'test.vi')})
     """
-
-    def spec(text):
-        parts = str(text).split(",")
-        return parts[0] if len(parts) == 1 else tuple(parts)
-
     if validation is None and test is None and "," not in str(train):
         return train, None
     specs = {"train": train, "validation": validation, "test": test}
-    return None, {k: spec(v) for k, v in specs.items() if v is not None}
+    specs = {k: str(v).split(",") for k, v in specs.items() if v is not None}
+    return None, {k: v[0] if len(v) == 1 else tuple(v) for k, v in specs.items()}
 
 
 def _normalize_files(files):
@@ -338,9 +321,8 @@ def _normalize_files(files):
 
 
 def _name(spec):
-    if isinstance(spec, tuple):
-        return " / ".join(os.path.basename(p) for p in spec)
-    return os.path.basename(spec)
+    paths = spec if isinstance(spec, tuple) else [spec]
+    return " / ".join(map(os.path.basename, paths))
 
 
 def _find_specs(path, source, target):
@@ -415,11 +397,20 @@ def load_parallel(
         origin, specs = _find_specs(path, source, target)
     parts = {}
     for split in (s for s in ("train", "validation", "test") if s in specs):
-        spec, column = specs[split], None
-        if not isinstance(spec, tuple):
-            column = _tsv_column(source, target, source_column, spec)
+        spec = specs[split]
+        column = 0 if isinstance(spec, tuple) else source_column  # line-aligned: 0
+        if column is None:
+            if "en" not in (source, target) or source == target:
+                raise ConfigError(
+                    f"{spec}: cannot tell which TSV column holds the source "
+                    "language; an Anki TSV pairs English (first column) with another "
+                    "language, so one side must be 'en', or pass source_column=0 "
+                    "(source<TAB>target) or 1 (target<TAB>source). Received: "
+                    f"source={source!r}, target={target!r}"
+                )
+            column = 0 if source == "en" else 1
         lines = limit if split == "train" else None
-        parts[split] = read_pairs(spec, limit=lines, source_column=column or 0)
+        parts[split] = read_pairs(spec, limit=lines, source_column=column)
         parts[split].description = f"{split}: {_name(spec)}"
     train, name = parts["train"], _name(specs["train"])
     missing = [s for s in ("validation", "test") if s not in parts]
@@ -440,5 +431,5 @@ def load_parallel(
     if max_words:
         train.description += f"; pairs over {max_words} words skipped"
     for corpus in parts.values():
-        corpus.description = f"{corpus.description} ({origin})"
+        corpus.description += f" ({origin})"
     return {"train": train, "val": parts["validation"], "test": parts["test"]}

@@ -42,9 +42,8 @@ def demo_corpus(num_documents=400, seed=0):
         received = f"Received: num_documents={num_documents!r}"
         raise ValueError(f"`num_documents` must be at least 2. {received}")
     rng = random.Random(seed)
-    texts, labels = [], []
-    for i in range(num_documents):
-        label = IMDB_LABELS[i % 2]
+    texts, labels = [], [IMDB_LABELS[i % 2] for i in range(num_documents)]
+    for label in labels:
         n = rng.randint(3, 6)
         num_keys = 1 if n < 4 or rng.random() < 0.6 else 2
         sentences = [
@@ -58,7 +57,6 @@ def demo_corpus(num_documents=400, seed=0):
         punct = [rng.choice([".", ".", ".", "!"]) for _ in sentences]
         pairs = zip(sentences, punct, strict=True)
         texts.append(" ".join(s[0].upper() + s[1:] + p for s, p in pairs))
-        labels.append(label)
     order = list(range(num_documents))
     rng.shuffle(order)
     sources = [f"demo document {i}" for i in range(num_documents)]

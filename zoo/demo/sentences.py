@@ -35,10 +35,9 @@ def demo_splits(num_sentences=1200, seed=0):
         for _ in range(n):
             label = int(rng.integers(3))
             parts = [str(rng.choice(_SUBJECTS)), str(rng.choice(_VERBS))]
-            fillers = list(rng.choice(_FILLER, size=int(rng.integers(1, 3))))
+            parts += map(str, rng.choice(_FILLER, size=int(rng.integers(1, 3))))
             words = {0: _NEGATIVE, 2: _POSITIVE}.get(label)
             word = "ordinary" if words is None else str(rng.choice(words))
-            parts.extend(str(f) for f in fillers)
             parts.insert(int(rng.integers(2, len(parts) + 1)), word)
             texts.append(" ".join(parts) + " .")
             labels.append(label)

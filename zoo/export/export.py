@@ -287,10 +287,8 @@ def _check_keras_check(keras_check, concrete, warmup, keras_model):
     """The manifest's `keras_check` (see `export_model`), or a `ValueError` naming
     what the verifier could not compare."""
     if keras_check is None or "skipped" in keras_check:
-        skipped = (keras_check or {}).get(
-            "skipped", "no keras_check given to export_model"
-        )
-        return {"skipped": str(skipped)}
+        keras_check = keras_check or {"skipped": "no keras_check given to export_model"}
+        return {"skipped": str(keras_check["skipped"])}
     if "modules" in keras_check:
         raise ValueError(
             "`keras_check` cannot name modules: the verifier imports nothing an export "

@@ -248,10 +248,8 @@ def batch_limits(manifest, version_dir):
     for signature, info in _mapping(manifest, "signatures", path).items():
         if not isinstance(info, dict):
             raise DataError(f"signatures.{signature} must be an object", path=path)
-        value = info.get("max_batch_size", default)
-        result[signature] = _limit(
-            value, f"signatures.{signature}.max_batch_size", path
-        )
+        field = f"signatures.{signature}.max_batch_size"
+        result[signature] = _limit(info.get("max_batch_size", default), field, path)
     return result
 
 

@@ -70,16 +70,6 @@ def _unregistered_ops(graph_def):
     return ops, sorted(op for op in ops if op_def_registry.get(op) is None)
 
 
-def _format_signatures(signatures):
-    lines = []
-    for name, sig in signatures.items():
-        lines.append(f"signature {name!r} ({sig['method_name']}):")
-        for kind in ("inputs", "outputs"):
-            for key, info in sig[kind].items():
-                lines.append(f"  {kind[:-1]:6s} {key}: {info['dtype']} {info['shape']}")
-    return "\n".join(lines)
-
-
 def verify_export(path, print_fn=None):
     """Verifies one export; see the module docstring for the checks.
 
@@ -303,11 +293,11 @@ def _keras_check(sess, check, first_inputs, version_dir, errors):
         raw = _call_task(task, inputs, served)
     except Exception as e:  # noqa: BLE001
         return fail(f"loading or running {keras_path} failed: {e}")
-    result, problems = {"ok": True, "compared": {}}, []
+    result, before = {"ok": True, "compared": {}}, len(errors)
     if raw is not None:
         result["raw_text"] = raw
         if not raw["ok"]:
-            problems.append(
+            fail(
                 "the task's predict on the warm-up texts differs from "
                 f"{signature!r} (max |diff| = {raw['max_abs_diff']:.3g})"
             )
@@ -317,18 +307,17 @@ def _keras_check(sess, check, first_inputs, version_dir, errors):
         try:
             expected = _pick_output(outputs, keras_name)
         except (KeyError, IndexError) as e:
-            problems.append(f"no Keras output {keras_name!r} ({e})")
+            fail(f"no Keras output {keras_name!r} ({e})")
             continue
         got = np.asarray(served[served_name])
         compared = _compare(got, expected, check.get("atol"), check.get("rtol"))
         result["compared"][served_name] = compared
         if not compared["ok"]:
-            problems.append(
+            fail(
                 f"{served_name!r} differs from the Keras model (max |diff| = "
                 f"{compared['max_abs_diff']:.3g}; shapes {got.shape}, {expected.shape})"
             )
-    errors.extend(f"keras check: {problem}" for problem in problems)
-    result["ok"] = not problems
+    result["ok"] = len(errors) == before
     return result
 
 
@@ -486,8 +475,12 @@ def main(argv=None, prog="python -m zoo.export.verify"):
     report, error = _report(args.path, print)
     if error is not None:
         print(one_line(error), file=sys.stderr)
-    elif report.get("signatures"):
-        print(_format_signatures(report["signatures"]))
+    else:  # 6. the signatures
+        for name, sig in report.get("signatures", {}).items():
+            print(f"signature {name!r} ({sig['method_name']}):")
+            for kind in ("inputs", "outputs"):
+                for key, info in sig[kind].items():
+                    print(f"  {kind[:-1]:6s} {key}: {info['dtype']} {info['shape']}")
     if not _write_report(args.json_out, report) or error is not None:
         return 2
     if report["ok"]:

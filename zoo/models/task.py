@@ -78,14 +78,6 @@ class Task(keras.Model):
                     f"{type(value).__name__}"
                 )
 
-    @classmethod
-    def check_task(cls, task):
-        """Refuses a `task` that is not one of this class (a one-line `ValueError`)."""
-        if not isinstance(task, cls):
-            raise ValueError(
-                f"`task` must be a {cls.__name__}. Received: {type(task).__name__}"
-            )
-
     @staticmethod
     def check_vocabulary(preprocessor, vocabulary_size):
         """Refuses a preprocessor whose vocabulary has not `vocabulary_size` words."""
@@ -232,13 +224,9 @@ class Task(keras.Model):
         # a tf.data.Dataset keeps its own order.
         shuffle = kwargs.pop("shuffle", True)
         ds = self._pipeline(x, y, sample_weight, batch_size, shuffle)
-        if validation_data is not None and not isinstance(
-            validation_data, tf.data.Dataset
-        ):
+        if validation_data is not None:  # a dataset unpacks as (dataset, None, None)
             vx, vy, vsw = keras.utils.unpack_x_y_sample_weight(validation_data)
             validation_data = _as_dataset(vx, vy, vsw, batch_size)
-        elif validation_data is not None:
-            validation_data = _batched(validation_data, batch_size)
         return super().fit(ds, validation_data=validation_data, shuffle=False, **kwargs)
 
     def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None, **kwargs):
@@ -412,7 +400,14 @@ class Task(keras.Model):
         saved_backbone = _read_json(preset, CONFIG_FILE)
         config = dict(task["config"])
         backbone_config = dict(saved_backbone.get("config", {}))
-        task_arguments = _constructor_arguments(task_cls)
+        # The named arguments of the task's constructor a preset may replace.
+        parameters = inspect.signature(task_cls.__init__).parameters.values()
+        task_arguments = {
+            p.name
+            for p in parameters
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and p.name not in ("self", "backbone", "preprocessor")
+        }
         head = "num_classes" in backbone_config and "num_classes" not in task_arguments
         accepted = task_arguments | set(config) | {"load_weights", "preprocessor"}
         if head:
@@ -483,17 +478,6 @@ def _read_json(directory, name):
         raise ValueError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
 
 
-def _constructor_arguments(task_cls):
-    """The named arguments of `task_cls.__init__` a preset may replace."""
-    parameters = inspect.signature(task_cls.__init__).parameters.values()
-    return {
-        p.name
-        for p in parameters
-        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-        and p.name not in ("self", "backbone", "preprocessor")
-    }
-
-
 def _load_weights_but_head(backbone, saved_config, path):
     """Loads the preset's weights `path` (of the backbone `saved_config`) into
     `backbone`, a copy of it with another number of classes: every weight of the
@@ -560,19 +544,11 @@ def check_strings(values, name):
             )
 
 
-def _batched(ds, batch_size):
-    """A dataset batched by `batch_size` (default 32) when its elements are single
-    examples; an already batched one keeps its batches."""
-    first = tf.nest.flatten(ds.element_spec)[0]
-    if first.shape.rank == 0:
-        return ds.batch(batch_size or 32)
-    return ds
-
-
 def _as_dataset(x, y=None, sample_weight=None, batch_size=None, shuffle=False):
     """Raw inputs (lists, arrays or a `tf.data.Dataset`) as a batched dataset;
     lists and arrays reshuffled every iteration with `shuffle` (seeded by
-    `keras.utils.set_random_seed`)."""
+    `keras.utils.set_random_seed`). A dataset of single examples is batched by
+    `batch_size` (default 32); an already batched one keeps its batches."""
     if isinstance(x, tf.data.Dataset):
         if y is not None or sample_weight is not None:
             raise ValueError(
@@ -580,7 +556,8 @@ def _as_dataset(x, y=None, sample_weight=None, batch_size=None, shuffle=False):
                 f"do not pass y or sample_weight. Received: y of type "
                 f"{type(y).__name__}"
             )
-        return _batched(x, batch_size)
+        first = tf.nest.flatten(x.element_spec)[0]
+        return x.batch(batch_size or 32) if first.shape.rank == 0 else x
 
     data = keras.utils.pack_x_y_sample_weight(
         _as_arrays(x), _as_arrays(y), _as_arrays(sample_weight)
@@ -633,6 +610,35 @@ def _split(arrays, validation_split):
     train = tf.nest.map_structure(lambda a: None if a is None else a[:cut], arrays)
     held = tf.nest.map_structure(lambda a: None if a is None else a[cut:], arrays)
     return train, held
+
+
+def run_in_length_order(fn, texts, batch_size=64):
+    """Runs a string-batch function (a `tf.function`, a serving signature, a
+    `Translator`) over texts.
+
+    The texts are batched in order of length (characters) and the outputs put back
+    in the input order: a batch is padded to (and a batched search runs until) its
+    longest text, so batches of similar lengths waste fewer steps (the results are
+    the same up to rounding; only the speed changes).
+
+    Args:
+        fn: a function from a string tensor `(B,)` to a dict of tensors whose first
+            dimension is `B`.
+        texts: a list of str.
+        batch_size: texts per call.
+
+    Returns:
+        One dict of NumPy outputs per text, in the order of `texts`.
+    """
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    outputs = [None] * len(texts)
+    for start in range(0, len(texts), batch_size):
+        batch = order[start : start + batch_size]
+        out = fn(tf.constant([texts[i] for i in batch]))
+        out = {k: v.numpy() for k, v in out.items()}
+        for j, i in enumerate(batch):
+            outputs[i] = {k: v[j] for k, v in out.items()}
+    return outputs
 
 
 def _decoded(row):

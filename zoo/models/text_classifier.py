@@ -11,7 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.export.serving_module import DEFAULT_MAX_BATCH_SIZE
-from zoo.models.task import Task, _decoded, encode_ids
+from zoo.models.task import Task, _decoded, encode_ids, run_in_length_order
 
 
 class TextClassifier(Task):
@@ -90,7 +90,7 @@ class TextClassifier(Task):
     def num_classes(self):
         return len(self.label_names)
 
-    def encode_labels(self, labels):
+    def encode_targets(self, labels):
         """Class ids (int32) of labels given as ids or as names."""
         if isinstance(labels, tf.Tensor):
             if labels.dtype != tf.string:
@@ -111,9 +111,6 @@ class TextClassifier(Task):
             f"a class id of {self.label_names} (0..{self.num_classes - 1})",
             f"none of the task's label_names {self.label_names}",
         )
-
-    def encode_targets(self, y):
-        return self.encode_labels(y)
 
     def predict_labels(self, texts, batch_size=None):
         """The most probable class name of each text."""
@@ -285,11 +282,12 @@ class TextClassifier(Task):
 def predict_texts(model, preprocessor, texts, batch_size=64, extra=None):
     """Runs preprocessor + model over raw texts; returns one dict per text.
 
-    The texts are run in order of length (less padding), in batches, inside one
-    `tf.function`; results come back in the order of `texts`. Every output of the
-    model (`"probabilities"` and the attention maps) and every string output of the
-    preprocessor (the words the attention refers to) is returned, as that text's row
-    of its padded batch (strings decoded; padding is `""` and zero weight).
+    The texts are run in order of length (less padding, `run_in_length_order`), in
+    batches, inside one `tf.function`; results come back in the order of `texts`.
+    Every output of the model (`"probabilities"` and the attention maps) and every
+    string output of the preprocessor (the words the attention refers to) is
+    returned, as that text's row of its padded batch (strings decoded; padding is
+    `""` and zero weight).
 
     Args:
         model: a network following the models' convention: `model(token_ids)`
@@ -317,17 +315,8 @@ def predict_texts(model, preprocessor, texts, batch_size=64, extra=None):
                 outputs[key] = value
         return outputs
 
-    texts = list(texts)
-    order = np.argsort([len(t) for t in texts], kind="stable")
-    results = [None] * len(texts)
-    for start in range(0, len(texts), batch_size):
-        index = order[start : start + batch_size]
-        batch = {
-            k: v.numpy() for k, v in run(tf.constant([texts[i] for i in index])).items()
-        }
-        for j, i in enumerate(index):
-            results[i] = {k: _decoded(v[j]) for k, v in batch.items()}
-    return results
+    rows = run_in_length_order(run, list(texts), batch_size)
+    return [{k: _decoded(v) for k, v in row.items()} for row in rows]
 
 
 def compile_classifier(task, optimizer, jit_compile="auto"):

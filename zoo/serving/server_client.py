@@ -18,16 +18,6 @@ ANSWER_BYTES_PER_ROW = 1 << 20
 MIN_ANSWER_BYTES = 16 << 20
 
 
-def request_rows(inputs):
-    """The row count of a request `{input_name: values}` (None when the inputs do
-    not agree or have no leading dimension: the server is left to refuse them)."""
-    try:
-        counts = {len(values) for values in inputs.values()}
-    except TypeError:
-        return None
-    return counts.pop() if len(counts) == 1 else None
-
-
 def _shown(shape):
     return "(" + ", ".join("?" if d is None or d < 0 else str(d) for d in shape) + ")"
 
@@ -57,7 +47,8 @@ class ServerClient:
     """Base of `GrpcClient` and `RestClient`: the arguments they share (see theirs).
 
     A subclass implements `_signature_defs()` (the model metadata's `signature_def`
-    map as JSON, the REST API's form), `_predict(arrays, signature, limit, rows)`
+    map as JSON, the REST API's form; a `KeyError` or `TypeError` in it reads as an
+    answer with no readable `signature_def`), `_predict(arrays, signature, limit, rows)`
     (the answer `{output: np.ndarray}` of one request, its output names checked
     with `check_names` and each output read up to `limit` bytes), and may override
     `close()`.
@@ -79,10 +70,9 @@ class ServerClient:
         (read once); `_shapes` gets `{signature: {output: shape}}` (-1 for a
         dimension of any size; None for an output of unknown rank)."""
         if self._specs is None:
-            signatures = self._signature_defs()
             try:
                 specs, shapes = {}, {}
-                for name, sig in signatures.items():
+                for name, sig in self._signature_defs().items():
                     if not name.startswith("__"):
                         specs[name] = {
                             kind: {
@@ -215,7 +205,10 @@ class ServerClient:
             name: as_input_array(values, spec["inputs"].get(name, "string"), name)
             for name, values in inputs.items()
         }
-        rows = request_rows(arrays)
+        # None when the inputs do not agree or have no leading dimension: the
+        # server is left to refuse them
+        counts = {a.shape[0] if a.ndim else None for a in arrays.values()}
+        rows = counts.pop() if len(counts) == 1 else None
         limit = self.answer_limit(rows, signature)
         return self.check_answer(
             self._predict(arrays, signature, limit, rows), rows, signature

@@ -50,8 +50,7 @@ class EmbeddingStats:
     @property
     def coverage(self):
         """Fraction of the vocabulary's non-reserved tokens that got a vector."""
-        real = max(self.vocabulary_size - 2, 1)
-        return self.found / real
+        return self.found / max(self.vocabulary_size - 2, 1)
 
     def __str__(self):
         return (
@@ -90,8 +89,7 @@ def _vector_size(path, lines):
     """
     buffered, sizes = [], collections.Counter()
     for number, line in lines:
-        parts = _split(line)
-        if not parts:
+        if not (parts := _split(line)):
             continue
         if not buffered and len(parts) == 2 and all(map(str.isdigit, parts)):
             return int(parts[1]), lines  # word2vec header "<count> <dim>"
@@ -101,8 +99,7 @@ def _vector_size(path, lines):
             break
     if not buffered:
         return None, iter(())
-    dim = sizes.most_common(1)[0][0]
-    return dim, itertools.chain(buffered, lines)
+    return sizes.most_common(1)[0][0], itertools.chain(buffered, lines)
 
 
 def load_embeddings(path, vocabulary, scale=0.1, seed=0, reserved=2):
@@ -141,8 +138,7 @@ def load_embeddings(path, vocabulary, scale=0.1, seed=0, reserved=2):
     exact, by_lower, file_words = {}, {}, 0
     dim, lines = _vector_size(path, _lines(path))
     for line_number, line in lines:
-        parts = _split(line)
-        if not parts:
+        if not (parts := _split(line)):
             continue
         if dim < 1 or len(parts) < dim + 1:
             raise EmbeddingFormatError(
@@ -188,8 +184,7 @@ def load_embeddings(path, vocabulary, scale=0.1, seed=0, reserved=2):
         matrix[0] = 0.0
     found = found_lower = 0
     for token, i in wanted.items():
-        vector = exact.get(token, by_lower.get(token.lower()))
-        if vector is not None:
+        if (vector := exact.get(token, by_lower.get(token.lower()))) is not None:
             matrix[i] = vector
             found += 1
             found_lower += token not in exact

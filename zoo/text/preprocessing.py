@@ -59,6 +59,11 @@ def _as_string_tensor(text, name="text"):
     return text
 
 
+def _map(fn, text):
+    """`fn` applied to the flat values of a string tensor or `tf.RaggedTensor`."""
+    return tf.ragged.map_flat_values(fn, _as_string_tensor(text))
+
+
 def fix_utf8(text):
     """Replaces invalid UTF-8 sequences by U+FFFD (the Unicode replacement character).
 
@@ -68,9 +73,7 @@ def fix_utf8(text):
     Returns:
         A string tensor of the same shape holding valid UTF-8.
     """
-    return tf.ragged.map_flat_values(
-        lambda t: _transcode(t, "replace"), _as_string_tensor(text)
-    )
+    return _map(lambda t: _transcode(t, "replace"), text)
 
 
 def _transcode(t, errors):
@@ -133,12 +136,10 @@ def normalize(text, lowercase=True, max_bytes=MAX_INPUT_BYTES):
 
     def _norm(t):
         t = _controls_to_spaces(t)
-        # NFKC_Casefold includes NFKC.
-        t = (
-            tf_text.case_fold_utf8(t)
-            if lowercase
-            else tf_text.normalize_utf8(t, "NFKC")
-        )
+        if lowercase:  # NFKC_Casefold includes NFKC.
+            t = tf_text.case_fold_utf8(t)
+        else:
+            t = tf_text.normalize_utf8(t, "NFKC")
         t = tf.strings.regex_replace(t, r"\r\n?", "\n")
         t = tf.strings.regex_replace(t, r"(?:" + _SPACE + r")*\n\s*", "\n")
         t = tf.strings.regex_replace(t, r"(?:" + _SPACE + r")+", " ")
@@ -163,7 +164,6 @@ def word_tokenize(text):
         input, `[B, None, None]` for a `[B, None]` input. Empty and whitespace-only
         strings give empty rows.
     """
-    text = _as_string_tensor(text)
 
     def _split(t):
         return tf_text.regex_split(
@@ -172,7 +172,7 @@ def word_tokenize(text):
             keep_delim_regex_pattern=_PUNCT,
         )
 
-    return tf.ragged.map_flat_values(_split, text)
+    return _map(_split, text)
 
 
 def split_sentences(text):
@@ -193,20 +193,17 @@ def split_sentences(text):
     >>> split_sentences(tf.constant(["Good food. Bad service!\\nWhy?"])).to_list()
     [[b'Good food.', b'Bad service!', b'Why?']]
     """
-    text = _as_string_tensor(text)
 
     def _split(t):
         t = _controls_to_spaces(t)
         t = tf.strings.regex_replace(t, r"([.!?]+)(?:[\s\p{Z}])+", "\\1\n")
-        return tf_text.regex_split(
+        pieces = tf_text.regex_split(
             t, delim_regex_pattern=r"(?:[\s\p{Z}]*\n)+[\s\p{Z}]*"
         )
-
-    def _clean(pieces):
         pieces = pieces.with_flat_values(tf.strings.strip(pieces.flat_values))
         return tf.ragged.boolean_mask(pieces, tf.strings.length(pieces) > 0)
 
-    return tf.ragged.map_flat_values(lambda t: _clean(_split(t)), text)
+    return _map(_split, text)
 
 
 def pad_ragged(ragged, max_len, pad=None):

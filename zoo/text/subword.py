@@ -159,14 +159,10 @@ class SubwordTokenizer(tf.Module):
         ids = tf.cast(ids, tf.int64)
         ended = tf.cumsum(tf.cast(tf.equal(ids, END), tf.int32), axis=1) > 0
         keep = ~ended & (ids != PAD) & (ids != START)
-        return _fix_spacing(
-            self._tokenizer.detokenize(tf.ragged.boolean_mask(ids, keep))
-        )
-
-
-def _fix_spacing(text):
-    text = tf.strings.regex_replace(text, r" ([.,!?;:)\]}%])", r"\1")
-    text = tf.strings.regex_replace(text, r"([(\[{¿¡]) ", r"\1")
-    text = tf.strings.regex_replace(text, r" ?([-'’]) ?", r"\1")
-    text = tf.strings.regex_replace(text, r'" (.*?) "', r'"\1"')
-    return tf.strings.strip(text)
+        text = self._tokenizer.detokenize(tf.ragged.boolean_mask(ids, keep))
+        # Drop the spaces that word splitting put around punctuation (module doc).
+        text = tf.strings.regex_replace(text, r" ([.,!?;:)\]}%])", r"\1")
+        text = tf.strings.regex_replace(text, r"([(\[{¿¡]) ", r"\1")
+        text = tf.strings.regex_replace(text, r" ?([-'’]) ?", r"\1")
+        text = tf.strings.regex_replace(text, r'" (.*?) "', r'"\1"')
+        return tf.strings.strip(text)

@@ -45,8 +45,7 @@ class Vocabulary:
 
     def __init__(self, tokens):
         tokens = list(tokens)
-        problem = _first_problem(tokens)
-        if problem:
+        if problem := _first_problem(tokens):
             raise ValueError(f"tokens[{problem[0]}]: {problem[1]}")
         self._tokens = tokens
         self._ids = {token: i for i, token in enumerate(tokens)}
@@ -116,13 +115,11 @@ class Vocabulary:
                 path=path,
                 line=1,
             )
-        tokens = decode_document(data, path).split("\n")  # invalid UTF-8: file:line
-        if tokens[-1] == "":  # the last line's end
-            tokens.pop()
-        if not tokens:
+        if not data:
             raise DataError("the vocabulary file is empty.", path=path)
-        problem = _first_problem(tokens)
-        if problem:
+        # Invalid UTF-8 raises naming file:line; the last line's end ends no token.
+        tokens = decode_document(data, path).removesuffix("\n").split("\n")
+        if problem := _first_problem(tokens):
             raise DataError(problem[1], path, problem[0] + 1)
         return cls(tokens)
 
@@ -153,9 +150,7 @@ class Vocabulary:
 
     def token_to_id(self, token):
         """The id of `token`, `UNK_ID` when unknown, `PAD_ID` for ""."""
-        if token == "":
-            return PAD_ID
-        return self._ids.get(token, UNK_ID)
+        return PAD_ID if token == "" else self._ids.get(token, UNK_ID)
 
     def id_to_token(self, index):
         """The token of `index`; out-of-range ids give `"[UNK]"`."""
@@ -190,7 +185,6 @@ def _first_problem(tokens):
         return i, f"{problem}. Received: {token!r}"
     if len(tokens) < len(RESERVED):
         return len(tokens), f"a vocabulary must start with {list(RESERVED)!r}"
-    return None
 
 
 class _TextFileInitializer(tf.lookup.TextFileInitializer):

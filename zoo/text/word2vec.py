@@ -284,8 +284,7 @@ def write_word2vec(path, tokens, vectors, skip=2):
     # The format separates fields with " " and lines with "\n" (readers open it in
     # text mode, where "\r" also ends a line); other characters, other Unicode spaces
     # included, round-trip.
-    bad = [t for t, _ in rows if not t or any(c in t for c in " \n\r")]
-    if bad:
+    if bad := [t for t, _ in rows if not t or any(c in t for c in " \n\r")]:
         raise ValueError(
             f"Empty tokens and tokens with a space or line break cannot be written: "
             f"{bad[:5]!r}"

@@ -31,7 +31,7 @@ import keras
 
 from zoo.errors import ZooError
 from zoo.io import atomic_path, atomic_write
-from zoo.training.checkpoints import read_weights
+from zoo.training.checkpoints import numbered_files, read_weights
 
 
 class NonFiniteLossError(ZooError, RuntimeError):
@@ -166,15 +166,6 @@ class ResumableEarlyStopping(keras.callbacks.EarlyStopping):
         self.folder = folder
         self.history = list(history)
 
-    def _files(self):
-        if not os.path.isdir(self.folder):
-            return {}
-        return {
-            int(match.group(1)): os.path.join(self.folder, match.group(0))
-            for match in map(self.PATTERN.match, os.listdir(self.folder))
-            if match
-        }
-
     def on_train_begin(self, logs=None):
         super().on_train_begin(logs)
         if not self.history:
@@ -189,7 +180,7 @@ class ResumableEarlyStopping(keras.callbacks.EarlyStopping):
         self.model.stop_training = False
         self.stopped_epoch = 0
         self.best_weights = None  # the best epoch's weights, from its file
-        path = self._files().get(self.best_epoch)
+        path = numbered_files(self.folder, self.PATTERN).get(self.best_epoch)
         if self.best is None or path is None:
             return
         run_dir = os.path.dirname(os.path.abspath(self.folder))
@@ -207,7 +198,7 @@ class ResumableEarlyStopping(keras.callbacks.EarlyStopping):
         import numpy as np
 
         os.makedirs(self.folder, exist_ok=True)
-        previous = self._files()
+        previous = numbered_files(self.folder, self.PATTERN)
         with atomic_path(os.path.join(self.folder, f"best-{epoch:05d}.npz")) as tmp:
             np.savez(tmp, *self.best_weights)
         keep = max((e for e in previous if e < epoch), default=None)

@@ -121,6 +121,18 @@ class BestCheckpoint(keras.callbacks.ModelCheckpoint):
                 os.replace(self.filepath, tmp)
 
 
+def numbered_files(folder, pattern):
+    """`{N: path}` of the files in `folder` whose names match `pattern`, whose
+    first group is the number N (`{}` when there is no such folder)."""
+    if not os.path.isdir(folder):
+        return {}
+    return {
+        int(match[1]): os.path.join(folder, match[0])
+        for match in map(pattern.match, os.listdir(folder))
+        if match
+    }
+
+
 SEED_STATES = "zoo_seed_states"  # the group of the backup file holding them
 
 
@@ -182,34 +194,23 @@ class Backup:
     def __init__(self, folder):
         self.folder = folder
 
-    def _newest(self, pattern):
-        found = [(0, None)]
-        if os.path.isdir(self.folder):
-            for name in os.listdir(self.folder):
-                if match := pattern.match(name):
-                    found.append((int(match[1]), os.path.join(self.folder, name)))
-        return max(found, key=lambda item: item[0])
-
     def latest(self):
         """`(completed epochs, path)` of the newest backup, or `(0, None)`."""
-        return self._newest(self.PATTERN)
+        return max(numbered_files(self.folder, self.PATTERN).items(), default=(0, None))
 
     def final(self):
         """`(epochs, path)` of the backup of a finished training, or `(0, None)`."""
-        return self._newest(self.FINAL)
+        return max(numbered_files(self.folder, self.FINAL).items(), default=(0, None))
 
     def is_final(self, path):
         return path is not None and bool(self.FINAL.match(os.path.basename(path)))
 
-    def save_final(self, model, epochs):
-        """Writes the weights at the end of a training that finished after `epochs`
-        epochs, then deletes everything else in the folder (the per-epoch backups,
-        early stopping's best weights)."""
-        return self.save(model, epochs, final=True)
-
     def save(self, model, completed_epochs, final=False):
         """Writes the weights and optimizer state after `completed_epochs` epochs,
-        then deletes the older backups (with `final`, everything else)."""
+        then deletes the older backups. With `final`: the weights at the end of a
+        training that finished after `completed_epochs` epochs, and then everything
+        else in the folder is deleted (the per-epoch backups, early stopping's best
+        weights)."""
         os.makedirs(self.folder, exist_ok=True)
         name = f"{'final' if final else 'epoch'}-{completed_epochs:05d}.weights.h5"
         path = os.path.join(self.folder, name)
@@ -280,22 +281,9 @@ class Backup:
             shutil.rmtree(self.folder)
 
 
-class RestoreBackup(keras.callbacks.Callback):
-    """First callback: loads the backup at `path` when training begins (after
-    Keras has built the model's metrics and optimizer, as `BackupAndRestore` does)."""
-
-    def __init__(self, backup, path):
-        super().__init__()
-        self.backup = backup
-        self.path = path
-
-    def on_train_begin(self, logs=None):
-        self.backup.restore(self.model, self.path)
-
-
 class SaveBackup(keras.callbacks.Callback):
     """Writes the backup at every epoch end; when training completes, deletes it, or
-    with `keep_final` replaces it with the final weights (`Backup.save_final`). Not
+    with `keep_final` replaces it with the final weights (`Backup.save(final=True)`). Not
     when training stops on an error, so the same command resumes.
 
     Args:
@@ -316,6 +304,6 @@ class SaveBackup(keras.callbacks.Callback):
 
     def on_train_end(self, logs=None):
         if self.keep_final:
-            self.backup.save_final(self.model, self.completed)
+            self.backup.save(self.model, self.completed, final=True)
         else:
             self.backup.remove()

@@ -4,15 +4,15 @@ The callbacks `fit` passes to `keras.Model.fit`, in this order (each sees the ep
 logs as the ones before it left them; the Keras callback that each of ours would be,
 and why ours stays, is in its module's docstring):
 
-- `RestoreBackup` on a resume, `AverageIn` with `ema` (`zoo.training.checkpoints`,
-  `zoo.training.weight_averaging`: not Keras' `BackupAndRestore` and
-  `SwapEMAWeights`), then the caller's callbacks, so a metric they log can be
-  `cfg.monitor`;
+- the restore of the backup on a resume, the swap of the averaged weights into the
+  model with `ema` (`zoo.training.checkpoints`, `zoo.training.weight_averaging`: not
+  Keras' `BackupAndRestore` and `SwapEMAWeights`), then the caller's callbacks, so a
+  metric they log can be `cfg.monitor`;
 - `ElapsedTime`, `TimedSnapshots` (with a time limit or snapshots), before the
   checkpoints and the log, which then have `elapsed_seconds`;
-- `BestCheckpoint`, `ResumableEarlyStopping` (`patience` > 0), `AverageOut`,
-  `NaNGuard`, `PlateauDecay` (`decay_factor` < 1), then Keras' `CSVLogger`,
-  `TrainingCurve` and Keras' `TensorBoard`;
+- `BestCheckpoint`, `ResumableEarlyStopping` (`patience` > 0), the raw weights
+  back in the model with `ema`, `NaNGuard`, `PlateauDecay` (`decay_factor` < 1),
+  then Keras' `CSVLogger`, `TrainingCurve` and Keras' `TensorBoard`;
 - `SaveBackup` last, after the log: a kill between the two trains the logged epoch
   again rather than losing its row.
 
@@ -41,16 +41,11 @@ from zoo.training.callbacks import (
     maximize,
     monitor_values,
 )
-from zoo.training.checkpoints import Backup, BestCheckpoint, RestoreBackup, SaveBackup
+from zoo.training.checkpoints import Backup, BestCheckpoint, SaveBackup
 from zoo.training.data import resume_rounds, validation_rounds
 from zoo.training.resume import CURVE_FILE, run_identity_of, start_or_resume
 from zoo.training.run_folder import kept_backups, run_lock
-from zoo.training.weight_averaging import (
-    AverageIn,
-    AverageOut,
-    WeightAverage,
-    averages_weights,
-)
+from zoo.training.weight_averaging import WeightAverage, averages_weights
 
 
 def fit(model, train_ds, val_ds, cfg, callbacks=None, run_identity=None, **fit_kwargs):
@@ -159,9 +154,21 @@ def _fit(model, train_ds, val_ds, cfg, callbacks, run_identity, fit_kwargs):
     )
     board = cfg.tensorboard and importlib.util.find_spec("tensorboard") is not None
     rounds = cfg.validations_per_epoch if keras_verbose else 1
+    # Keras' `BackupAndRestore` and `SwapEMAWeights` cannot serve: see
+    # `zoo.training.checkpoints` and `zoo.training.weight_averaging`.
+    on = keras.callbacks.LambdaCallback
     all_callbacks = [
-        RestoreBackup(backup, backup_path) if backup_path else None,
-        AverageIn(weights) if weights else None,
+        # Loads the backup once Keras has built the model's metrics and optimizer.
+        on(on_train_begin=lambda logs: backup.restore(model, backup_path))
+        if backup_path
+        else None,
+        # Validation and the epoch-end callbacks up to `put_raw` see the average.
+        on(
+            on_test_begin=lambda logs: weights.put_average(),
+            on_epoch_end=lambda epoch, logs: weights.put_average(),
+        )
+        if weights
+        else None,
         *(callbacks or []),
         # Before the checkpoints and the log: their writing is not counted, and the
         # CSV log has the column.
@@ -173,7 +180,8 @@ def _fit(model, train_ds, val_ds, cfg, callbacks, run_identity, fit_kwargs):
         )
         if cfg.patience > 0
         else None,
-        AverageOut(weights) if weights else None,
+        # The raw weights back before the backup is written and training goes on.
+        on(on_epoch_end=lambda epoch, logs: weights.put_raw()) if weights else None,
         NaNGuard(backup.folder),
         # After the restore (train begin), before the CSV log (epoch end).
         PlateauDecay(monitor, cfg, rate, monitored, verbose=int(verbose != 0))

@@ -286,8 +286,8 @@ def parse_config(config_class, argv=None, **parser_args):
     demo = pre.parse_known_args(argv)[0].data is None
     parser = build_parser(config_class, **parser_args, demo=demo)
     args = vars(parser.parse_args(argv))
+    # The recipe's --run-dir is the training's `run_dir` too.
     training = {f.name: args.get(f.name) for f in dataclasses.fields(TrainingConfig)}
-    training["run_dir"] = args["run_dir"]
     # A training default of None is derived from other flags by `validate()`.
     given = {k: v for k, v in training.items() if v is not None}
     derived = [k for k in training if k not in given]

@@ -20,7 +20,7 @@ average (or, with early stopping, the average of the best epoch). `best.keras` h
 the averaged weights and, in its optimizer state, the raw weights of the same epoch
 (`swap_weight_average` exchanges them).
 
-`AverageIn` and `AverageOut` stay rather than `keras.callbacks.SwapEMAWeights`: with
+`fit` swaps with `WeightAverage` rather than `keras.callbacks.SwapEMAWeights`: with
 `swap_on_epoch=True` Keras' keeps the average in the model from an epoch's end to the
 next one's beginning, so the backup written at the epoch's end would hold the average
 where the raw weights belong (and a resumed run would train on from the average).
@@ -140,29 +140,3 @@ class WeightAverage:
     def put_raw(self):
         if self.average_in_model:
             self.swap()
-
-
-class AverageIn(keras.callbacks.Callback):
-    """Early in the callbacks: validation and the epoch-end callbacks after it see
-    the averaged weights."""
-
-    def __init__(self, weights):
-        super().__init__()
-        self.weights = weights
-
-    def on_test_begin(self, logs=None):
-        self.weights.put_average()
-
-    def on_epoch_end(self, epoch, logs=None):
-        self.weights.put_average()
-
-
-class AverageOut(keras.callbacks.Callback):
-    """Puts the raw weights back before the backup is written and training goes on."""
-
-    def __init__(self, weights):
-        super().__init__()
-        self.weights = weights
-
-    def on_epoch_end(self, epoch, logs=None):
-        self.weights.put_raw()

@@ -195,9 +195,7 @@ class MemN2NQuestionAnswererPreprocessor(Preprocessor):
         rows = zip(*columns.values(), strict=True)
         examples = [
             BabiExample(
-                story=tuple(
-                    s.strip() for s in re.split(r"\r\n?|\n", story) if s.strip()
-                ),
+                story=tuple(filter(None, map(str.strip, re.split(r"\r\n?|\n", story)))),
                 question=question.strip(),
                 answer=answer.strip().lower(),
                 supporting=(),

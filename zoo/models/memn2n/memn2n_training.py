@@ -9,6 +9,7 @@
   one per task).
 """
 
+import functools
 import math
 import os
 import time
@@ -176,9 +177,7 @@ def train_groups(tasks, arrays, joint, train_run, restarts, run_dir, key, seed=0
             for split in ("train", "valid")
         )
         results[label] = {"tasks": group} | best_of_restarts(
-            lambda folder, s, train=train, valid=valid: train_run(
-                train, valid, folder, s
-            ),
+            functools.partial(train_run, train, valid),
             restarts,
             os.path.join(run_dir, label),
             {**key, "label": label},

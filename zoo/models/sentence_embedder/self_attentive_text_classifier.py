@@ -149,7 +149,6 @@ class SelfAttentiveTextClassifier(TextClassifier):
         `.reshape(len(texts), -1)` gives the `(B, r * 2u)` vectors the classifier's
         MLP reads. An empty or whitespace-only text gets all zeros.
         """
-        self.check_tensorflow_backend("embed")
         return _embed(self.backbone.encoder, self, texts, batch_size)
 
     def export_files(self):
@@ -227,7 +226,6 @@ class SentenceEmbedder(Task):
     def embed(self, texts, batch_size=32):
         """The sentence embedding matrices `M` `(B, r, 2u)`, float32 (the export's
         `embed` signature's `"embedding"`); all zeros for a text without tokens."""
-        self.check_tensorflow_backend("embed")
         return _embed(self.backbone, self, texts, batch_size)
 
 
@@ -236,6 +234,7 @@ def _embed(encoder, task, texts, batch_size):
     in the order of `texts`."""
     import tensorflow as tf
 
+    task.check_tensorflow_backend("embed")
     if task.preprocessor is None:
         raise ValueError("embed reads raw texts: the task has no preprocessor")
     texts = task.checked_texts(texts)
@@ -250,6 +249,5 @@ def _embed(encoder, task, texts, batch_size):
         batch_size,
     )
     if not rows:
-        shape = (0, encoder.num_hops, encoder.output_dim)
-        return np.zeros(shape, "float32")
+        return np.zeros((0, encoder.num_hops, encoder.output_dim), "float32")
     return np.stack([row["embedding"] for row in rows])

@@ -260,8 +260,7 @@ class Seq2SeqTextTranslator(Task):
         search = (self.alpha, self.beta, self.length_a, self.length_b)
         key = (beam_width, id(pre.source_tokenizer), search)  # new vocabularies: anew
         if key not in self._translators:
-            translator = Translator(self.backbone, pre, beam_width, *search)
-            self._translators[key] = translator
+            self._translators[key] = Translator(self.backbone, pre, beam_width, *search)
         return self._translators[key]
 
     def choose_alpha(self, sources, references, alphas, log=print):

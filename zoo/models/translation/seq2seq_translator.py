@@ -271,8 +271,7 @@ class Seq2SeqTranslator(keras.Model):
         return bundle, self.decoder.initial_state(initial_state), source_mask
 
     def get_config(self):
-        config = argument_config(self)
-        return {**config, "name": self.name, "trainable": self.trainable}
+        return {**argument_config(self), "name": self.name, "trainable": self.trainable}
 
     @classmethod
     def from_config(cls, config):

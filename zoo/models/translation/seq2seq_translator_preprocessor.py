@@ -12,7 +12,7 @@ import keras
 import tensorflow as tf
 
 from zoo.layers.arguments import check_optional_positive_ints, check_positive_ints
-from zoo.models.preprocessor import Preprocessor
+from zoo.models.preprocessor import Preprocessor, pad_batch
 from zoo.models.task import check_strings
 from zoo.text.subword import (
     END,
@@ -228,9 +228,7 @@ class Seq2SeqTranslatorPreprocessor(Preprocessor):
         """
         self.check_vocabulary()
         ids = self.source_tokenizer.tokenize(text)[:, : self.max_length]
-        ids = _padded(ids)  # (B, Ts)
-        missing = tf.maximum(1 - tf.shape(ids)[1], 0)
-        return tf.pad(ids, [[0, 0], [0, missing]])
+        return tf.cast(pad_batch(ids, PAD), tf.int32)  # (B, Ts)
 
     def encode_pair(self, source, target):
         """A batch of sentence pairs -> ragged `(source ids, target ids)`, int64.

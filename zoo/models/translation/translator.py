@@ -7,6 +7,7 @@ import tensorflow as tf
 from zoo.decoding.beam_search import beam_search
 from zoo.layers.arguments import check_positive_ints
 from zoo.metrics import bleu_scores
+from zoo.models.task import run_in_length_order as translate_corpus
 
 TEXT_SPEC = tf.TensorSpec([None], tf.string, name="text")
 
@@ -101,34 +102,6 @@ class Translator:
         """The translations of `texts` (a list of str), as a list of str."""
         outputs = translate_corpus(self, texts, batch_size)
         return [as_text(o["translation"]) for o in outputs]
-
-
-def translate_corpus(translate_fn, texts, batch_size=64):
-    """Runs a string-batch function (a serving signature, a `Translator`) over texts.
-
-    The texts are batched in order of length (characters) and the outputs put back
-    in the input order: a batched search runs until the longest hypothesis of its
-    batch ends, so batches of similar lengths waste fewer steps (the results are the
-    same up to rounding; only the speed changes).
-
-    Args:
-        translate_fn: a function from a string tensor `(B,)` to a dict of tensors
-            whose first dimension is `B`.
-        texts: a list of str.
-        batch_size: texts per call.
-
-    Returns:
-        One dict of NumPy outputs per text, in the order of `texts`.
-    """
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    outputs = [None] * len(texts)
-    for start in range(0, len(texts), batch_size):
-        batch = order[start : start + batch_size]
-        out = translate_fn(tf.constant([texts[i] for i in batch]))
-        out = {k: v.numpy() for k, v in out.items()}
-        for j, i in enumerate(batch):
-            outputs[i] = {k: v[j] for k, v in out.items()}
-    return outputs
 
 
 def evaluate_translations(
