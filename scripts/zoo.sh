@@ -13,8 +13,8 @@ ROOT="$PWD"
 VENV="$ROOT/.venv"
 VENV_JAX="$ROOT/.venv-jax"
 PY="${PYTHON:-python3}"
-# jax and jaxlib for the JAX check (CPU wheels); keras, numpy and pytest there are
-# the versions installed in .venv, so both runs test the same Keras.
+# jax and jaxlib for the JAX check (CPU wheels); keras, numpy, pytest and pytest-xdist
+# there are the versions installed in .venv, so both runs test the same Keras.
 JAX_VERSION="0.10.2"
 # The extras the demo and the tests need (pyproject.toml: the core install is keras and
 # numpy; train, serve and dev add TensorFlow, TF Serving's client and the test tools).
@@ -44,7 +44,7 @@ setup_jax() {
     local requirements want
     requirements="jax[cpu]==$JAX_VERSION $("$VENV/bin/python" -c '
 from importlib.metadata import version
-print(" ".join(f"{name}=={version(name)}" for name in ("keras", "numpy", "pytest")))
+print(" ".join(f"{name}=={version(name)}" for name in ("keras", "numpy", "pytest", "pytest-xdist")))
 ')" || return 1
     # (called as `test_jax || ...`, where `set -e` does not apply: each step checks)
     if [ ! -x "$VENV_JAX/bin/python" ]; then
@@ -80,7 +80,7 @@ test_jax() {
     setup_jax || return 1
     echo "[zoo] tests/layers and the core install with KERAS_BACKEND=jax (.venv-jax, no TensorFlow)"
     KERAS_BACKEND=jax "$VENV_JAX/bin/python" -m pytest tests/layers tests/test_packaging.py \
-        -p no:cacheprovider -q
+        -p no:cacheprovider -q -n auto --maxprocesses 4 --dist loadfile
 }
 
 # The HTML reports are checked in headless Chromium (Debian's `chromium`); where it is

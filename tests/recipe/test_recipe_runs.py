@@ -172,7 +172,8 @@ def test_a_second_han_run_in_a_running_runs_folder_changes_nothing(tmp_path, cap
 
     run_dir = tmp_path / "run"
     a_flags = ["--run-dir", str(run_dir), "--report-dir", str(tmp_path / "a")]
-    a_flags += ["--export-dir", str(tmp_path / "a_export"), "--epochs", "3"]
+    a_flags += ["--export-dir", str(tmp_path / "a_export"), "--epochs", "1"]
+    a_flags += ["--demo-size", "120"]  # 92 words: more than B's 20
     proc = subprocess.Popen(
         [sys.executable, "-m", "zoo.recipes.han_classification", *a_flags],
         stdout=subprocess.PIPE,

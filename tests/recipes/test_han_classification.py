@@ -14,6 +14,7 @@ from zoo.recipes import han_classification as han
 from zoo.recipes.han_classification import main
 
 from tests.export.export_testing import run_in_fresh_process
+from tests.serving.recipe_serving import check_local_grpc_and_rest_agree
 from zoo.demo.documents import demo_corpus
 from zoo.models.han import HANTextClassifierPreprocessor
 from zoo.training.steps import RecipeRun
@@ -350,3 +351,15 @@ def test_given_vectors_turn_word2vec_off(tmp_path, csv_file):
     vectors.write_text("good 0.1 0.2\n")
     config = han.parse(["--data", csv_file, "--embeddings", str(vectors)])
     assert config.word2vec_epochs == 0 and config.embeddings == str(vectors)
+
+
+@pytest.mark.slow
+def test_local_grpc_and_rest_answers_agree(demo_run):
+    check_local_grpc_and_rest_agree(
+        demo_run[1]["export"],
+        "han",
+        {
+            "serving_default": ["A good film. I liked it.", "Bad. Boring plot."],
+            "explain": ["One sentence only"],
+        },
+    )

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from zoo.recipes import memn2n_babi
 
+from tests.serving.recipe_serving import check_local_grpc_and_rest_agree
+
 STORY = "Mary moved to the kitchen.\nJohn went to the garden.\nMary went to the office."
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -418,3 +420,12 @@ def test_real_task_pipeline_with_sample_limits(shared_data, tmp_path):
     assert open(data.vocab_file).read().splitlines() == data.vocab.tokens
     memn2n_babi.publish_vocabulary(config, data)
     assert (tmp_path / "vocab.txt").read_text() == open(data.vocab_file).read()
+
+
+@pytest.mark.slow
+def test_local_grpc_and_rest_answers_agree(demo_run):
+    story = ["Mary moved to the bathroom.", "John went to the hallway."]
+    args = ["--story", story[0], "--story", story[1], "--question", "Where is Mary?"]
+    check_local_grpc_and_rest_agree(
+        demo_run[1]["export"], "memn2n", {"serving_default": args}
+    )

@@ -7,7 +7,8 @@ real data. Three kinds of checks:
   (`read_texts`): the split sizes, the classes, and every text with its label exactly
   as written (no header row read as data, no byte-order mark in a text);
 - training: each recipe's `main` trains one epoch of a tiny model on corpora of each
-  format family (classifiers, translation folders and TSVs, bAbI task files); the
+  format family (classifier tables, folders and non-English text, translation folders
+  and TSVs, bAbI task files); the
   headline metric is finite and `metrics.json` holds the classes and counts every
   test example (every test pair of a translation corpus, even one longer than the
   training length filter);
@@ -297,8 +298,10 @@ def _metrics(tmp_path):
     return json.loads((tmp_path / "reports" / "metrics.json").read_text())
 
 
-# One corpus of each kind trains in every run of the module; the other formats (which
-# differ only in how the texts are read, checked above) train in slow runs.
+# Three corpora per classifier train, one of each kind (a table, a folder layout, a
+# language other than English). The other formats differ only in how the texts are
+# read, which `test_classifiers_read_every_layout` checks for every layout: past
+# `read_texts`, training runs the same code whatever the file format.
 TRAINED = [
     (HAN, "csv_positions"),
     (HAN, "class_folders_train_test"),
@@ -309,14 +312,9 @@ TRAINED = [
 ]
 
 
-def _training_cases():
-    for recipe, formats in ((HAN, FORMATS), (SAE, SENTENCE_FORMATS)):
-        for fmt in formats:
-            marks = [] if (recipe, fmt) in TRAINED else [pytest.mark.slow]
-            yield pytest.param(recipe, fmt, marks=marks, id=f"{recipe}-{fmt}")
-
-
-@pytest.mark.parametrize("recipe, fmt", list(_training_cases()))
+@pytest.mark.parametrize(
+    "recipe, fmt", TRAINED, ids=[f"{recipe}-{fmt}" for recipe, fmt in TRAINED]
+)
 def test_classifiers_train_on_own_data(recipe, fmt, tmp_path, capsys):
     corpus = SENTENCE_FORMATS[fmt](tmp_path, recipe == SAE)
     cls = _recipe(recipe)

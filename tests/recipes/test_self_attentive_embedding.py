@@ -16,6 +16,8 @@ import sys
 import numpy as np
 import pytest
 
+from tests.serving.recipe_serving import check_local_grpc_and_rest_agree
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 TEXTS = [
@@ -460,3 +462,13 @@ def test_bad_flags_are_one_line_errors(argv, message, capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.slow
+def test_local_grpc_and_rest_answers_agree(demo_run):
+    check_local_grpc_and_rest_agree(
+        demo_run[1]["export"],
+        "sentence_embedder",
+        {"serving_default": ["a fine and moving film", ""], "embed": ["dull"]},
+        attention=False,
+    )

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from tests.export.export_testing import check_bad_text_inputs, run_in_fresh_process
+from tests.serving.recipe_serving import check_local_grpc_and_rest_agree
 
 SENTENCES = ["the big dog sees a small cat .", "a red bird likes the old man ."]
 EXPECTED = [
@@ -446,3 +447,15 @@ def test_a_bad_warmup_file_is_refused_before_training(
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "w.txt" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_local_grpc_and_rest_answers_agree(demo_run):
+    check_local_grpc_and_rest_agree(
+        demo_run[1]["export"],
+        "translation",
+        {
+            "serving_default": ["a red house", "the small dog runs"],
+            "translate_greedy": ["a red house"],
+        },
+    )
