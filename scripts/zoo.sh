@@ -78,6 +78,10 @@ print(" ".join(f"{name}=={version(name)}" for name in ("keras", "numpy", "pytest
 # only, and `import zoo.layers` must load no TensorFlow (tests/test_packaging.py).
 test_jax() {
     setup_jax || return 1
+    run_jax
+}
+
+run_jax() {
     echo "[zoo] tests/layers and the core install with KERAS_BACKEND=jax (.venv-jax, no TensorFlow)"
     KERAS_BACKEND=jax "$VENV_JAX/bin/python" -m pytest tests/layers tests/test_packaging.py \
         -p no:cacheprovider -q -n auto --maxprocesses 4 --dist loadfile
@@ -115,13 +119,25 @@ case "$cmd" in
     test)
         setup
         ensure_chromium || true
+        # The JAX check's environment installs while the main suite runs (pip mostly
+        # unpacks wheels); its output is shown when the suite ends.
+        jax_setup_log="$(mktemp)"
+        setup_jax >"$jax_setup_log" 2>&1 &
+        jax_setup=$!
         status=0
         # One worker per core (at most 4), each test file on one worker: the suite
         # spends much of its time in single-threaded tracing and fresh processes.
         "$VENV/bin/python" -m pytest -n auto --maxprocesses 4 --dist loadfile "$@" \
             || status=$?
         jax_status=0
-        test_jax || jax_status=$?
+        if wait "$jax_setup"; then
+            cat "$jax_setup_log"
+            run_jax || jax_status=$?
+        else
+            cat "$jax_setup_log" >&2
+            jax_status=1
+        fi
+        rm -f "$jax_setup_log"
         if [ "$jax_status" -ne 0 ]; then
             echo "[zoo] the JAX check failed (exit status $jax_status)" >&2
         fi

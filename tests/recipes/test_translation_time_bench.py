@@ -249,7 +249,7 @@ def test_both_systems_train_snapshot_and_score(tmp_path):
         "--vocab-size 60 --beam-width 2 --select-on loss --no-tensorboard"
     )
     argv = ["--data", str(data), "--source", "xx", "--target", "en",
-            "--minutes", "0.3", "--every", "0.1", "--units", "8",
+            "--minutes", "0.2", "--every", "0.1", "--units", "8",
             "--zoo-flags", tiny, "--run-dir", str(tmp_path / "run"),
             "--out", str(tmp_path / "out")]  # fmt: skip
     results = main(argv)
@@ -261,7 +261,7 @@ def test_both_systems_train_snapshot_and_score(tmp_path):
         steps = [p["step"] for p in results[name]["points"]]
         assert steps and steps == sorted(steps) and steps[-1] > 1
     last = peer["points"][-1]
-    assert last.get("end") or last["minutes"] == pytest.approx(0.3)
+    assert last.get("end") or last["minutes"] == pytest.approx(0.2)
     assert last["step"] == peer["stopped"]["steps"]
     # decoded and scored here, the zoo's snapshots and end point give the numbers
     # its recipe recorded for them
