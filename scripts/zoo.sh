@@ -46,7 +46,7 @@ setup_jax() {
 from importlib.metadata import version
 print(" ".join(f"{name}=={version(name)}" for name in ("keras", "numpy", "pytest", "pytest-xdist")))
 ')" || return 1
-    # (called as `test_jax || ...`, where `set -e` does not apply: each step checks)
+    # (called as `test_jax || ...` or in the background: each step checks its status)
     if [ ! -x "$VENV_JAX/bin/python" ]; then
         echo "[zoo] creating the JAX check environment in .venv-jax"
         "$PY" -m venv "$VENV_JAX" || return 1
@@ -124,6 +124,8 @@ case "$cmd" in
         jax_setup_log="$(mktemp)"
         setup_jax >"$jax_setup_log" 2>&1 &
         jax_setup=$!
+        # an interrupted run stops the install too (a background job ignores Ctrl-C)
+        trap 'kill "$jax_setup" 2>/dev/null || true; rm -f "$jax_setup_log"' EXIT
         status=0
         # One worker per core (at most 4), each test file on one worker: the suite
         # spends much of its time in single-threaded tracing and fresh processes.

@@ -41,9 +41,8 @@ def check_local_grpc_and_rest_agree(version_dir, model, requests, attention=True
         version_dir: the export's version folder (`.../NAME/VERSION`).
         model: the model name TF Serving serves it under (the export's `NAME`).
         requests: `{signature: zoo predict arguments}`.
-        attention: whether every signature but `serving_default` without attention
-            answers rows holding an attention output (False: only the other
-            signatures must).
+        attention: whether `serving_default`'s rows hold an attention output too
+            (every other signature's rows must).
     """
     from tests.serving.fake_serving import serve_export
 

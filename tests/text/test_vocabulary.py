@@ -79,8 +79,8 @@ def test_lookups_made_after_freed_ones_read_their_own_file(tmp_path):
     # lookup's Asset was freed and its address reused, a new lookup read the earlier
     # vocabulary and mapped every token to [UNK]. Run in a fresh process: there each
     # `gc.collect()` is quick (in a test worker's large heap the 50 rounds took about a
-    # minute), and with the table names TensorFlow gives, about one round in five reads
-    # an earlier vocabulary.
+    # minute), and with the table names TensorFlow gives, a fifth to a third of the rounds
+    # read an earlier vocabulary.
     code = textwrap.dedent(
         f"""
         import gc
